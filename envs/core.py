@@ -1,0 +1,87 @@
+"""The env protocol every environment in jaxrl speaks (gymnax-1.0 style, functional, vmappable).
+
+    obs, state = env.reset(key, params)
+    obs, state, reward, terminated, truncated, info = env.step(key, state, action, params)
+
+* ``terminated``: the episode reached an absorbing state; do **not** bootstrap.
+* ``truncated``: the episode was cut by a time limit; **do** bootstrap from
+  ``info["final_observation"]``.
+* Both may be true on the same step (then ``terminated`` wins for bootstrapping).
+* ``step`` auto-resets: when the episode ends the returned ``obs`` is the first observation of
+  the next episode and ``info["final_observation"]`` is the last observation of the episode that
+  just ended. On every other step ``info["final_observation"]`` equals ``obs``.
+* ``params`` is a pytree (a ``flax.struct`` dataclass), so it can be vmapped.
+
+Environments written for jaxrl subclass `Environment` and implement ``reset_env`` / ``step_env``
+(no auto-reset, no time limit handling beyond returning ``truncated``); the base class adds
+auto-reset and ``final_observation``. Adapters for other libraries implement ``reset``/``step``
+directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from envs.spaces import Space
+
+StepResult = tuple[jax.Array, Any, jax.Array, jax.Array, jax.Array, dict]
+
+
+class Environment:
+    """Base class. Subclasses implement `default_params`, `reset_env`, `step_env` and spaces.
+
+    Instances are hashable and immutable by convention so they can be closed over by jitted
+    functions (they are static; everything numeric lives in ``params``).
+    """
+
+    name: str = "Environment"
+
+    @property
+    def default_params(self) -> Any:
+        raise NotImplementedError
+
+    def reset_env(self, key: jax.Array, params: Any) -> tuple[jax.Array, Any]:
+        raise NotImplementedError
+
+    def step_env(
+        self, key: jax.Array, state: Any, action: jax.Array, params: Any
+    ) -> tuple[jax.Array, Any, jax.Array, jax.Array, jax.Array, dict]:
+        """One transition without auto-reset: ``(obs, state, reward, terminated, truncated, info)``."""
+        raise NotImplementedError
+
+    def observation_space(self, params: Any) -> Space:
+        raise NotImplementedError
+
+    def action_space(self, params: Any) -> Space:
+        raise NotImplementedError
+
+    # -- the protocol ------------------------------------------------------------------------
+    def reset(self, key: jax.Array, params: Any = None) -> tuple[jax.Array, Any]:
+        """Start an episode. Returns ``(obs, state)``."""
+        params = self.default_params if params is None else params
+        return self.reset_env(key, params)
+
+    def step(self, key: jax.Array, state: Any, action: jax.Array, params: Any = None) -> StepResult:
+        """Step with auto-reset; see the module docstring for the contract."""
+        params = self.default_params if params is None else params
+        key_step, key_reset = jax.random.split(key)
+        obs_st, state_st, reward, terminated, truncated, info = self.step_env(
+            key_step, state, action, params
+        )
+        terminated = jnp.asarray(terminated, dtype=bool)
+        truncated = jnp.asarray(truncated, dtype=bool)
+        obs_re, state_re = self.reset_env(key_reset, params)
+        return auto_reset(obs_st, state_st, obs_re, state_re, reward, terminated, truncated, info)
+
+
+def auto_reset(obs_st, state_st, obs_re, state_re, reward, terminated, truncated, info):
+    """Select the reset branch where the episode ended and record ``final_observation``."""
+    done = jnp.logical_or(terminated, truncated)
+    select = lambda re, st: jax.lax.select(jnp.broadcast_to(done, st.shape), re, st)  # noqa: E731
+    state = jax.tree.map(select, state_re, state_st)
+    obs = jax.tree.map(select, obs_re, obs_st)
+    info = {**info, "final_observation": obs_st}
+    return obs, state, jnp.asarray(reward, jnp.float32), terminated, truncated, info

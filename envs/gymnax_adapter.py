@@ -1,0 +1,162 @@
+"""gymnax environments speaking the jaxrl env protocol.
+
+    env, params = make_gymnax("CartPole-v1")
+    obs, state = env.reset(key, params)
+    obs, state, reward, terminated, truncated, info = env.step(key, state, action, params)
+
+gymnax 1.0 already has the protocol's shape (6-tuple step, auto-reset, ``terminated`` and
+``truncated`` reported separately with ``truncated = time >= max_steps_in_episode``, and
+``info["final_observation"]``), so the adapter delegates to gymnax's own ``reset``/``step``
+(some envs, e.g. DeepSea-bsuite, override ``step``) and only normalises what comes out:
+
+* observations are ``float32`` arrays (gymnax returns ``int32`` for e.g. FourRooms-misc);
+  an integer-valued observation with a ``Discrete(n)`` observation space (FrozenLake-misc) is
+  one-hot encoded to a ``float32`` vector of length ``n`` and declared as ``Box(0, 1, (n,))``;
+  ``info["final_observation"]`` gets the same treatment;
+* actions are cast to the action space's dtype (``int32`` for discrete, ``float32`` for box);
+* reward is ``float32`` (some bsuite/misc envs return ``int32``), flags are ``bool``.
+
+Both ``terminated`` and ``truncated`` can be true on the same step (e.g. DeepSea-bsuite, whose
+episode length equals its time limit); then ``terminated`` wins for bootstrapping.
+
+Params stay gymnax's own ``EnvParams`` pytree, so they can be ``replace``-d
+(``params.replace(max_steps_in_episode=7)``) and vmapped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs.core import Environment, StepResult
+from envs.spaces import Box, Discrete, Space
+
+#: All env ids gymnax registers (``gymnax.registered_envs``). Computed on first access (module
+#: ``__getattr__``) so that importing this module does not import gymnax (~1.5 s).
+GYMNAX_NAMES: tuple[str, ...]
+
+
+def __getattr__(attr: str) -> Any:
+    if attr == "GYMNAX_NAMES":
+        import gymnax
+
+        return tuple(gymnax.registered_envs)
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+def _convert_space(space: Any, env_name: str, what: str) -> Space:
+    """gymnax space -> jaxrl space (``Discrete`` / float32 ``Box``)."""
+    from gymnax.environments import spaces as gspaces
+
+    if isinstance(space, gspaces.Discrete):
+        dtype = jnp.int64 if np.dtype(space.dtype) == np.dtype(np.int64) else jnp.int32
+        return Discrete(int(space.n), dtype=dtype)
+    if isinstance(space, gspaces.Box):
+        shape = tuple(int(s) for s in space.shape)
+        low = np.asarray(space.low, dtype=np.float32)
+        high = np.asarray(space.high, dtype=np.float32)
+        return Box(low=low, high=high, shape=shape)
+    raise NotImplementedError(
+        f"gymnax env {env_name!r}: its {what} space {type(space).__name__} ({space!r}) has no "
+        "jaxrl equivalent (only Discrete and Box are supported)"
+    )
+
+
+class GymnaxEnv(Environment):
+    """Adapter around a ``gymnax.environments.environment.Environment`` instance.
+
+    Static and hashable by identity (like the gymnax env it wraps), so it can be closed over
+    by ``jit``; all numbers live in ``params`` (gymnax's ``EnvParams``).
+    """
+
+    def __init__(self, gymnax_env: Any, name: str | None = None):
+        self._env = gymnax_env
+        self.name = name if name is not None else gymnax_env.name
+        params = gymnax_env.default_params
+        gobs = gymnax_env.observation_space(params)
+        from gymnax.environments import spaces as gspaces
+
+        # A Discrete observation (an integer state index) is one-hot encoded.
+        self._obs_onehot = int(gobs.n) if isinstance(gobs, gspaces.Discrete) else None
+        # Convert once now so an unsupported space fails at construction, naming the env.
+        self._obs_space = self._convert_obs_space(gobs)
+        self._act_space = _convert_space(gymnax_env.action_space(params), self.name, "action")
+
+    @property
+    def gymnax_env(self) -> Any:
+        """The wrapped gymnax environment."""
+        return self._env
+
+    def __repr__(self) -> str:
+        return f"GymnaxEnv({self.name!r})"
+
+    # -- spaces ------------------------------------------------------------------------------
+    def _convert_obs_space(self, gspace: Any) -> Box:
+        if self._obs_onehot is not None:
+            return Box(low=0.0, high=1.0, shape=(self._obs_onehot,))
+        space = _convert_space(gspace, self.name, "observation")
+        if isinstance(space, Discrete):  # pragma: no cover - handled by _obs_onehot
+            raise AssertionError
+        return space
+
+    def observation_space(self, params: Any = None) -> Box:
+        params = self.default_params if params is None else params
+        with jax.ensure_compile_time_eval():  # gymnax builds bounds with jnp: keep them concrete
+            return self._convert_obs_space(self._env.observation_space(params))
+
+    def action_space(self, params: Any = None) -> Space:
+        params = self.default_params if params is None else params
+        with jax.ensure_compile_time_eval():  # gymnax builds bounds with jnp: keep them concrete
+            return _convert_space(self._env.action_space(params), self.name, "action")
+
+    @property
+    def default_params(self) -> Any:
+        return self._env.default_params
+
+    # -- conversions -------------------------------------------------------------------------
+    def _obs(self, obs: Any) -> jax.Array:
+        if self._obs_onehot is not None:
+            return jax.nn.one_hot(obs, self._obs_onehot, dtype=jnp.float32)
+        return jax.tree.map(lambda x: jnp.asarray(x, dtype=jnp.float32), obs)
+
+    def _action(self, action: Any) -> jax.Array:
+        return jnp.asarray(action, dtype=self._act_space.dtype)
+
+    # -- the protocol ------------------------------------------------------------------------
+    def reset(self, key: jax.Array, params: Any = None) -> tuple[jax.Array, Any]:
+        params = self.default_params if params is None else params
+        obs, state = self._env.reset(key, params)
+        return self._obs(obs), state
+
+    def step(self, key: jax.Array, state: Any, action: jax.Array, params: Any = None) -> StepResult:
+        params = self.default_params if params is None else params
+        obs, state, reward, terminated, truncated, info = self._env.step(
+            key, state, self._action(action), params
+        )
+        info = {**info, "final_observation": self._obs(info["final_observation"])}
+        return (
+            self._obs(obs),
+            state,
+            jnp.asarray(reward, dtype=jnp.float32),
+            jnp.asarray(terminated, dtype=bool),
+            jnp.asarray(truncated, dtype=bool),
+            info,
+        )
+
+
+def make_gymnax(name: str, **kwargs: Any) -> tuple[GymnaxEnv, Any]:
+    """``gymnax.make(name, **kwargs)`` wrapped in the jaxrl protocol. Returns ``(env, params)``."""
+    import gymnax
+
+    names = tuple(gymnax.registered_envs)
+    if name not in names:
+        raise ValueError(f"unknown gymnax env {name!r}; known: {', '.join(names)}")
+
+    try:
+        genv, params = gymnax.make(name, **kwargs)
+    except OSError as e:  # MNISTBandit-bsuite downloads MNIST on construction
+        raise RuntimeError(f"gymnax could not construct {name!r}: {e}") from e
+    return GymnaxEnv(genv, name=name), params

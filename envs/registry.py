@@ -1,0 +1,85 @@
+"""One registry for every environment: ``envs.make(name, **kwargs) -> (env, params)``.
+
+Names:
+
+* ``"CartPole-v1"`` or ``"gymnax:CartPole-v1"``: any gymnax environment;
+* ``"brax:hopper"`` (``backend="mjx"`` by default, ``episode_length=1000``): brax environments;
+* ``"probe:value"`` …: the probe ladder (`envs.probes`).
+
+Unknown names raise `UnknownEnvironmentError` listing the closest registered names.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Callable
+
+from envs import probes
+
+Factory = Callable[..., tuple[Any, Any]]
+
+
+class UnknownEnvironmentError(ValueError):
+    """Raised by `make` for a name that no registered family knows."""
+
+
+def _gymnax_names() -> tuple[str, ...]:
+    from envs.gymnax_adapter import GYMNAX_NAMES
+
+    return tuple(GYMNAX_NAMES)
+
+
+def _brax_names() -> tuple[str, ...]:
+    from envs.brax_adapter import BRAX_NAMES
+
+    return tuple(f"brax:{n}" for n in BRAX_NAMES)
+
+
+def _make_gymnax(name: str, **kwargs):
+    from envs.gymnax_adapter import make_gymnax
+
+    return make_gymnax(name, **kwargs)
+
+
+def _make_brax(name: str, **kwargs):
+    from envs.brax_adapter import make_brax
+
+    return make_brax(name, **kwargs)
+
+
+def registered_names(include_brax: bool = True) -> list[str]:
+    """Every name `make` accepts (brax names need brax importable)."""
+    names = list(probes.PROBES_BY_NAME) + list(_gymnax_names())
+    names += [f"gymnax:{n}" for n in _gymnax_names()]
+    if include_brax:
+        try:
+            names += list(_brax_names())
+        except ImportError:  # pragma: no cover - brax is a pinned dependency
+            pass
+    return names
+
+
+def make(name: str, **kwargs) -> tuple[Any, Any]:
+    """Build ``(env, params)`` for a registered name; ``kwargs`` go to the family's factory
+    (for probes: overrides of their params, e.g. ``time_limit=10``)."""
+    if not isinstance(name, str):
+        raise TypeError(f"environment name must be a string, got {type(name).__name__}")
+    if name in probes.PROBES_BY_NAME:
+        return probes.make_probe(name, **kwargs)
+    bare = name.removeprefix("gymnax:")
+    if bare in _gymnax_names():
+        return _make_gymnax(bare, **kwargs)
+    if name.startswith("brax:"):
+        bare = name.removeprefix("brax:")
+        if f"brax:{bare}" in _brax_names():
+            return _make_brax(bare, **kwargs)
+    raise UnknownEnvironmentError(unknown_name_message(name))
+
+
+def unknown_name_message(name: str) -> str:
+    """'Unknown environment ...; closest registered names: ...' (one line)."""
+    candidates = registered_names(include_brax=name.startswith("brax:") or ":" not in name)
+    lowered = {c.lower(): c for c in candidates}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=5, cutoff=0.4)
+    hint = ", ".join(lowered[c] for c in close) if close else ", ".join(candidates[:8]) + ", ..."
+    return f"Unknown environment {name!r}. Closest registered names: {hint}"

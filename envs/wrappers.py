@@ -1,0 +1,106 @@
+"""Episode statistics: returns and lengths of *completed* episodes only.
+
+`EpisodeStatistics` wraps any env of the protocol and adds to ``info``:
+
+* ``episode_return`` / ``episode_length``: the return and length of the episode that ended on
+  this step; meaningful only where ``episode_done`` is true (0 elsewhere, never to be averaged
+  blindly);
+* ``episode_done``: ``terminated | truncated``.
+
+`completed_episode_summary` reduces those over a batch of steps to mean/std/min/max and a count,
+with NaN (not a fake 0) when no episode finished.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from envs.core import Environment
+
+
+@struct.dataclass
+class EpisodeStatsState:
+    env_state: Any
+    episode_return: jax.Array  # [] float32 running return of the current episode
+    episode_length: jax.Array  # [] int32 running length of the current episode
+
+
+class EpisodeStatistics(Environment):
+    """Tracks undiscounted return and length per episode; see the module docstring."""
+
+    def __init__(self, env: Environment):
+        self.env = env
+        self.name = getattr(env, "name", type(env).__name__)
+
+    def __hash__(self):
+        return hash((type(self), self.env))
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.env == self.env
+
+    @property
+    def default_params(self):
+        return self.env.default_params
+
+    def observation_space(self, params=None):
+        return self.env.observation_space(params)
+
+    def action_space(self, params=None):
+        return self.env.action_space(params)
+
+    def reset(self, key, params=None):
+        obs, env_state = self.env.reset(key, params)
+        zero = jnp.zeros((), jnp.float32)
+        return obs, EpisodeStatsState(env_state, zero, jnp.zeros((), jnp.int32))
+
+    def step(self, key, state, action, params=None):
+        obs, env_state, reward, terminated, truncated, info = self.env.step(
+            key, state.env_state, action, params
+        )
+        done = jnp.logical_or(terminated, truncated)
+        ret = state.episode_return + reward
+        length = state.episode_length + 1
+        info = {
+            **info,
+            "episode_return": jnp.where(done, ret, 0.0),
+            "episode_length": jnp.where(done, length, 0),
+            "episode_done": done,
+        }
+        state = EpisodeStatsState(
+            env_state, jnp.where(done, 0.0, ret), jnp.where(done, 0, length).astype(jnp.int32)
+        )
+        return obs, state, reward, terminated, truncated, info
+
+
+def completed_episode_summary(info: dict, prefix: str = "episode_") -> dict[str, jax.Array]:
+    """Statistics over the completed episodes in a batch of ``info`` dicts (any shape).
+
+    Returns ``{prefix+"return_mean"|_std|_min|_max, prefix+"length_mean", prefix+"count"}``;
+    every statistic is NaN when ``count == 0`` so "no episode finished" is never reported as 0.
+    """
+    done = info["episode_done"]
+    count = jnp.sum(done)
+    out = {f"{prefix}count": count.astype(jnp.float32)}
+    for key in ("return", "length"):
+        x = info[f"episode_{key}"].astype(jnp.float32)
+        out.update(_masked_stats(x, done, f"{prefix}{key}"))
+    return out
+
+
+def _masked_stats(x: jax.Array, mask: jax.Array, name: str) -> dict[str, jax.Array]:
+    count = jnp.sum(mask)
+    safe = jnp.maximum(count, 1)
+    mean = jnp.sum(jnp.where(mask, x, 0.0)) / safe
+    var = jnp.sum(jnp.where(mask, (x - mean) ** 2, 0.0)) / safe
+    nan = jnp.float32(jnp.nan)
+    has = count > 0
+    return {
+        f"{name}_mean": jnp.where(has, mean, nan),
+        f"{name}_std": jnp.where(has, jnp.sqrt(var), nan),
+        f"{name}_min": jnp.where(has, jnp.min(jnp.where(mask, x, jnp.inf)), nan),
+        f"{name}_max": jnp.where(has, jnp.max(jnp.where(mask, x, -jnp.inf)), nan),
+    }

@@ -1,0 +1,51 @@
+"""Algorithm registry: each algorithm is a module of pure functions plus a config class."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from typing import Any, Callable
+
+from jaxrl.algos import onpolicy, ppo
+
+
+@dataclasses.dataclass(frozen=True)
+class Algorithm:
+    """What the driver, CLI and probe runner need to know about an algorithm.
+
+    init(key, env, env_params, config) -> state
+    train_step(state, config, env, env_params) -> (state, metrics)
+    make_act(config, env, env_params) -> act(state, obs, key, deterministic) -> env action
+    make_value(config, env, env_params) -> value(state, obs) -> [K]
+    make_agent_action(config, env, env_params) -> mode(state, obs) -> agent action
+    """
+
+    name: str
+    config_cls: type
+    default_config: Callable[[str], Any]
+    init: Callable
+    train_step: Callable
+    make_act: Callable
+    make_value: Callable
+    make_agent_action: Callable
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    "ppo": Algorithm("ppo", ppo.PPOConfig, ppo.default_config, ppo.init, ppo.train_step,
+                     onpolicy.make_act, onpolicy.make_value, onpolicy.make_agent_action),
+}
+
+
+class UnknownAlgorithmError(ValueError):
+    pass
+
+
+def get(name: str) -> Algorithm:
+    key = name.lower()
+    if key not in ALGORITHMS:
+        close = difflib.get_close_matches(key, list(ALGORITHMS), n=3, cutoff=0.3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise UnknownAlgorithmError(
+            f"Unknown algorithm {name!r}. Available: {', '.join(sorted(ALGORITHMS))}.{hint}"
+        )
+    return ALGORITHMS[key]

@@ -1,0 +1,275 @@
+"""Machinery shared by the on-policy algorithms (PPO now; VPG, A2C, TRPO next).
+
+A new on-policy algorithm is its loss and update rule plus config; the rollout, observation
+normalization, reward scaling, truncation-aware flags, optimizer, minibatching, diagnostics and
+state bookkeeping all live here once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+from envs.spaces import Discrete
+from envs.wrappers import completed_episode_summary
+from jaxrl import diagnostics as diag
+from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.networks import ActorCritic, to_env_action
+from jaxrl.ops import RunningMeanStd, normalize, running_stats_init, running_stats_update
+from jaxrl.rollout import EnvCarry, collect, flatten_obs, reset_envs
+
+OBS_CLIP = 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class OnPolicyConfig(AlgoConfig):
+    """Fields every on-policy algorithm has."""
+
+    num_envs: int = static(4, "parallel envs per seed")
+    num_steps: int = static(128, "rollout length T per env per update")
+    hidden: tuple[int, ...] = static((64, 64), "MLP widths (policy and value nets)")
+    activation: str = static("tanh")
+    init_log_std: float = static(0.0, "initial log-std of Gaussian policies")
+    normalize_obs: bool = static(True, "running mean/var observation normalization")
+    normalize_reward: bool = static(False, "scale rewards by the running std of returns")
+    bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
+    verbosity: str = static("basic", "diagnostics level: basic | debug | full")
+
+    gamma: float = traced(0.99)
+    gae_lambda: float = traced(0.95)
+    max_grad_norm: float = traced(0.5, "global-norm gradient clipping")
+    adam_eps: float = traced(1e-5, "Adam epsilon (added outside the square root)")
+    total_steps: float = traced(0.0, "env steps per seed; the LR anneal horizon (set by train)")
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.num_envs * self.num_steps
+
+    def validate(self) -> None:
+        if self.num_envs < 1 or self.num_steps < 1:
+            raise ConfigError("num_envs and num_steps must be >= 1")
+        if self.verbosity not in diag.LEVELS:
+            raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
+        if not 0.0 <= self.gamma <= 1.0 or not 0.0 <= self.gae_lambda <= 1.0:
+            raise ConfigError("gamma and gae_lambda must lie in [0, 1]")
+        if self.activation not in ("tanh", "relu", "elu", "silu"):
+            raise ConfigError(f"unknown activation {self.activation!r}")
+        if any(h < 1 for h in self.hidden):
+            raise ConfigError(f"hidden widths must be >= 1, got {self.hidden}")
+
+
+def env_family(env_name: str) -> str:
+    """'probe' | 'brax' | 'minatar' | 'continuous' | 'discrete' (for default configs)."""
+    if env_name.startswith("probe:"):
+        return "probe"
+    if env_name.startswith("brax:"):
+        return "brax"
+    if "MinAtar" in env_name:
+        return "minatar"
+    if env_name.removeprefix("gymnax:") in ("Pendulum-v1", "MountainCarContinuous-v0"):
+        return "continuous"
+    return "discrete"
+
+
+def probe_config(config_cls):
+    """Small, fast settings for the probe ladder (gamma 0.9 so answers are well separated)."""
+    return config_cls(num_envs=16, num_steps=16, gamma=0.9, ent_coef=0.0, learning_rate=3e-3,
+                      hidden=(32, 32), anneal_lr=False)
+
+
+@struct.dataclass
+class RewardScaler:
+    """Running statistics of the discounted return, for reward scaling."""
+
+    stats: RunningMeanStd  # over scalars
+    discounted: jax.Array  # [N] running discounted return per env
+
+
+@struct.dataclass
+class OnPolicyState:
+    params: Any
+    opt_state: Any
+    obs_stats: RunningMeanStd  # [obs_dim]
+    reward_scaler: RewardScaler
+    carry: EnvCarry
+    key: jax.Array
+    update_step: jax.Array  # [] int32
+    env_steps: jax.Array  # [] int32 per seed
+    hparams: dict  # traced hyperparameters, float32 scalars
+
+
+def make_network(config: OnPolicyConfig, env, env_params) -> ActorCritic:
+    return ActorCritic(env.action_space(env_params), tuple(config.hidden), config.activation,
+                       config.init_log_std)
+
+
+def optimizer(hp: dict, lr: jax.Array) -> optax.GradientTransformation:
+    """Global-norm clipping, then Adam with an explicit epsilon, then the (annealed) LR."""
+    return optax.chain(optax.clip_by_global_norm(hp["max_grad_norm"]),
+                       optax.scale_by_adam(eps=hp["adam_eps"]), optax.scale(-lr))
+
+
+def learning_rate(state: OnPolicyState, config) -> jax.Array:
+    lr = state.hparams["learning_rate"]
+    if not config.anneal_lr:
+        return lr
+    horizon = state.hparams["total_steps"]
+    frac = jnp.where(horizon > 0, 1.0 - state.env_steps / jnp.maximum(horizon, 1.0), 1.0)
+    return lr * jnp.clip(frac, 0.0, 1.0)
+
+
+def init(key: jax.Array, env, env_params, config: OnPolicyConfig) -> OnPolicyState:
+    """Fresh agent and envs for one seed."""
+    net_key, env_key, state_key = jax.random.split(key, 3)
+    obs_dim = flatten_obs(jnp.zeros(env.observation_space(env_params).shape),
+                          env.observation_space(env_params)).shape[-1]
+    network = make_network(config, env, env_params)
+    params = network.init(net_key, jnp.zeros((1, obs_dim)))
+    hp = config.hparams()
+    opt_state = optimizer(hp, hp["learning_rate"]).init(params)
+    return OnPolicyState(
+        params=params,
+        opt_state=opt_state,
+        obs_stats=running_stats_init((obs_dim,)),
+        reward_scaler=RewardScaler(running_stats_init(()), jnp.zeros((config.num_envs,))),
+        carry=reset_envs(env_key, env, env_params, config.num_envs),
+        key=state_key,
+        update_step=jnp.zeros((), jnp.int32),
+        env_steps=jnp.zeros((), jnp.int32),
+        hparams=hp,
+    )
+
+
+def normalize_obs(state: OnPolicyState, obs: jax.Array, config) -> jax.Array:
+    if not config.normalize_obs:
+        return obs
+    return normalize(state.obs_stats, obs, clip=OBS_CLIP)
+
+
+def policy_sample(params, network, obs_normalized, key):
+    """``(action, log_prob)`` sampled from the policy at normalized observations."""
+    return network.apply(params, obs_normalized, method=network.dist).sample_and_log_prob(key)
+
+
+def rollout(state: OnPolicyState, key, config, env, env_params, network):
+    """Collect ``[T, N]`` transitions with the current policy and frozen obs statistics."""
+
+    def act(obs, k):
+        return policy_sample(state.params, network, normalize_obs(state, obs, config), k)
+
+    return collect(key, env, env_params, state.carry, act, config.num_steps)
+
+
+def update_reward_scaler(state: OnPolicyState, traj, config) -> RewardScaler:
+    """Track the running discounted return per env and its variance (if reward scaling)."""
+    scaler = state.reward_scaler
+    if not config.normalize_reward:
+        return scaler
+    gamma = state.hparams["gamma"]
+    done = jnp.logical_or(traj.terminated, traj.truncated)
+
+    def accumulate(running, step):
+        reward, d = step
+        running = running * gamma + reward
+        return jnp.where(d, 0.0, running), running
+
+    discounted, returns = jax.lax.scan(accumulate, scaler.discounted, (traj.reward, done))
+    return RewardScaler(running_stats_update(scaler.stats, returns.reshape(-1)), discounted)
+
+
+def scale_rewards(scaler: RewardScaler, rewards: jax.Array, config) -> jax.Array:
+    if not config.normalize_reward:
+        return rewards
+    return rewards / jnp.sqrt(scaler.stats.var + 1e-8)
+
+
+def loss_flags(traj, config) -> tuple[jax.Array, jax.Array]:
+    """``(terminated, truncated)`` as the loss sees them. ``bootstrap_truncation=False`` is the
+    classic bug (time limit treated as termination), kept as a switch to measure it."""
+    if config.bootstrap_truncation:
+        return traj.terminated, traj.truncated
+    return jnp.logical_or(traj.terminated, traj.truncated), jnp.zeros_like(traj.truncated)
+
+
+def shuffle_into_minibatches(key, batch, num_minibatches: int):
+    """Permute a ``[B, ...]`` pytree and split it into ``[M, B / M, ...]``."""
+    size = jax.tree.leaves(batch)[0].shape[0]
+    perm = jax.random.permutation(key, size)
+    return jax.tree.map(
+        lambda x: x[perm].reshape(num_minibatches, size // num_minibatches, *x.shape[1:]), batch
+    )
+
+
+def rollout_metrics(state, traj, values, targets, advantages, rewards, entropy, config, env,
+                    env_params, params) -> dict:
+    """Episode stats, entropy relative to its maximum / log-std, residual variance, and (debug)
+    value / target / advantage / reward distributions."""
+    m = completed_episode_summary(traj.info)
+    space = env.action_space(env_params)
+    if isinstance(space, Discrete):
+        m["entropy_relative"] = entropy / jnp.log(space.n) if space.n > 1 else jnp.float32(0.0)
+    else:
+        m["log_std_mean"] = jnp.mean(params["params"]["policy"]["log_std"])
+    m["residual_variance"] = diag.residual_variance(values, targets)
+    m["env_steps"] = (state.env_steps + config.steps_per_update).astype(jnp.float32)
+    if diag.level_at_least(config.verbosity, "debug"):
+        for name, x in (("value", values), ("value_target", targets), ("advantage", advantages),
+                        ("reward", traj.reward), ("reward_scaled", rewards)):
+            m.update(diag.describe(x, name))
+    return m
+
+
+def advance(state: OnPolicyState, traj, carry, params, opt_state, key, reward_scaler, config):
+    """The state after an update: new params, envs, statistics and counters."""
+    obs_stats = state.obs_stats
+    if config.normalize_obs:
+        obs_stats = running_stats_update(obs_stats, traj.obs.reshape(-1, traj.obs.shape[-1]))
+    return state.replace(
+        params=params, opt_state=opt_state, obs_stats=obs_stats, reward_scaler=reward_scaler,
+        carry=carry, key=key, update_step=state.update_step + 1,
+        env_steps=state.env_steps + config.steps_per_update,
+    )
+
+
+def make_act(config, env, env_params):
+    """``act(state, obs, key, deterministic) -> env action`` for raw env observations
+    (``[..., *obs_shape]``), applying the agent's observation normalization."""
+    network = make_network(config, env, env_params)
+    obs_space, action_space = env.observation_space(env_params), env.action_space(env_params)
+
+    def act(state: OnPolicyState, obs, key, deterministic: bool = True):
+        x = normalize_obs(state, flatten_obs(obs, obs_space), config)
+        dist = network.apply(state.params, x, method=network.dist)
+        action = dist.mode() if deterministic else dist.sample(key)
+        return to_env_action(action_space, action)
+
+    return act
+
+
+def make_value(config, env, env_params):
+    """``value(state, obs [K, *obs_shape]) -> [K]`` state values (for probes and notebooks)."""
+    network = make_network(config, env, env_params)
+    obs_space = env.observation_space(env_params)
+
+    def value(state: OnPolicyState, obs):
+        x = normalize_obs(state, flatten_obs(obs, obs_space), config)
+        return network.apply(state.params, x, method=network.value)
+
+    return value
+
+
+def make_agent_action(config, env, env_params):
+    """``mode(state, obs) -> agent action`` in the agent's normalized action space."""
+    network = make_network(config, env, env_params)
+    obs_space = env.observation_space(env_params)
+
+    def mode(state: OnPolicyState, obs):
+        x = normalize_obs(state, flatten_obs(obs, obs_space), config)
+        return network.apply(state.params, x, method=network.dist).mode()
+
+    return mode

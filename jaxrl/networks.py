@@ -1,0 +1,105 @@
+"""Networks whose input and output heads are chosen from the env's spaces (reading 004).
+
+* intake: observations of a `Box` space are flattened to ``[..., obs_dim]``;
+* policy head: `Discrete(n)` -> `Categorical` logits; `Box` -> `DiagGaussian` with a
+  state-independent log-std (on-policy methods);
+* value head: a scalar.
+
+Actions of a `Box` space live in ``[-1, 1]`` inside the agent; `to_env_action` rescales to the
+env's bounds (after clipping), so every algorithm sees the same normalized action range.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs.spaces import Box, Discrete, Space
+from jaxrl.ops import Categorical, DiagGaussian
+
+ACTIVATIONS: dict[str, Callable] = {"tanh": jnp.tanh, "relu": nn.relu, "elu": nn.elu, "silu": nn.silu}
+
+
+def _dense(features: int, gain: float) -> nn.Dense:
+    return nn.Dense(features, kernel_init=nn.initializers.orthogonal(gain),
+                    bias_init=nn.initializers.zeros)
+
+
+class MLP(nn.Module):
+    """``[..., in] -> [..., out]``: hidden layers with ``activation``, orthogonal init."""
+
+    hidden: Sequence[int]
+    out: int
+    activation: str = "tanh"
+    out_gain: float = 1.0
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        act = ACTIVATIONS[self.activation]
+        for width in self.hidden:
+            x = act(_dense(width, np.sqrt(2.0))(x))
+        return _dense(self.out, self.out_gain)(x)
+
+
+class PolicyHead(nn.Module):
+    """An MLP producing a distribution over the action space's (normalized) actions."""
+
+    action_space: Space
+    hidden: Sequence[int]
+    activation: str = "tanh"
+    init_log_std: float = 0.0
+
+    @nn.compact
+    def __call__(self, obs: jax.Array):
+        if isinstance(self.action_space, Discrete):
+            logits = MLP(self.hidden, self.action_space.n, self.activation, 0.01)(obs)
+            return Categorical(logits=logits)
+        dim = int(np.prod(self.action_space.shape))
+        mean = MLP(self.hidden, dim, self.activation, 0.01)(obs)
+        log_std = self.param("log_std", nn.initializers.constant(self.init_log_std), (dim,))
+        return DiagGaussian(mean=mean, log_std=jnp.broadcast_to(log_std, mean.shape))
+
+
+class ActorCritic(nn.Module):
+    """Separate policy and value MLPs. ``obs [..., obs_dim] -> (dist, value [...])``."""
+
+    action_space: Space
+    hidden: Sequence[int] = (64, 64)
+    activation: str = "tanh"
+    init_log_std: float = 0.0
+
+    def setup(self):
+        self.policy = PolicyHead(self.action_space, self.hidden, self.activation, self.init_log_std)
+        self.value_net = MLP(self.hidden, 1, self.activation, 1.0)
+
+    def __call__(self, obs: jax.Array):
+        return self.policy(obs), self.value(obs)
+
+    def value(self, obs: jax.Array) -> jax.Array:
+        return self.value_net(obs)[..., 0]
+
+    def dist(self, obs: jax.Array):
+        return self.policy(obs)
+
+
+def to_env_action(action_space: Space, action: jax.Array) -> jax.Array:
+    """Map an agent action to the env: discrete as is; box from ``[-1, 1]`` (clipped) to bounds."""
+    if isinstance(action_space, Discrete):
+        return action.astype(action_space.dtype)
+    if not isinstance(action_space, Box):
+        raise TypeError(f"unsupported action space {action_space!r}")
+    a = jnp.clip(action, -1.0, 1.0)
+    if not action_space.bounded:
+        return a
+    low, high = jnp.asarray(action_space.low), jnp.asarray(action_space.high)
+    return low + (a + 1.0) * 0.5 * (high - low)
+
+
+def flat_obs_dim(obs_space: Space) -> int:
+    if isinstance(obs_space, Discrete):
+        raise TypeError("discrete observation spaces must be one-hot encoded by the env adapter")
+    return int(np.prod(obs_space.shape))

@@ -1,0 +1,39 @@
+"""Shared RL math: returns and advantages, running statistics, Polyak averaging, distributions.
+
+Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are time-major
+``[T, B]``. See each module's docstring for the episode-boundary conventions.
+"""
+
+from jaxrl.ops.distributions import Categorical, DiagGaussian, TanhGaussian
+from jaxrl.ops.polyak import polyak_update
+from jaxrl.ops.returns import (
+    discounted_returns,
+    gae,
+    lambda_returns,
+    n_step_targets,
+    reverse_discounted_cumsum,
+)
+from jaxrl.ops.running_stats import (
+    RunningMeanStd,
+    denormalize,
+    normalize,
+    running_stats_init,
+    running_stats_update,
+)
+
+__all__ = [
+    "Categorical",
+    "DiagGaussian",
+    "TanhGaussian",
+    "RunningMeanStd",
+    "denormalize",
+    "discounted_returns",
+    "gae",
+    "lambda_returns",
+    "n_step_targets",
+    "normalize",
+    "polyak_update",
+    "reverse_discounted_cumsum",
+    "running_stats_init",
+    "running_stats_update",
+]
