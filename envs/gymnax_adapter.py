@@ -14,7 +14,12 @@ gymnax 1.0 already has the protocol's shape (6-tuple step, auto-reset, ``termina
   one-hot encoded to a ``float32`` vector of length ``n`` and declared as ``Box(0, 1, (n,))``;
   ``info["final_observation"]`` gets the same treatment;
 * actions are cast to the action space's dtype (``int32`` for discrete, ``float32`` for box);
-* reward is ``float32`` (some bsuite/misc envs return ``int32``), flags are ``bool``.
+* state leaves are made strongly typed (gymnax's reset and step disagree on weak types, which
+  would make a jitted ``step`` retrace on its second call);
+* reward is ``float32`` (some bsuite/misc envs return ``int32``), flags are ``bool``;
+* gymnax's ``+-finfo(float32).max`` bounds become ``+-inf`` (so ``Box.bounded`` is honest);
+* a few gymnax envs emit observations outside their own declared bounds (see
+  ``_UNRELIABLE_OBS_BOUNDS``); for those the observation space is declared unbounded.
 
 Both ``terminated`` and ``truncated`` can be true on the same step (e.g. DeepSea-bsuite, whose
 episode length equals its time limit); then ``terminated`` wins for bootstrapping.
@@ -47,6 +52,15 @@ def __getattr__(attr: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
+#: gymnax envs whose observations leave gymnax's declared observation bounds (found by random
+#: rollouts with gymnax 1.0.1): MemoryChain's context is +-1 but declared [0, 2]; GaussianBandit's
+#: last reward is Gaussian but declared >= 0; MetaMaze's last reward reaches 10 but is declared
+#: <= 1; UmbrellaChain's normalised time dips to -1.5e-8. Their spaces are declared unbounded.
+_UNRELIABLE_OBS_BOUNDS = frozenset(
+    {"MemoryChain-bsuite", "GaussianBandit-misc", "MetaMaze-misc", "UmbrellaChain-bsuite"}
+)
+
+
 def _convert_space(space: Any, env_name: str, what: str) -> Space:
     """gymnax space -> jaxrl space (``Discrete`` / float32 ``Box``)."""
     from gymnax.environments import spaces as gspaces
@@ -58,6 +72,11 @@ def _convert_space(space: Any, env_name: str, what: str) -> Space:
         shape = tuple(int(s) for s in space.shape)
         low = np.asarray(space.low, dtype=np.float32)
         high = np.asarray(space.high, dtype=np.float32)
+        # gymnax writes "unbounded" as +-finfo(float32).max; make it +-inf so ``Box.bounded``
+        # is honest.
+        big = np.finfo(np.float32).max
+        low = np.where(low <= -big, -np.inf, low).astype(np.float32)
+        high = np.where(high >= big, np.inf, high).astype(np.float32)
         return Box(low=low, high=high, shape=shape)
     raise NotImplementedError(
         f"gymnax env {env_name!r}: its {what} space {type(space).__name__} ({space!r}) has no "
@@ -98,8 +117,9 @@ class GymnaxEnv(Environment):
         if self._obs_onehot is not None:
             return Box(low=0.0, high=1.0, shape=(self._obs_onehot,))
         space = _convert_space(gspace, self.name, "observation")
-        if isinstance(space, Discrete):  # pragma: no cover - handled by _obs_onehot
-            raise AssertionError
+        assert isinstance(space, Box)  # Discrete observations are handled by _obs_onehot
+        if self.name in _UNRELIABLE_OBS_BOUNDS:
+            return Box(low=-np.inf, high=np.inf, shape=space.shape)
         return space
 
     def observation_space(self, params: Any = None) -> Box:
@@ -122,6 +142,19 @@ class GymnaxEnv(Environment):
             return jax.nn.one_hot(obs, self._obs_onehot, dtype=jnp.float32)
         return jax.tree.map(lambda x: jnp.asarray(x, dtype=jnp.float32), obs)
 
+    @staticmethod
+    def _strong(state: Any) -> Any:
+        # gymnax's reset returns some weakly-typed state leaves that its step returns strongly
+        # typed (e.g. Pendulum's last_u): make all strong so reset and step states share one
+        # type and a jitted step does not retrace on its second call.
+        def strong(x):
+            dtype = jnp.result_type(x)
+            if jnp.issubdtype(dtype, jax.dtypes.extended):  # e.g. typed PRNG keys
+                return x
+            return jax.lax.convert_element_type(x, dtype)
+
+        return jax.tree.map(strong, state)
+
     def _action(self, action: Any) -> jax.Array:
         return jnp.asarray(action, dtype=self._act_space.dtype)
 
@@ -129,7 +162,7 @@ class GymnaxEnv(Environment):
     def reset(self, key: jax.Array, params: Any = None) -> tuple[jax.Array, Any]:
         params = self.default_params if params is None else params
         obs, state = self._env.reset(key, params)
-        return self._obs(obs), state
+        return self._obs(obs), self._strong(state)
 
     def step(self, key: jax.Array, state: Any, action: jax.Array, params: Any = None) -> StepResult:
         params = self.default_params if params is None else params
@@ -139,7 +172,7 @@ class GymnaxEnv(Environment):
         info = {**info, "final_observation": self._obs(info["final_observation"])}
         return (
             self._obs(obs),
-            state,
+            self._strong(state),
             jnp.asarray(reward, dtype=jnp.float32),
             jnp.asarray(terminated, dtype=bool),
             jnp.asarray(truncated, dtype=bool),

@@ -219,8 +219,7 @@ def test_discounted_returns_matches_reference(data, gamma, with_bootstrap):
     # ... and is lambda_returns with lam = 1.
     r, _, nv, term, trunc = data[1]
     nv_or_zero = nv if with_bootstrap else np.zeros_like(nv)
-    close(jit_lambda_returns(r, nv_or_zero, term, trunc, gamma, 1.0),
-          np.asarray(fn(*data[1])))
+    close(jit_lambda_returns(r, nv_or_zero, term, trunc, gamma, 1.0), np.asarray(fn(*data[1])))
 
 
 @SETTINGS
@@ -250,14 +249,22 @@ def test_last_step_is_a_truncation(T):
     trunc_last = trunc.copy()
     trunc_last[-1] = True
     for fn, ref in [
-        (lambda tr: jit_gae(r, v, nv, term, tr, 0.9, 0.8),
-         lambda: ref_gae(r, v, nv, term, trunc, 0.9, 0.8)),
-        (lambda tr: jit_lambda_returns(r, nv, term, tr, 0.9, 0.8),
-         lambda: ref_lambda_returns(r, nv, term, trunc, 0.9, 0.8)),
-        (lambda tr: jit_discounted(r, term, tr, 0.9, nv),
-         lambda: ref_discounted(r, term, trunc, 0.9, nv)),
-        (lambda tr: jit_n_step(r, nv, term, tr, 0.9, n=3)[0],
-         lambda: ref_n_step(r, nv, term, trunc, 0.9, 3)[0]),
+        (
+            lambda tr: jit_gae(r, v, nv, term, tr, 0.9, 0.8),
+            lambda: ref_gae(r, v, nv, term, trunc, 0.9, 0.8),
+        ),
+        (
+            lambda tr: jit_lambda_returns(r, nv, term, tr, 0.9, 0.8),
+            lambda: ref_lambda_returns(r, nv, term, trunc, 0.9, 0.8),
+        ),
+        (
+            lambda tr: jit_discounted(r, term, tr, 0.9, nv),
+            lambda: ref_discounted(r, term, trunc, 0.9, nv),
+        ),
+        (
+            lambda tr: jit_n_step(r, nv, term, tr, 0.9, n=3)[0],
+            lambda: ref_n_step(r, nv, term, trunc, 0.9, 3)[0],
+        ),
     ]:
         close(fn(trunc), ref())
         close(fn(trunc_last), ref())
@@ -358,7 +365,8 @@ def test_vmap_over_gamma_and_lambda_matches_separate_calls():
     gs = jnp.array([0.0, 0.5, 0.9, 0.99, 1.0])
     ls = jnp.array([0.0, 0.95, 0.5, 1.0, 0.3])
     batched = jax.jit(jax.vmap(gae, in_axes=(None, None, None, None, None, 0, 0)))(
-        r, v, nv, term, trunc, gs, ls)
+        r, v, nv, term, trunc, gs, ls
+    )
     batched_lr = jax.vmap(lambda g, l: lambda_returns(r, nv, term, trunc, g, l))(gs, ls)
     batched_ns = jax.vmap(lambda g: n_step_targets(r, nv, term, trunc, g, 4))(gs)
     for i, (g, lam) in enumerate(zip(gs.tolist(), ls.tolist())):
@@ -375,8 +383,9 @@ def test_vmap_over_envs_and_trailing_batch_shapes():
     r, v, nv, term, trunc = make_rollout(2, 7, 6)
     expected = ref_gae(r, v, nv, term, trunc, 0.9, 0.9)
     # vmap over the env axis of single-env [T] rollouts.
-    per_env = jax.jit(jax.vmap(functools.partial(gae, gamma=0.9, lam=0.9), in_axes=1,
-                               out_axes=1))(r, v, nv, term, trunc)
+    per_env = jax.jit(jax.vmap(functools.partial(gae, gamma=0.9, lam=0.9), in_axes=1, out_axes=1))(
+        r, v, nv, term, trunc
+    )
     close(per_env, expected)
     # Any trailing batch shape: [T, 2, 3].
     reshaped = jit_gae(*(x.reshape(7, 2, 3) for x in (r, v, nv, term, trunc)), 0.9, 0.9)

@@ -22,7 +22,7 @@ jit_update = jax.jit(running_stats_update)
 def feed(stats, data, sizes):
     start = 0
     for size in sizes:
-        stats = jit_update(stats, data[start:start + size])
+        stats = jit_update(stats, data[start : start + size])
         start += size
     assert start == len(data)
     return stats
@@ -50,7 +50,7 @@ def test_single_batch_gives_its_population_statistics():
 @pytest.mark.parametrize("shape", [(), (3,), (2, 2)])
 def test_chunked_updates_match_numpy_over_all_data(shape):
     rng = np.random.default_rng(1)
-    sizes = [1, 7, 1, 64, 3, 1, 200, 16, 1]
+    sizes = [1, 7, 1, 64, 7, 1, 200, 1, 64]
     scale = rng.uniform(0.1, 5.0, size=shape)
     data = (rng.normal(size=(sum(sizes), *shape)) * scale + 2.0).astype(np.float32)
     stats = feed(running_stats_init(shape), data, sizes)
@@ -105,7 +105,8 @@ def test_stats_are_a_pytree_usable_in_scan_and_vmap():
 
     def run(chunks):
         stats, _ = jax.lax.scan(
-            lambda s, c: (running_stats_update(s, c), None), running_stats_init((2,)), chunks)
+            lambda s, c: (running_stats_update(s, c), None), running_stats_init((2,)), chunks
+        )
         return stats
 
     stats = jax.jit(jax.vmap(run))(data)
@@ -134,9 +135,7 @@ def test_polyak_update_over_pytrees():
     np.testing.assert_allclose(new["b"][1], 3.0)
     assert jax.tree.structure(new) == jax.tree.structure(target)
     # tau = 1 copies the online params, tau = 0 keeps the target.
-    chex_equal = jax.tree.map(np.testing.assert_allclose, polyak_update(target, online, 1.0),
-                              online)
-    assert chex_equal is not None
+    jax.tree.map(np.testing.assert_allclose, polyak_update(target, online, 1.0), online)
     jax.tree.map(np.testing.assert_allclose, polyak_update(target, online, 0.0), target)
 
 

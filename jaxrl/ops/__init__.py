@@ -24,8 +24,8 @@ from jaxrl.ops.running_stats import (
 __all__ = [
     "Categorical",
     "DiagGaussian",
-    "TanhGaussian",
     "RunningMeanStd",
+    "TanhGaussian",
     "denormalize",
     "discounted_returns",
     "gae",

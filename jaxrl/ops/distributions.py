@@ -65,23 +65,25 @@ class Categorical:
         """``[...]`` entropy ``-sum_i p_i log p_i`` (masked classes contribute 0)."""
         log_p = self.log_probs
         p = jnp.exp(log_p)
-        return -jnp.sum(jnp.where(p > 0, p * _finite(log_p), 0.0), axis=-1)
+        return -jnp.sum(p * _where_positive(p, log_p), axis=-1)
 
     def mode(self) -> jax.Array:
         """``[...]`` int32 most likely class."""
         return jnp.argmax(self.logits, axis=-1).astype(jnp.int32)
 
     def kl(self, other: Categorical) -> jax.Array:
-        """``[...]`` ``KL(self || other) = sum_i p_i (log p_i - log q_i)``."""
+        """``[...]`` ``KL(self || other) = sum_i p_i (log p_i - log q_i)``.
+
+        Classes with ``p_i = 0`` contribute 0; a class with ``p_i > 0 = q_i`` gives ``inf``.
+        """
         log_p = self.log_probs
         p = jnp.exp(log_p)
-        terms = p * (_finite(log_p) - _finite(other.log_probs))
-        return jnp.sum(jnp.where(p > 0, terms, 0.0), axis=-1)
+        return jnp.sum(p * _where_positive(p, log_p - other.log_probs), axis=-1)
 
 
-def _finite(log_p: jax.Array) -> jax.Array:
-    """Replaces ``-inf`` log-probabilities by 0 so masked terms give no NaNs (values or grads)."""
-    return jnp.where(jnp.isneginf(log_p), 0.0, log_p)
+def _where_positive(p: jax.Array, x: jax.Array) -> jax.Array:
+    """``x`` where ``p > 0``, else 0: drops ``0 * inf`` terms without NaN values or gradients."""
+    return jnp.where(p > 0, x, 0.0)
 
 
 @flax.struct.dataclass
@@ -119,21 +121,24 @@ class DiagGaussian:
 
     def entropy(self) -> jax.Array:
         """``[...]`` differential entropy ``sum_d (log_std + 0.5 * log(2 pi e))``."""
-        log_std = jnp.broadcast_to(self.log_std, jnp.broadcast_shapes(
-            jnp.shape(self.mean), jnp.shape(self.log_std)))
+        log_std = jnp.broadcast_to(
+            self.log_std, jnp.broadcast_shapes(jnp.shape(self.mean), jnp.shape(self.log_std))
+        )
         return jnp.sum(log_std + 0.5 + _HALF_LOG_2PI, axis=-1)
 
     def mode(self) -> jax.Array:
         """``[..., d]`` the mean."""
-        return jnp.broadcast_to(self.mean, jnp.broadcast_shapes(
-            jnp.shape(self.mean), jnp.shape(self.log_std)))
+        return jnp.broadcast_to(
+            self.mean, jnp.broadcast_shapes(jnp.shape(self.mean), jnp.shape(self.log_std))
+        )
 
     def kl(self, other: DiagGaussian) -> jax.Array:
         """``[...]`` closed-form ``KL(self || other)``, summed over the last axis."""
         var_ratio = jnp.exp(2.0 * (self.log_std - other.log_std))
         mean_term = jnp.square((self.mean - other.mean) / other.std)
-        return jnp.sum(0.5 * (var_ratio + mean_term - 1.0) - (self.log_std - other.log_std),
-                       axis=-1)
+        return jnp.sum(
+            0.5 * (var_ratio + mean_term - 1.0) - (self.log_std - other.log_std), axis=-1
+        )
 
 
 @flax.struct.dataclass

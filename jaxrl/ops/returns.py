@@ -26,11 +26,11 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 __all__ = [
-    "reverse_discounted_cumsum",
+    "discounted_returns",
     "gae",
     "lambda_returns",
-    "discounted_returns",
     "n_step_targets",
+    "reverse_discounted_cumsum",
 ]
 
 
@@ -256,7 +256,11 @@ def n_step_targets(
         discounts = discounts + bootstrap_discount
         return targets, discounts, alive_next, gamma_k * gamma
 
-    init = (jnp.zeros_like(rewards), jnp.zeros_like(rewards), jnp.ones_like(rewards),
-            jnp.ones((), dtype))
+    init = (
+        jnp.zeros_like(rewards),
+        jnp.zeros_like(rewards),
+        jnp.ones_like(rewards),
+        jnp.ones((), dtype),
+    )
     targets, discounts, _, _ = jax.lax.fori_loop(0, num_steps, add_step, init)
     return targets, discounts

@@ -25,10 +25,10 @@ from jax.typing import ArrayLike
 
 __all__ = [
     "RunningMeanStd",
+    "denormalize",
+    "normalize",
     "running_stats_init",
     "running_stats_update",
-    "normalize",
-    "denormalize",
 ]
 
 
@@ -48,7 +48,9 @@ class RunningMeanStd:
     count: jax.Array
 
 
-def running_stats_init(shape: int | Sequence[int] = (), dtype: jnp.dtype = jnp.float32) -> RunningMeanStd:
+def running_stats_init(
+    shape: int | Sequence[int] = (), dtype: jnp.dtype = jnp.float32
+) -> RunningMeanStd:
     """Empty statistics: ``mean = 0``, ``var = 1``, ``count = 0``.
 
     Args:
@@ -80,9 +82,7 @@ def running_stats_update(stats: RunningMeanStd, batch: ArrayLike) -> RunningMean
     dtype = stats.mean.dtype
     batch = jnp.asarray(batch, dtype=dtype)
     if batch.ndim != stats.mean.ndim + 1 or batch.shape[1:] != stats.mean.shape:
-        raise ValueError(
-            f"batch must have shape [N, *{stats.mean.shape}], got {batch.shape}"
-        )
+        raise ValueError(f"batch must have shape [N, *{stats.mean.shape}], got {batch.shape}")
     batch_count = jnp.asarray(batch.shape[0], dtype)
     # Reduce data shifted by one of its samples, so the sums are of small numbers; and form
     # delta = batch_mean - mean without rounding batch_mean to the (coarse, at large offsets)

@@ -1,0 +1,215 @@
+"""brax environments speaking the jaxrl env protocol.
+
+    env, params = make_brax("hopper", backend="mjx", episode_length=1000)
+    obs, state = env.reset(key, params)
+    obs, state, reward, terminated, truncated, info = env.step(key, state, action, params)
+
+The adapter wraps the RAW brax env (``brax.envs.get_environment``), not brax's training
+wrappers, and implements the time limit and auto-reset itself:
+
+* ``terminated`` is brax's ``done`` (an absorbing state, e.g. the hopper fell).
+* ``truncated`` is ``t >= params.episode_length`` where ``t`` counts agent steps (calls to
+  ``step``, *not* physics frames and not multiplied by ``action_repeat``; brax's own
+  ``EpisodeWrapper`` counts ``action_repeat`` frames per step instead). It is computed
+  independently of ``terminated``, so **both can be true on the same step**, as in gymnax and
+  Gymnasium; ``terminated`` then wins for bootstrapping (see ``envs.core``). Both flags always
+  reach the caller unmerged.
+* auto-reset (the shared ``envs.core.auto_reset``) calls the raw env's ``reset`` with a FRESH
+  key (split from the ``step`` key) at every episode end, so consecutive episodes start from
+  different initial states. (brax's ``AutoResetWrapper`` instead replays a cached first state.)
+* ``info["final_observation"]`` is the last observation of the episode that just ended (equal
+  to ``obs`` otherwise); ``info["metrics"]`` is brax's per-step metrics dict of that transition.
+* ``action_repeat`` (static) repeats the action that many physics-env steps, summing rewards;
+  once brax reports ``done`` inside the repeat the state is frozen and later rewards dropped.
+
+Spaces: observations ``Box(-inf, inf, (observation_size,))``, actions
+``Box(-1, 1, (action_size,))`` (actions are cast to float32 and NOT clipped here).
+
+Params: `BraxParams` (a ``flax.struct`` dataclass) with ``episode_length``, which may be a traced
+/ vmapped integer. The physics system itself stays in the (static) env object.
+
+brax is imported lazily (inside `make_brax` / `BRAX_NAMES`) so that ``import envs`` stays fast.
+
+brax 0.14.2 quirks handled here: the raw env's ``reset`` and ``step`` return states whose
+leaves differ in JAX weak-typedness (e.g. ``done`` is a strong float32 after reset and a weak one
+after step), which would retrace ``jit`` and break ``lax.select``/``scan`` carries; the adapter
+casts every state leaf to the dtype of the reset state's leaf (strong). The ``fast`` test env
+ignores ``backend``. ``swimmer`` only supports the ``generalized`` backend and that fails
+under jax 0.10 (``jnp.clip(a_min=...)``), so it cannot be built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from envs.core import Environment
+from envs.spaces import Box
+
+#: The physics pipelines brax 0.14.2's ``PipelineEnv`` accepts.
+BRAX_BACKENDS: tuple[str, ...] = ("mjx", "generalized", "positional", "spring")
+
+#: brax's registered env names (``brax.envs._envs``, brax has no public accessor). Computed on
+#: each access (module ``__getattr__``) so importing this module does not import brax.
+BRAX_NAMES: tuple[str, ...]
+
+
+def __getattr__(attr: str) -> Any:
+    if attr == "BRAX_NAMES":
+        from brax import envs as brax_envs
+
+        return tuple(brax_envs._envs)
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+@struct.dataclass
+class BraxParams:
+    """Numeric env parameters (a pytree; vmappable). ``episode_length`` is the time limit."""
+
+    episode_length: Any = 1000
+
+
+@struct.dataclass
+class BraxEnvState:
+    """``brax_state``: the raw brax ``State`` (pipeline state, obs, reward, done, metrics, info);
+    ``t``: agent steps taken in the current episode (int32)."""
+
+    brax_state: Any
+    t: jax.Array
+
+
+class BraxEnv(Environment):
+    """Adapter around a raw (unwrapped) brax ``Env`` instance.
+
+    Static and hashable by identity; close over it in ``jit``. ``episode_length`` only sets
+    ``default_params``; the time limit actually used is ``params.episode_length``.
+    """
+
+    def __init__(
+        self,
+        brax_env: Any,
+        name: str | None = None,
+        *,
+        backend: str | None = None,
+        episode_length: int = 1000,
+        action_repeat: int = 1,
+    ):
+        if int(action_repeat) < 1:
+            raise ValueError(f"action_repeat must be >= 1, got {action_repeat}")
+        self._env = brax_env
+        self.name = name if name is not None else type(brax_env).__name__
+        self.backend = backend
+        self.action_repeat = int(action_repeat)
+        self._episode_length = int(episode_length)
+        # Abstract reset state (no compilation): sizes, and the dtypes every state leaf is
+        # cast to (brax's reset/step disagree on weak types).
+        self._reset_avals = jax.eval_shape(brax_env.reset, jax.random.PRNGKey(0))
+        obs = self._reset_avals.obs
+        if not (hasattr(obs, "shape") and len(obs.shape) == 1):
+            raise NotImplementedError(
+                f"brax env {self.name!r}: only flat array observations are supported, got "
+                f"{jax.tree.map(lambda x: x.shape, obs)}"
+            )
+        self.observation_size = int(obs.shape[0])
+        self.action_size = int(brax_env.action_size)
+
+    @property
+    def brax_env(self) -> Any:
+        """The wrapped raw brax env."""
+        return self._env
+
+    def __repr__(self) -> str:
+        return f"BraxEnv({self.name!r}, backend={self.backend!r})"
+
+    @property
+    def default_params(self) -> BraxParams:
+        return BraxParams(episode_length=self._episode_length)
+
+    def observation_space(self, params: Any = None) -> Box:
+        return Box(low=-np.inf, high=np.inf, shape=(self.observation_size,))
+
+    def action_space(self, params: Any = None) -> Box:
+        return Box(low=-1.0, high=1.0, shape=(self.action_size,))
+
+    # -- internals ---------------------------------------------------------------------------
+    def _canonical(self, brax_state: Any) -> Any:
+        """Cast every leaf to the (strong) dtype of the reset state's leaf."""
+        ref = self._reset_avals
+        if jax.tree.structure(brax_state) != jax.tree.structure(ref):
+            raise ValueError(
+                f"brax env {self.name!r}: step changed the state's tree structure "
+                f"({jax.tree.structure(ref)} -> {jax.tree.structure(brax_state)})"
+            )
+        return jax.tree.map(
+            lambda x, r: jax.lax.convert_element_type(x, r.dtype), brax_state, ref
+        )
+
+    def _raw_step(self, brax_state: Any, action: jax.Array) -> Any:
+        if self.action_repeat == 1:
+            return self._canonical(self._env.step(brax_state, action))
+
+        def body(carry, _):
+            state, total, done = carry
+            nxt = self._canonical(self._env.step(state, action))
+            state = jax.tree.map(lambda old, new: jnp.where(done, old, new), state, nxt)
+            total = total + jnp.where(done, 0.0, nxt.reward)
+            done = jnp.logical_or(done, nxt.done != 0)
+            return (state, total, done), None
+
+        init = (brax_state, jnp.zeros((), jnp.float32), jnp.zeros((), bool))
+        (state, total, _), _ = jax.lax.scan(body, init, None, length=self.action_repeat)
+        return state.replace(reward=total.astype(state.reward.dtype))
+
+    # -- Environment hooks (the base class adds auto-reset and final_observation) -------------
+    def reset_env(self, key: jax.Array, params: Any) -> tuple[jax.Array, BraxEnvState]:
+        brax_state = self._canonical(self._env.reset(key))
+        state = BraxEnvState(brax_state=brax_state, t=jnp.zeros((), jnp.int32))
+        return jnp.asarray(brax_state.obs, jnp.float32), state
+
+    def step_env(self, key: jax.Array, state: BraxEnvState, action: jax.Array, params: Any):
+        del key  # brax dynamics are deterministic given the state
+        action = jnp.asarray(action, jnp.float32)
+        brax_state = self._raw_step(state.brax_state, action)
+        t = state.t + 1
+        terminated = brax_state.done != 0
+        truncated = t >= params.episode_length
+        info = {"metrics": dict(brax_state.metrics)}
+        obs = jnp.asarray(brax_state.obs, jnp.float32)
+        reward = jnp.asarray(brax_state.reward, jnp.float32)
+        return obs, BraxEnvState(brax_state=brax_state, t=t), reward, terminated, truncated, info
+
+
+def make_brax(
+    name: str,
+    backend: str = "mjx",
+    episode_length: int = 1000,
+    action_repeat: int = 1,
+    **kwargs: Any,
+) -> tuple[BraxEnv, BraxParams]:
+    """Build the raw brax env ``name`` on physics ``backend`` and wrap it. Returns ``(env, params)``.
+
+    ``kwargs`` go to the brax env constructor (e.g. ``reset_noise_scale``,
+    ``terminate_when_unhealthy``). ``episode_length`` sets ``params.episode_length`` (the time
+    limit, in agent steps); ``action_repeat`` is static.
+    """
+    if backend not in BRAX_BACKENDS:
+        raise ValueError(
+            f"unknown brax backend {backend!r}; valid backends: {', '.join(BRAX_BACKENDS)}"
+        )
+    from brax import envs as brax_envs
+
+    if name not in brax_envs._envs:
+        raise ValueError(f"unknown brax env {name!r}; known: {', '.join(brax_envs._envs)}")
+    raw = brax_envs.get_environment(name, backend=backend, **kwargs)
+    env = BraxEnv(
+        raw,
+        name=name,
+        backend=backend,
+        episode_length=episode_length,
+        action_repeat=action_repeat,
+    )
+    return env, env.default_params

@@ -1,0 +1,87 @@
+"""Run an algorithm up the probe ladder (`envs.probes`) and say which rung fails and why.
+
+A rung passes when, for every seed, the learned value of every query observation is within the
+probe's tolerance of the exact answer and the deterministic action is the best one (discrete) or
+within tolerance of it (continuous). Rungs whose action space the algorithm cannot handle are
+skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import jax
+import numpy as np
+
+import envs
+from envs.probes import PROBES
+from envs.spaces import Discrete
+from jaxrl import algos
+from jaxrl.driver import train
+
+PROBE_STEPS = 40_960  # env steps per seed per rung (160 updates of the probe configs)
+
+
+@dataclasses.dataclass
+class RungResult:
+    name: str
+    rung: int
+    passed: bool
+    measured: dict  # {"values": [K][seeds], "actions": [K][seeds][...]}
+    expected: dict  # {"values": [K], "actions": [K][...]}
+    tolerance: dict  # {"value": float, "action": float}
+    diagnosis: str
+    seconds: float
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def supports(algo_name: str, probe_cls) -> bool:
+    """Discrete-only, continuous-only or both, from the algorithm's declared action kinds."""
+    kinds = getattr(algos.get(algo_name), "action_kinds", ("discrete", "continuous"))
+    env = probe_cls()
+    kind = "discrete" if isinstance(env.action_space(env.default_params), Discrete) else "continuous"
+    return kind in kinds
+
+
+def run_rung(algo: str, probe_cls, seeds: int = 4, total_steps: int = PROBE_STEPS, seed: int = 0,
+             **overrides) -> RungResult:
+    import time
+
+    start = time.perf_counter()
+    result = train(algo, env=probe_cls.name, seeds=seeds, total_steps=total_steps, seed=seed,
+                   progress=False, eval_episodes=4, **overrides)
+    algorithm = algos.get(algo)
+    env, params = envs.make(probe_cls.name)
+    gamma = float(result.config.gamma)
+    answer = env.answer(gamma, params)
+    obs = np.asarray(answer.observations)
+    value_fn = jax.jit(jax.vmap(algorithm.make_value(result.config, env, params), (0, None)))
+    mode_fn = jax.jit(jax.vmap(algorithm.make_agent_action(result.config, env, params), (0, None)))
+    values = np.asarray(value_fn(result.state, obs))  # [seeds, K]
+    ok = True
+    measured, expected = {}, {}
+    if answer.values is not None:
+        measured["values"] = values.T.round(4).tolist()
+        expected["values"] = np.asarray(answer.values).round(4).tolist()
+        ok &= bool(np.all(np.abs(values - answer.values[None]) <= answer.value_tolerance))
+    if answer.best_actions is not None:
+        actions = np.asarray(mode_fn(result.state, obs))  # [seeds, K, ...]
+        measured["actions"] = np.moveaxis(actions, 0, 1).round(4).tolist()
+        expected["actions"] = np.asarray(answer.best_actions).tolist()
+        if isinstance(env.action_space(params), Discrete):
+            ok &= bool(np.all(actions == answer.best_actions[None]))
+        else:
+            ok &= bool(np.all(np.abs(actions - answer.best_actions[None]) <= answer.action_tolerance))
+    return RungResult(probe_cls.name, probe_cls.rung, ok, measured, expected,
+                      {"value": answer.value_tolerance, "action": answer.action_tolerance},
+                      probe_cls.diagnosis, time.perf_counter() - start)
+
+
+def run_ladder(algo: str, seeds: int = 4, rungs: Optional[list[str]] = None, **kw) -> list[RungResult]:
+    """Every applicable rung, in ladder order."""
+    algos.get(algo)  # fail early on an unknown name
+    chosen = [p for p in PROBES if supports(algo, p) and (rungs is None or p.name in rungs)]
+    return [run_rung(algo, p, seeds=seeds, **kw) for p in chosen]

@@ -1,0 +1,57 @@
+"""CLI: bad input is one line and a non-zero exit; --json payloads have the promised keys."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from jaxrl.cli import main
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["train", "ppa"], "Unknown algorithm 'ppa'"),
+    (["train", "ppo", "--env", "CartPol-v1"], "CartPole-v1"),
+    (["train", "ppo", "--seeds", "0"], "seeds must be >= 1"),
+    (["train", "ppo", "--set", "lr=3"], "unknown config key 'lr'"),
+    (["train", "ppo", "--set", "learning_rate=fast"], "expects float"),
+    (["train", "ppo", "--set", "num_envs=2.5"], "expects int"),
+    (["train", "ppo", "--set", "gamma"], "--set expects key=value"),
+    (["train", "ppo", "--total-steps", "10"], "too small for one update"),
+    (["train", "ppo", "--json", "/nonexistent-dir/x.json"], "not writable"),
+    (["probe", "nope"], "Unknown algorithm"),
+])
+def test_bad_input_is_one_line(argv, fragment, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0], err
+
+
+def test_train_json(tmp_path, capsys):
+    out = tmp_path / "run.json"
+    rc = main(["train", "ppo", "--env", "CartPole-v1", "--seeds", "2", "--total-steps", "2048",
+               "--set", "num_steps=64", "--json", str(out), "--no-progress"])
+    assert rc == 0
+    payload = json.loads(out.read_text())
+    for key in ("algo", "env", "seeds", "total_steps_per_seed", "compile_seconds", "run_seconds",
+                "env_steps_per_second", "final_eval_return", "config"):
+        assert key in payload
+    assert len(payload["final_eval_return"]) == 2 and payload["config"]["num_steps"] == 64
+    printed = capsys.readouterr().out
+    assert "IQM" in printed and "env-steps/s" in printed
+
+
+def test_probe_json(tmp_path):
+    out = tmp_path / "probe.json"
+    rc = main(["probe", "ppo", "--seeds", "2", "--json", str(out)])
+    payload = json.loads(out.read_text())
+    assert payload["algo"] == "ppo" and len(payload["rungs"]) == 9
+    for rung in payload["rungs"]:
+        assert {"name", "passed", "measured", "expected", "tolerance"} <= set(rung)
+    assert rc == (0 if all(r["passed"] for r in payload["rungs"]) else 1)
+
+
+def test_console_script_bad_input_has_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "jaxrl.cli", "train", "ppo", "--env", "nope"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
