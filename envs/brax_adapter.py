@@ -144,9 +144,7 @@ class BraxEnv(Environment):
                 f"brax env {self.name!r}: step changed the state's tree structure "
                 f"({jax.tree.structure(ref)} -> {jax.tree.structure(brax_state)})"
             )
-        return jax.tree.map(
-            lambda x, r: jax.lax.convert_element_type(x, r.dtype), brax_state, ref
-        )
+        return jax.tree.map(lambda x, r: jax.lax.convert_element_type(x, r.dtype), brax_state, ref)
 
     def _raw_step(self, brax_state: Any, action: jax.Array) -> Any:
         if self.action_repeat == 1:

@@ -33,10 +33,13 @@ def make_rollout(env, policy, steps=T):
             state, i = carry
             ka, ks = jax.random.split(k)
             obs, state, reward, term, trunc, info = env.step(ks, state, policy(ka, i), params)
-            out = dict(
-                obs=obs, reward=reward, terminated=term, truncated=trunc,
-                final_obs=info["final_observation"],
-            )
+            out = {
+                "obs": obs,
+                "reward": reward,
+                "terminated": term,
+                "truncated": trunc,
+                "final_obs": info["final_observation"],
+            }
             return (state, i + 1), out
 
         _, out = jax.lax.scan(body, (state, jnp.int32(0)), jax.random.split(k1, steps))
@@ -89,7 +92,7 @@ def test_truncation_exactly_at_time_limit(truncation_rollout):
 
 
 def test_final_observation(truncation_rollout):
-    name, _, _, _, _, out = truncation_rollout
+    _name, _, _, _, _, out = truncation_rollout
     done = out["terminated"] | out["truncated"]
     assert done.any() and (~done).any()
     np.testing.assert_array_equal(out["final_obs"][~done], out["obs"][~done])
@@ -107,7 +110,11 @@ def test_shapes_dtypes_and_space(truncation_rollout):
     assert out["reward"].shape == (N, T) and out["reward"].dtype == np.float32
     for flag in ("terminated", "truncated"):
         assert out[flag].shape == (N, T) and out[flag].dtype == np.bool_
-    for o in [*obs0, *out["obs"].reshape(-1, *space.shape), *out["final_obs"].reshape(-1, *space.shape)]:
+    for o in [
+        *obs0,
+        *out["obs"].reshape(-1, *space.shape),
+        *out["final_obs"].reshape(-1, *space.shape),
+    ]:
         assert space.contains(o), name
 
 
@@ -199,7 +206,7 @@ def test_spaces_of_all_registered_envs():
         res = jax.eval_shape(env.step, key, state, action, params)
         assert res[0].shape == obs_space.shape and res[0].dtype == jnp.float32, name
         assert res[2].dtype == jnp.float32 and res[3].dtype == res[4].dtype == jnp.bool_, name
-        types = lambda tree: [(x.shape, x.dtype, x.weak_type) for x in jax.tree.leaves(tree)]  # noqa: E731
+        types = lambda tree: [(x.shape, x.dtype, x.weak_type) for x in jax.tree.leaves(tree)]
         assert types(res[1]) == types(state), name
         hash(env)
 
@@ -219,7 +226,7 @@ def test_space_conversion_details():
 def test_discrete_observations_are_one_hot():
     env, params = make_gymnax("FrozenLake-misc")
     assert env.observation_space(params) == Box(0.0, 1.0, (16,))
-    obs, state = env.reset(jax.random.PRNGKey(0), params)
+    obs, _state = env.reset(jax.random.PRNGKey(0), params)
     assert obs.dtype == jnp.float32 and obs.shape == (16,) and float(obs.sum()) == 1.0
 
 
