@@ -98,14 +98,16 @@ def resolve(algo: str, env: str, total_steps: int, seeds: int, env_kwargs=None, 
 
 
 def chunk_length(num_updates: int, max_chunk: int = MAX_CHUNK_UPDATES) -> int:
-    """Updates per chunk: a divisor of ``num_updates`` near ``max_chunk`` so every chunk has
-    the same length (one compile); falls back to ``max_chunk`` (remainder is dropped)."""
+    """Updates per chunk: the largest divisor of ``num_updates`` in ``[max_chunk/4, max_chunk]``
+    so every chunk has the same length (one compile); if there is none, ``n // ceil(n / max)``,
+    which drops fewer than ``ceil(n / max_chunk)`` trailing updates (reported in the result's
+    ``total_steps_per_seed``)."""
     if num_updates <= max_chunk:
         return num_updates
-    for k in range(max_chunk, max_chunk // 2, -1):
+    for k in range(max_chunk, max(1, max_chunk // 4) - 1, -1):
         if num_updates % k == 0:
             return k
-    return max_chunk
+    return num_updates // -(-num_updates // max_chunk)
 
 
 def _params_digest(env_params) -> str:

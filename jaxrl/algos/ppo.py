@@ -69,7 +69,10 @@ def default_config(env_name: str) -> PPOConfig:
                          normalize_reward=True, clip_value_loss=False, max_grad_norm=0.5)
     if family == "probe":
         return onpolicy.probe_config(PPOConfig)
-    return PPOConfig()
+    # Discrete classic control: no obs normalization. As the policy improves the state
+    # distribution narrows, the running variance shrinks and the inputs drift under a fixed
+    # policy; on CartPole-v1 (8 seeds, 500k steps) that took the eval IQM from 500 to 267.
+    return PPOConfig(normalize_obs=False)
 
 
 @struct.dataclass
