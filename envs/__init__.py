@@ -7,7 +7,18 @@ from envs.spaces import Box, Discrete, Space
 from envs.wrappers import EpisodeStatistics, completed_episode_summary
 
 __all__ = [
-    "Box", "Discrete", "Environment", "EpisodeStatistics", "PROBES", "PROBES_BY_NAME",
-    "ProbeAnswer", "ProbeEnv", "Space", "UnknownEnvironmentError", "auto_reset",
-    "completed_episode_summary", "make", "registered_names",
+    "PROBES",
+    "PROBES_BY_NAME",
+    "Box",
+    "Discrete",
+    "Environment",
+    "EpisodeStatistics",
+    "ProbeAnswer",
+    "ProbeEnv",
+    "Space",
+    "UnknownEnvironmentError",
+    "auto_reset",
+    "completed_episode_summary",
+    "make",
+    "registered_names",
 ]

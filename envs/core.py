@@ -80,7 +80,7 @@ class Environment:
 def auto_reset(obs_st, state_st, obs_re, state_re, reward, terminated, truncated, info):
     """Select the reset branch where the episode ended and record ``final_observation``."""
     done = jnp.logical_or(terminated, truncated)
-    select = lambda re, st: jax.lax.select(jnp.broadcast_to(done, st.shape), re, st)  # noqa: E731
+    select = lambda re, st: jax.lax.select(jnp.broadcast_to(done, st.shape), re, st)
     state = jax.tree.map(select, state_re, state_st)
     obs = jax.tree.map(select, obs_re, obs_st)
     info = {**info, "final_observation": obs_st}

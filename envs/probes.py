@@ -23,7 +23,6 @@ rung   name                            what a failure localizes
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -59,11 +58,11 @@ class ProbeAnswer:
     """
 
     observations: np.ndarray
-    values: Optional[np.ndarray]
-    best_actions: Optional[np.ndarray]
+    values: np.ndarray | None
+    best_actions: np.ndarray | None
     value_tolerance: float
     action_tolerance: float
-    wrong_values: Optional[np.ndarray] = None
+    wrong_values: np.ndarray | None = None
 
 
 class ProbeEnv(Environment):
@@ -102,7 +101,7 @@ class ProbeEnv(Environment):
     def reward(self, state: ProbeState, action: jax.Array) -> jax.Array:
         raise NotImplementedError
 
-    def answer(self, gamma: float, params: Optional[ProbeParams] = None) -> ProbeAnswer:
+    def answer(self, gamma: float, params: ProbeParams | None = None) -> ProbeAnswer:
         raise NotImplementedError
 
     # -- protocol -----------------------------------------------------------------------------

@@ -12,7 +12,8 @@ Unknown names raise `UnknownEnvironmentError` listing the closest registered nam
 from __future__ import annotations
 
 import difflib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from envs import probes
 

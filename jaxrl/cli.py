@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import sys
-from typing import Optional
 
 import numpy as np
 
@@ -29,7 +28,7 @@ def _parse_sets(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _check_writable(path: Optional[str]) -> None:
+def _check_writable(path: str | None) -> None:
     if path is None:
         return
     folder = os.path.dirname(os.path.abspath(path)) or "."
@@ -37,7 +36,7 @@ def _check_writable(path: Optional[str]) -> None:
         raise UsageError(f"cannot write --json file {path!r}: folder {folder!r} is not writable")
 
 
-def _write_json(path: Optional[str], payload: dict) -> None:
+def _write_json(path: str | None, payload: dict) -> None:
     if path is None:
         return
     tmp = f"{path}.tmp"
@@ -56,7 +55,7 @@ def _json_default(x):
     return str(x)
 
 
-def _finite_or_none(x) -> Optional[float]:
+def _finite_or_none(x) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
@@ -102,8 +101,9 @@ def cmd_probe(args) -> int:
 
     _check_writable(args.json)
     overrides = _parse_sets(args.set)
-    results = run_ladder(args.algo, seeds=args.seeds, total_steps=args.steps or PROBE_STEPS,
-                         **overrides)
+    rungs = [r if r.startswith("probe:") else f"probe:{r}" for r in args.rungs] if args.rungs else None
+    results = run_ladder(args.algo, seeds=args.seeds, rungs=rungs,
+                         total_steps=args.steps or PROBE_STEPS, **overrides)
     first_fail = None
     for r in results:
         mark = "PASS" if r.passed else "FAIL"
@@ -146,13 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("algo")
     p.add_argument("--seeds", type=int, default=4)
     p.add_argument("--steps", type=int, default=None, help="env steps per seed per rung")
+    p.add_argument("--rungs", nargs="+", metavar="NAME", help="only these rungs (e.g. value truncation)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
     p.add_argument("--json", metavar="PATH")
     p.set_defaults(func=cmd_probe)
     return parser
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "total_steps", None) is not None:
         if args.total_steps != int(args.total_steps):

@@ -65,7 +65,7 @@ class AlgoConfig:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     # -- overrides ----------------------------------------------------------------------------
-    def replace(self, **overrides) -> "AlgoConfig":
+    def replace(self, **overrides) -> AlgoConfig:
         """A new config with ``overrides`` applied, type-coerced and validated."""
         fields = {f.name: f for f in dataclasses.fields(self)}
         coerced = {}

@@ -14,7 +14,7 @@ with a message that names it.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 import jax
 import jax.numpy as jnp
@@ -60,7 +60,7 @@ def residual_variance(predictions: jax.Array, targets: jax.Array) -> jax.Array:
                      jnp.nan)
 
 
-def first_non_finite(metrics: Mapping[str, np.ndarray]) -> Optional[tuple[str, int, int]]:
+def first_non_finite(metrics: Mapping[str, np.ndarray]) -> tuple[str, int, int] | None:
     """Host side: ``(metric, seed, update_index)`` of the first non-finite entry, else None.
 
     ``metrics`` maps names to ``[seeds, updates]`` arrays. Episode/eval statistics may be NaN

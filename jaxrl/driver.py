@@ -18,7 +18,8 @@ import dataclasses
 import hashlib
 import sys
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -38,7 +39,7 @@ MAX_CHUNK_UPDATES = 50
 class NonFiniteMetricError(FloatingPointError):
     """A metric went NaN/Inf. ``.result`` holds everything trained up to the chunk before."""
 
-    def __init__(self, message: str, result: "TrainResult"):
+    def __init__(self, message: str, result: TrainResult):
         super().__init__(message)
         self.result = result
 
@@ -158,7 +159,7 @@ def _init_program(algorithm, config, env, env_params):
 def _chunk_program(algorithm, config, env, env_params, length: int):
     def build():
         def one_seed(state):
-            step = lambda s, _: algorithm.train_step(s, config, env, env_params)  # noqa: E731
+            step = lambda s, _: algorithm.train_step(s, config, env, env_params)
             return jax.lax.scan(step, state, None, length=length)
 
         return jax.vmap(one_seed)
@@ -219,13 +220,13 @@ def train(
     seeds: int = 1,
     total_steps: int = 100_000,
     seed: int = 0,
-    eval_every: Optional[int] = None,
+    eval_every: int | None = None,
     eval_episodes: int = 16,
     progress: bool = True,
     shard_seeds: bool = True,
     max_chunk_updates: int = MAX_CHUNK_UPDATES,
-    env_kwargs: Optional[dict] = None,
-    on_chunk: Optional[Callable[[dict], None]] = None,
+    env_kwargs: dict | None = None,
+    on_chunk: Callable[[dict], None] | None = None,
     **overrides,
 ) -> TrainResult:
     """Train ``algo`` on ``env`` for ``total_steps`` env steps per seed, ``seeds`` seeds at once.
@@ -241,7 +242,7 @@ def train(
     num_chunks = num_updates // k
     eval_every = eval_every or max(1, num_chunks // 10)
     sharding = _seed_sharding(seeds, shard_seeds)
-    place = (lambda x: jax.device_put(x, sharding)) if sharding else (lambda x: x)  # noqa: E731
+    place = (lambda x: jax.device_put(x, sharding)) if sharding else (lambda x: x)
 
     root = jax.random.key(seed)
     seed_keys = place(jax.random.split(jax.random.fold_in(root, 0), seeds))
@@ -352,7 +353,7 @@ def make_train(algo: str, env: str, total_steps: int, env_kwargs=None, **overrid
 
     def fused(key):
         state = algorithm.init(key, wrapped, env_params, config)
-        step = lambda s, _: algorithm.train_step(s, config, wrapped, env_params)  # noqa: E731
+        step = lambda s, _: algorithm.train_step(s, config, wrapped, env_params)
         return jax.lax.scan(step, state, None, length=num_updates)
 
     return fused
@@ -363,5 +364,12 @@ def seed_keys(seed: int, seeds: int) -> jax.Array:
     return jax.random.split(jax.random.fold_in(jax.random.key(seed), 0), seeds)
 
 
-__all__ = ["NonFiniteMetricError", "TrainResult", "evaluate", "make_train", "seed_keys", "train",
-           "flatten_obs"]
+__all__ = [
+    "NonFiniteMetricError",
+    "TrainResult",
+    "evaluate",
+    "flatten_obs",
+    "make_train",
+    "seed_keys",
+    "train",
+]

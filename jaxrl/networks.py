@@ -11,7 +11,7 @@ env's bounds (after clipping), so every algorithm sees the same normalized actio
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import flax.linen as nn
 import jax

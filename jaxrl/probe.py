@@ -9,7 +9,6 @@ skipped.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
 
 import jax
 import numpy as np
@@ -64,12 +63,12 @@ def run_rung(algo: str, probe_cls, seeds: int = 4, total_steps: int = PROBE_STEP
     ok = True
     measured, expected = {}, {}
     if answer.values is not None:
-        measured["values"] = values.T.round(4).tolist()
+        measured["values"] = values.T.astype(float).round(4).tolist()
         expected["values"] = np.asarray(answer.values).round(4).tolist()
         ok &= bool(np.all(np.abs(values - answer.values[None]) <= answer.value_tolerance))
     if answer.best_actions is not None:
         actions = np.asarray(mode_fn(result.state, obs))  # [seeds, K, ...]
-        measured["actions"] = np.moveaxis(actions, 0, 1).round(4).tolist()
+        measured["actions"] = np.moveaxis(actions, 0, 1).astype(float).round(4).tolist()
         expected["actions"] = np.asarray(answer.best_actions).tolist()
         if isinstance(env.action_space(params), Discrete):
             ok &= bool(np.all(actions == answer.best_actions[None]))
@@ -80,8 +79,12 @@ def run_rung(algo: str, probe_cls, seeds: int = 4, total_steps: int = PROBE_STEP
                       probe_cls.diagnosis, time.perf_counter() - start)
 
 
-def run_ladder(algo: str, seeds: int = 4, rungs: Optional[list[str]] = None, **kw) -> list[RungResult]:
+def run_ladder(algo: str, seeds: int = 4, rungs: list[str] | None = None, **kw) -> list[RungResult]:
     """Every applicable rung, in ladder order."""
     algos.get(algo)  # fail early on an unknown name
+    unknown = sorted(set(rungs or ()) - {p.name for p in PROBES})
+    if unknown:
+        raise ValueError(f"unknown probe rung(s) {', '.join(unknown)}; rungs: "
+                         f"{', '.join(p.name for p in PROBES)}")
     chosen = [p for p in PROBES if supports(algo, p) and (rungs is None or p.name in rungs)]
     return [run_rung(algo, p, seeds=seeds, **kw) for p in chosen]

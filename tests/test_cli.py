@@ -20,6 +20,7 @@ from jaxrl.cli import main
     (["train", "ppo", "--total-steps", "10"], "too small for one update"),
     (["train", "ppo", "--json", "/nonexistent-dir/x.json"], "not writable"),
     (["probe", "nope"], "Unknown algorithm"),
+    (["probe", "ppo", "--rungs", "nope"], "unknown probe rung"),
 ])
 def test_bad_input_is_one_line(argv, fragment, capsys):
     assert main(argv) == 2
@@ -43,9 +44,9 @@ def test_train_json(tmp_path, capsys):
 
 def test_probe_json(tmp_path):
     out = tmp_path / "probe.json"
-    rc = main(["probe", "ppo", "--seeds", "2", "--json", str(out)])
+    rc = main(["probe", "ppo", "--seeds", "2", "--rungs", "value", "obs-action", "--json", str(out)])
     payload = json.loads(out.read_text())
-    assert payload["algo"] == "ppo" and len(payload["rungs"]) == 9
+    assert payload["algo"] == "ppo" and len(payload["rungs"]) == 2
     for rung in payload["rungs"]:
         assert {"name", "passed", "measured", "expected", "tolerance"} <= set(rung)
     assert rc == (0 if all(r["passed"] for r in payload["rungs"]) else 1)

@@ -367,7 +367,7 @@ def test_vmap_over_gamma_and_lambda_matches_separate_calls():
     batched = jax.jit(jax.vmap(gae, in_axes=(None, None, None, None, None, 0, 0)))(
         r, v, nv, term, trunc, gs, ls
     )
-    batched_lr = jax.vmap(lambda g, l: lambda_returns(r, nv, term, trunc, g, l))(gs, ls)
+    batched_lr = jax.vmap(lambda g, lam_: lambda_returns(r, nv, term, trunc, g, lam_))(gs, ls)
     batched_ns = jax.vmap(lambda g: n_step_targets(r, nv, term, trunc, g, 4))(gs)
     for i, (g, lam) in enumerate(zip(gs.tolist(), ls.tolist())):
         close(batched[i], ref_gae(r, v, nv, term, trunc, g, lam))

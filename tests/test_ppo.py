@@ -9,7 +9,7 @@ import envs
 import jaxrl
 from jaxrl import algos
 from jaxrl.driver import NonFiniteMetricError, make_train, seed_keys, train
-from jaxrl.probe import run_ladder, run_rung
+from jaxrl.probe import run_ladder
 
 
 def test_probe_ladder_all_rungs_pass():

@@ -38,7 +38,7 @@ def _rollout(env, params, key, answer, horizon, stop_at_done):
 
 def _returns_to_go(traj, gamma):
     out, g = [], 0.0
-    for obs, r, done, _ in reversed(traj):
+    for obs, r, _done, _ in reversed(traj):
         g = r + gamma * g
         out.append((obs, g))
     return out[::-1]
@@ -73,7 +73,7 @@ def test_best_action_is_best(probe_cls):
         candidates = [jnp.full(space.shape, a, jnp.float32) for a in np.linspace(-1, 1, 41)]
     for obs, best in zip(answer.observations, answer.best_actions):
         state = envs.probes.ProbeState(obs=jnp.asarray(obs), time=jnp.zeros((), jnp.int32))
-        reward = lambda a: float(env.step_env(jax.random.key(0), state, a, params)[2])  # noqa: E731
+        reward = lambda a: float(env.step_env(jax.random.key(0), state, a, params)[2])
         best_r = reward(jnp.asarray(best, space.dtype))
         assert best_r == pytest.approx(max(reward(a) for a in candidates), abs=1e-6)
 

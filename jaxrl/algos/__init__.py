@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from jaxrl.algos import onpolicy, ppo
 

@@ -14,6 +14,7 @@ each rollout), so evaluation and `act` see what training saw.
 from __future__ import annotations
 
 import dataclasses
+
 import jax
 import jax.numpy as jnp
 import optax
@@ -56,9 +57,9 @@ class PPOConfig(onpolicy.OnPolicyConfig):
 def default_config(env_name: str) -> PPOConfig:
     """Configs that work without tuning flags, per env family."""
     family = onpolicy.env_family(env_name)
-    if family == "continuous":  # Pendulum-like classic control
-        return PPOConfig(num_envs=16, num_steps=256, update_epochs=10, num_minibatches=32,
-                         gamma=0.95, gae_lambda=0.95, learning_rate=1e-3, ent_coef=0.0,
+    if family == "continuous":  # Pendulum-like classic control: short horizon, many epochs
+        return PPOConfig(num_envs=8, num_steps=256, update_epochs=10, num_minibatches=16,
+                         gamma=0.9, gae_lambda=0.95, learning_rate=1e-3, ent_coef=0.0,
                          normalize_reward=True, clip_value_loss=False)
     if family == "minatar":
         return PPOConfig(num_envs=64, num_steps=128, update_epochs=4, num_minibatches=8,
@@ -123,7 +124,7 @@ def make_batch(state: onpolicy.OnPolicyState, traj, rewards, config: PPOConfig, 
     terminated, truncated = onpolicy.loss_flags(traj, config)
     hp = state.hparams
     adv = gae(rewards, values, next_values, terminated, truncated, hp["gamma"], hp["gae_lambda"])
-    flat = lambda x: x.reshape(-1, *x.shape[2:])  # noqa: E731
+    flat = lambda x: x.reshape(-1, *x.shape[2:])
     batch = PPOBatch(flat(obs), flat(traj.action), flat(traj.log_prob), flat(values),
                      flat(adv), flat(adv + values))
     return batch
