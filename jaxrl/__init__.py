@@ -1,6 +1,13 @@
 """jaxrl: a JAX-accelerated, vectorized reinforcement-learning engine."""
 
-from jaxrl.driver import NonFiniteMetricError, TrainResult, make_train, seed_keys, train
+from jaxrl.driver import (
+    NonFiniteMetricError,
+    TrainResult,
+    make_train,
+    seed_keys,
+    train,
+    train_unrecorded,
+)
 
 __version__ = "0.1.0"
-__all__ = ["NonFiniteMetricError", "TrainResult", "make_train", "seed_keys", "train"]
+__all__ = ["NonFiniteMetricError", "TrainResult", "make_train", "seed_keys", "train", "train_unrecorded"]

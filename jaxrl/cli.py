@@ -69,9 +69,11 @@ def cmd_train(args) -> int:
     try:
         result = train(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
                        seed=args.seed, progress=not args.no_progress,
-                       eval_episodes=args.eval_episodes, **overrides)
+                       eval_episodes=args.eval_episodes, store=not args.no_store,
+                       runs_dir=args.runs_dir, command=["jaxrl", *sys.argv[1:]], **overrides)
     except NonFiniteMetricError as err:
-        print(f"jaxrl: {err}", file=sys.stderr)
+        where = f" (run kept in {err.result.run_dir})" if err.result.run_dir else ""
+        print(f"jaxrl: {err}{where}", file=sys.stderr)
         return 1
     returns = result.final_eval_return
     print(f"\n{result.algo} on {result.env}: {result.seeds} seeds x "
@@ -90,8 +92,10 @@ def cmd_train(args) -> int:
         "env_steps_per_second": result.env_steps_per_second,
         "final_eval_return": [_finite_or_none(r) for r in returns],
         "final_eval_return_iqm": _finite_or_none(stats.iqm(returns)),
-        "config": result.config.to_dict(),
+        "config": result.config.to_dict(), "run_id": result.run_id,
     })
+    if result.run_dir:
+        print(f"run {result.run_id}: report and curves in {result.run_dir}")
     return 0
 
 
@@ -126,6 +130,86 @@ def cmd_probe(args) -> int:
     return 0 if first_fail is None else 1
 
 
+# -- runs, plot, compare -------------------------------------------------------------------------
+def _store(args):
+    from jaxrl.runs.store import RunStore
+
+    return RunStore(args.runs_dir)
+
+
+def _print_frame(frame) -> None:
+    import pandas as pd
+
+    with pd.option_context("display.max_rows", 200, "display.max_columns", 30,
+                           "display.width", 200):
+        print(frame.to_string(index=False) if len(frame) else "(no rows)")
+
+
+def cmd_runs(args) -> int:
+    from jaxrl.runs import query
+
+    store = _store(args)
+    if args.runs_command == "ls":
+        _print_frame(query.ls(store, algo=args.algo, env=args.env, status=args.status))
+    elif args.runs_command == "show":
+        print(json.dumps(query.show(args.run_id, store), indent=2))
+    elif args.runs_command == "top":
+        _print_frame(query.top(args.env, args.metric, k=args.k, algo=args.algo, store=store))
+    elif args.runs_command == "latest":
+        _print_frame(query.latest(store))
+    elif args.runs_command == "sql":
+        _print_frame(query.sql(args.query, store))
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from jaxrl.runs import query
+    from jaxrl.runs.plots import plot_runs
+
+    store = _store(args)
+    latest = query.latest(store)
+    latest = latest[latest.env == args.env]
+    if latest.empty:
+        raise UsageError(f"no finished run on env {args.env!r} in {str(store.root)!r}")
+    curves = {}
+    for row in latest.itertuples():
+        frame = query.load_evaluations(row.run_id, store) if args.metric == "eval_return" \
+            else query.load_metrics(row.run_id, store)
+        curves[f"{row.algo} {row.run_id[-6:]}"] = frame
+    out = args.out or f"{args.env.replace(':', '_')}-{args.metric}.png"
+    _check_writable(out)
+    plot_runs(curves, args.metric, f"{args.env}: latest run per algorithm", path=out,
+              band=args.band)
+    print(f"wrote {out} ({len(curves)} runs)")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from jaxrl import stats
+    from jaxrl.runs import query
+
+    store = _store(args)
+    metas = [query.show(r, store) for r in (args.run_a, args.run_b)]
+    scores = []
+    for meta in metas:
+        r = np.asarray([np.nan if v is None else v for v in (meta.get("final_eval_return") or [])],
+                       dtype=float)
+        r = r[np.isfinite(r)]
+        if r.size == 0:
+            raise UsageError(f"run {meta['run_id']} has no final evaluation returns")
+        scores.append(r)
+    c = stats.compare(scores[0], scores[1], seed=args.seed)
+    for tag, meta in zip("ab", metas):
+        print(f"{meta['run_id']}: {meta['algo']} on {meta['env']}, n={c['n_' + tag]} seeds, "
+              f"IQM {c['iqm_' + tag]:.2f} [{c['iqm_' + tag + '_ci_low']:.2f}, "
+              f"{c['iqm_' + tag + '_ci_high']:.2f}]")
+    print(f"Welch t = {c['welch_t']:.3f}, p = {c['welch_p']:.4g}")
+    print(f"P(A > B) = {c['prob_improvement']:.3f} [{c['prob_improvement_ci_low']:.3f}, "
+          f"{c['prob_improvement_ci_high']:.3f}]")
+    print(f"intervals: {c.get('ci_method', '95% stratified percentile bootstrap')}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxrl", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -140,7 +224,45 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--eval-episodes", type=int, default=16)
     t.add_argument("--json", metavar="PATH")
     t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--runs-dir", default=None, help="run store root (default $JAXRL_RUNS_DIR or ./runs)")
+    t.add_argument("--no-store", action="store_true", help="do not record the run")
     t.set_defaults(func=cmd_train)
+
+    r = sub.add_parser("runs", help="query the run store")
+    r.add_argument("--runs-dir", default=None)
+    rs = r.add_subparsers(dest="runs_command", required=True)
+    ls = rs.add_parser("ls")
+    ls.add_argument("--algo")
+    ls.add_argument("--env")
+    ls.add_argument("--status")
+    show = rs.add_parser("show")
+    show.add_argument("run_id")
+    top = rs.add_parser("top")
+    top.add_argument("--env", required=True)
+    top.add_argument("--algo")
+    top.add_argument("--metric", default="episode_return_mean")
+    top.add_argument("-k", type=int, default=5)
+    rs.add_parser("latest")
+    q = rs.add_parser("sql")
+    q.add_argument("query")
+    for sp in (ls, show, top, q, rs.choices["latest"]):
+        sp.add_argument("--runs-dir", default=argparse.SUPPRESS)
+    r.set_defaults(func=cmd_runs)
+
+    pl = sub.add_parser("plot", help="learning curves of the latest run of each algorithm on an env")
+    pl.add_argument("--env", required=True)
+    pl.add_argument("--metric", default="episode_return_mean")
+    pl.add_argument("--band", choices=("iqm", "mean"), default="iqm")
+    pl.add_argument("--out", default=None, help="PNG path")
+    pl.add_argument("--runs-dir", default=None)
+    pl.set_defaults(func=cmd_plot)
+
+    cp = sub.add_parser("compare", help="IQM [CI], Welch's t-test and P(improvement) of two runs")
+    cp.add_argument("run_a")
+    cp.add_argument("run_b")
+    cp.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    cp.add_argument("--runs-dir", default=None)
+    cp.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("probe", help="run an algorithm up the probe ladder")
     p.add_argument("algo")

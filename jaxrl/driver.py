@@ -62,6 +62,8 @@ class TrainResult:
     run_seconds: float
     env_steps_per_second: float
     _act: Callable = dataclasses.field(repr=False, default=None)
+    run_id: str | None = None
+    run_dir: str | None = None
 
     def act(self, obs, key=None, seed: int = 0, deterministic: bool = True):
         """The trained policy of one seed: raw env obs ``[..., *obs_shape]`` -> env action."""
@@ -219,6 +221,62 @@ def train(
     env: str = "CartPole-v1",
     seeds: int = 1,
     total_steps: int = 100_000,
+    store: bool = True,
+    runs_dir: str | None = None,
+    command: list[str] | None = None,
+    on_chunk: Callable[[dict], None] | None = None,
+    **kwargs,
+) -> TrainResult:
+    """Train ``algo`` on ``env`` for ``total_steps`` env steps per seed, ``seeds`` seeds at once,
+    and archive the run in the run store (``runs_dir``, ``$JAXRL_RUNS_DIR`` or ``./runs``;
+    ``store=False`` to skip). Other keyword arguments: see `train_unrecorded` and the config.
+
+    The run folder gets metrics chunk by chunk as training goes; the run ends ``finished``,
+    ``failed`` (NaN guard or an error) or ``interrupted`` (Ctrl-C), keeping what it wrote.
+    ``result.run_id`` / ``result.run_dir`` name the folder.
+    """
+    if not store:
+        return train_unrecorded(algo, env, seeds, total_steps, on_chunk=on_chunk, **kwargs)
+    from jaxrl.runs.store import RunStore
+
+    run_store = RunStore(runs_dir)
+    run_store.ensure_writable()
+    overrides = {k: v for k, v in kwargs.items() if k not in _DRIVER_ARGS}
+    algorithm, _, _, config, _ = resolve(algo, env, total_steps, seeds,
+                                         kwargs.get("env_kwargs"), **overrides)
+    run = run_store.new_run(algorithm.name, env, config.to_dict(), seeds, total_steps, command)
+
+    def record(chunk: dict) -> None:
+        run.write_chunk(chunk["chunk"], chunk["metrics"], chunk["first_update"])
+        if on_chunk is not None:
+            on_chunk(chunk)
+
+    try:
+        result = train_unrecorded(algo, env, seeds, total_steps, on_chunk=record, **kwargs)
+    except NonFiniteMetricError as err:
+        err.result.run_id, err.result.run_dir = run.run_id, str(run.folder)
+        run.finish("failed", err.result, message=str(err))
+        raise
+    except KeyboardInterrupt:
+        run.finish("interrupted", message="interrupted by the user")
+        raise
+    except BaseException as err:
+        run.finish("failed", message=f"{type(err).__name__}: {err}")
+        raise
+    result.run_id, result.run_dir = run.run_id, str(run.folder)
+    run.finish("finished", result)
+    return result
+
+
+_DRIVER_ARGS = {"seed", "eval_every", "eval_episodes", "progress", "shard_seeds",
+                "max_chunk_updates", "env_kwargs"}
+
+
+def train_unrecorded(
+    algo: str,
+    env: str = "CartPole-v1",
+    seeds: int = 1,
+    total_steps: int = 100_000,
     seed: int = 0,
     eval_every: int | None = None,
     eval_episodes: int = 16,
@@ -275,6 +333,8 @@ def train(
         metrics["env_steps_per_second"] = np.full_like(
             metrics["env_steps"], seeds * steps_per_chunk / max(elapsed, 1e-9))
         chunks.append(metrics)
+        if on_chunk is not None:  # stream the chunk out first: a bad chunk is kept for debugging
+            on_chunk({"chunk": c, "metrics": metrics, "first_update": c * k})
         bad = first_non_finite(metrics)
         if bad is not None:
             name, bad_seed, update = bad
@@ -286,8 +346,6 @@ def train(
             returns = np.asarray(eval_fn(state, jax.vmap(jax.random.fold_in, (0, None))(eval_keys, c)))
             run_seconds += time.perf_counter() - t0
             evals.append(((c + 1) * k, returns))
-        if on_chunk is not None:
-            on_chunk({"chunk": c, "metrics": metrics})
         if bar is not None:
             bar.update(steps_per_chunk)
             bar.set_postfix_str(f"{seeds * steps_per_chunk / max(elapsed, 1e-9):,.0f} env-steps/s "
