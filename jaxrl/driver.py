@@ -123,9 +123,12 @@ def _params_digest(env_params) -> str:
 _PROGRAMS: dict[tuple, Any] = {}
 
 
-def _compiled(tag: str, algorithm, config, env, env_params, build: Callable, *example_args):
+def _compiled(tag: str, algorithm, config, env, env_params, build: Callable, *example_args,
+              sharding=None):
     """AOT-compile ``jit(build())`` for these args once per static key; returns
-    ``(executable, compile_seconds)`` (0 s on a cache hit)."""
+    ``(executable, compile_seconds)`` (0 s on a cache hit). With a seed ``sharding`` every
+    input and output leaf is pinned to it (leading axis = seed), so chunk outputs can be fed
+    straight back in."""
     shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype), getattr(x, "sharding", None)),
                           example_args)
     key = (tag, algorithm.name, config.static_key(), env, _params_digest(env_params),
@@ -133,7 +136,8 @@ def _compiled(tag: str, algorithm, config, env, env_params, build: Callable, *ex
     if key in _PROGRAMS:
         return _PROGRAMS[key], 0.0
     start = time.perf_counter()
-    compiled = jax.jit(build()).lower(*example_args).compile()
+    kw = {} if sharding is None else {"in_shardings": sharding, "out_shardings": sharding}
+    compiled = jax.jit(build(), **kw).lower(*example_args).compile()
     _PROGRAMS[key] = compiled
     return compiled, time.perf_counter() - start
 
@@ -309,14 +313,16 @@ def train_unrecorded(
 
     init_fn, t_init = _compiled("init", algorithm, config, wrapped, env_params,
                                 _init_program(algorithm, config, wrapped, env_params),
-                                seed_keys, hparams)
+                                seed_keys, hparams, sharding=sharding)
     state = init_fn(seed_keys, hparams)
     chunk_fn, t_chunk = _compiled("chunk", algorithm, config, wrapped, env_params,
-                                  _chunk_program(algorithm, config, wrapped, env_params, k), state)
+                                  _chunk_program(algorithm, config, wrapped, env_params, k), state,
+                                  sharding=sharding)
     horizon = eval_horizon(env_params)
     eval_fn, t_eval = _compiled("eval", algorithm, config, wrapped, env_params,
                                 _eval_program(algorithm, config, wrapped, env_params,
-                                              eval_episodes, horizon), state, eval_keys)
+                                              eval_episodes, horizon), state, place(eval_keys),
+                                sharding=sharding)
     compile_seconds = t_init + t_chunk + t_eval
 
     steps_per_chunk = k * config.steps_per_update
@@ -343,7 +349,8 @@ def train_unrecorded(
             break
         if (c + 1) % eval_every == 0 or c + 1 == num_chunks:
             t0 = time.perf_counter()
-            returns = np.asarray(eval_fn(state, jax.vmap(jax.random.fold_in, (0, None))(eval_keys, c)))
+            keys = place(jax.vmap(jax.random.fold_in, (0, None))(eval_keys, c))
+            returns = np.asarray(eval_fn(state, keys))
             run_seconds += time.perf_counter() - t0
             evals.append(((c + 1) * k, returns))
         if bar is not None:
