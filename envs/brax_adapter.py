@@ -107,7 +107,8 @@ class BraxEnv(Environment):
         self._episode_length = int(episode_length)
         # Abstract reset state (no compilation): sizes, and the dtypes every state leaf is
         # cast to (brax's reset/step disagree on weak types).
-        self._reset_avals = jax.eval_shape(brax_env.reset, jax.random.PRNGKey(0))
+        abstract_key = jax.ShapeDtypeStruct((2,), jnp.uint32)  # a raw key; only shapes matter
+        self._reset_avals = jax.eval_shape(brax_env.reset, abstract_key)
         obs = self._reset_avals.obs
         if not (hasattr(obs, "shape") and len(obs.shape) == 1):
             raise NotImplementedError(

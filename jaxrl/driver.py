@@ -66,8 +66,12 @@ class TrainResult:
     run_dir: str | None = None
 
     def act(self, obs, key=None, seed: int = 0, deterministic: bool = True):
-        """The trained policy of one seed: raw env obs ``[..., *obs_shape]`` -> env action."""
-        key = jax.random.key(0) if key is None else key
+        """The trained policy of one seed: raw env obs ``[..., *obs_shape]`` -> env action.
+        Stochastic actions (``deterministic=False``) need a ``key``."""
+        if key is None:
+            if not deterministic:
+                raise ValueError("act(deterministic=False) needs a PRNG key")
+            key = jax.random.key(seed)  # unused by the deterministic policy
         state = jax.tree.map(lambda x: x[seed], self.state)
         return self._act(state, obs, key, deterministic)
 
