@@ -1,0 +1,64 @@
+"""The report every run ends with: ``report.md`` (summary table and config) and
+``curves.png`` (training return and evaluation return over env steps, band over seeds)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from jaxrl.runs.store import atomic_write_text
+
+
+def summary_lines(meta: dict, returns: np.ndarray) -> list[str]:
+    from jaxrl import stats
+
+    s = stats.summarize(returns[np.isfinite(returns)]) if np.isfinite(returns).sum() else None
+    iqm = f"{s['iqm']:.2f} [{s['iqm_ci_low']:.2f}, {s['iqm_ci_high']:.2f}]" if s else "n/a"
+    mean = f"{s['mean']:.2f} ± {s['std']:.2f}" if s else "n/a"
+    return [
+        "| algo | env | seeds | steps/seed | final eval IQM [95% CI] | mean ± std | compile s | run s | env-steps/s |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| {meta['algo']} | {meta['env']} | {meta['seeds']} | {meta['total_steps_per_seed']:,} | "
+        f"{iqm} | {mean} | {meta['compile_seconds']:.1f} | {meta['run_seconds']:.1f} | "
+        f"{meta['env_steps_per_second']:,.0f} |",
+        "",
+        f"Interval: {s['ci_method']} over seeds." if s else "",
+    ]
+
+
+def write_report(folder: Path, meta: dict, result) -> None:
+    from jaxrl.runs.plots import plot_runs
+
+    returns = np.asarray(result.final_eval_return, dtype=float)
+    per_seed = " ".join(f"{r:.1f}" for r in returns)
+    lines = [f"# {meta['algo']} on {meta['env']} — run {meta['run_id']}", ""]
+    lines += summary_lines(meta, returns)
+    lines += ["", f"Final evaluation return per seed: {per_seed}", "",
+              f"Status: {meta['status']}; started {meta['started_at']}, ended {meta['ended_at']}; "
+              f"git {meta['git_commit'] or 'n/a'}{' (dirty)' if meta['git_dirty'] else ''}; "
+              f"{meta['device_count']} x {meta['device_kind']}.", "",
+              f"Command: `{meta['command_line']}`", "", "![curves](curves.png)", "",
+              "## Config", "", "```json", json.dumps(meta["config"], indent=2, default=str), "```",
+              ""]
+    atomic_write_text(folder / "report.md", "\n".join(lines))
+    _write_curves(folder, meta, result, plot_runs)
+
+
+def _write_curves(folder: Path, meta: dict, result, plot_runs) -> None:
+    from matplotlib.figure import Figure  # no pyplot: never touches the user's backend
+
+    fig = Figure(figsize=(12, 4.2), dpi=110)
+    axes = fig.subplots(1, 2)
+    train = result.metrics.copy()
+    plot_runs({meta["algo"]: train}, "episode_return_mean", "training episode return", ax=axes[0])
+    evals = result.evaluations
+    if len(evals):
+        plot_runs({meta["algo"]: evals}, "eval_return", "evaluation return (deterministic)",
+                  ax=axes[1])
+    fig.suptitle(f"{meta['algo']} on {meta['env']}, {meta['seeds']} seeds")
+    fig.tight_layout()
+    tmp = folder / ".curves.tmp.png"
+    fig.savefig(tmp)
+    tmp.replace(folder / "curves.png")

@@ -1,0 +1,219 @@
+"""The run store: every training run archived in ``<root>/<run_id>/``.
+
+Layout of one run folder::
+
+    run.json                 metadata (config, command, git commit, versions, device, times,
+                             status, final evaluation returns per seed, summary)
+    code.diff                uncommitted changes of the code that ran (may be empty)
+    metrics/chunk-00000.parquet ...   per-seed per-update metrics, one file per chunk,
+                             written as training goes (a crash keeps every finished chunk)
+    evaluations.parquet      periodic deterministic evaluations per seed
+    report.md, curves.png    the report written when the run ends
+
+Every file is written atomically (temp file in the same folder, then ``os.replace``), so a
+reader never sees half a file, and run ids carry a random suffix so two processes starting at
+the same second never collide.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import secrets
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+DEFAULT_ROOT = "runs"
+STATUSES = ("running", "finished", "failed", "interrupted")
+
+
+class StoreError(ValueError):
+    """A run-store problem with a one-line message (e.g. a root that is not writable)."""
+
+
+def default_root() -> Path:
+    return Path(os.environ.get("JAXRL_RUNS_DIR", DEFAULT_ROOT))
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
+
+def atomic_write_parquet(path: Path, frame: pd.DataFrame) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    frame.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def _json_default(x):
+    if isinstance(x, (np.floating, np.integer, np.bool_)):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, tuple):
+        return list(x)
+    return str(x)
+
+
+def _finite(x) -> Optional[float]:
+    return float(x) if x is not None and np.isfinite(x) else None
+
+
+def code_provenance() -> dict:
+    """Git commit and dirty diff of the jaxrl checkout that is running (if it is one)."""
+    repo = Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str:
+        try:
+            out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                                 timeout=20, check=False)
+            return out.stdout if out.returncode == 0 else ""
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"git_commit": git("rev-parse", "HEAD").strip() or None,
+            "git_diff": git("diff", "HEAD")}
+
+
+def package_versions() -> dict:
+    from importlib import metadata
+
+    out = {}
+    for name in ("jax", "jaxlib", "flax", "optax", "gymnax", "brax", "jaxrl"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def device_info() -> dict:
+    import jax
+
+    devices = jax.devices()
+    return {"platform": devices[0].platform, "device_kind": devices[0].device_kind,
+            "device_count": len(devices)}
+
+
+class RunStore:
+    """A folder of runs. ``RunStore()`` uses ``$JAXRL_RUNS_DIR`` or ``./runs``."""
+
+    def __init__(self, root: Optional[os.PathLike] = None):
+        self.root = Path(root) if root is not None else default_root()
+
+    def ensure_writable(self) -> None:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(f"run store {str(self.root)!r} cannot be created: {err.strerror}") from None
+        if not os.access(self.root, os.W_OK):
+            raise StoreError(f"run store {str(self.root)!r} is not writable")
+
+    def new_run(self, algo: str, env: str, config: dict, seeds: int, total_steps: int,
+                command: Optional[list[str]] = None, sweep_id: Optional[str] = None) -> "Run":
+        self.ensure_writable()
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        safe_env = "".join(c if c.isalnum() or c in "-_" else "-" for c in env)
+        run_id = f"{stamp}-{algo}-{safe_env}-{secrets.token_hex(3)}"
+        folder = self.root / run_id
+        folder.mkdir()
+        (folder / "metrics").mkdir()
+        prov = code_provenance()
+        atomic_write_text(folder / "code.diff", prov["git_diff"])
+        meta = {
+            "run_id": run_id, "algo": algo, "env": env, "seeds": int(seeds),
+            "total_steps_per_seed": int(total_steps), "status": "running",
+            "config": config, "command": command if command is not None else list(sys.argv),
+            "command_line": shlex.join(command if command is not None else sys.argv),
+            "git_commit": prov["git_commit"], "git_dirty": bool(prov["git_diff"].strip()),
+            "versions": package_versions(), **device_info(),
+            "started_at": _now(), "ended_at": None, "sweep_id": sweep_id,
+            "final_eval_return": None, "final_eval_return_mean": None,
+            "final_eval_return_iqm": None, "compile_seconds": None, "run_seconds": None,
+            "env_steps_per_second": None, "message": None,
+        }
+        run = Run(folder, meta)
+        run.save_meta()
+        return run
+
+    def run_dirs(self) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p for p in self.root.iterdir() if (p / "run.json").is_file())
+
+    def load(self, run_id: str) -> dict:
+        path = self.root / run_id / "run.json"
+        if not path.is_file():
+            raise StoreError(f"no run {run_id!r} in {str(self.root)!r}")
+        return json.loads(path.read_text())
+
+
+class Run:
+    """One run folder being written. Use `write_chunk` as training goes, then `finish`."""
+
+    def __init__(self, folder: Path, meta: dict):
+        self.folder = folder
+        self.meta = meta
+
+    @property
+    def run_id(self) -> str:
+        return self.meta["run_id"]
+
+    def save_meta(self) -> None:
+        atomic_write_text(self.folder / "run.json",
+                          json.dumps(self.meta, indent=2, default=_json_default))
+
+    def write_chunk(self, index: int, metrics: dict, first_update: int) -> None:
+        """``metrics``: ``{name: [seeds, K]}`` host arrays of one chunk -> one Parquet file."""
+        from jaxrl.driver import metrics_frame
+
+        frame = metrics_frame([metrics])
+        frame["update"] += first_update
+        frame.insert(0, "run_id", self.run_id)
+        atomic_write_parquet(self.folder / "metrics" / f"chunk-{index:05d}.parquet", frame)
+
+    def finish(self, status: str, result=None, message: Optional[str] = None) -> None:
+        """Record the end state; with a result also evaluations, summary, report and curves."""
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}")
+        self.meta.update(status=status, ended_at=_now(), message=message)
+        if result is not None:
+            from jaxrl import stats
+
+            returns = np.asarray(result.final_eval_return, dtype=float)
+            self.meta.update(
+                final_eval_return=[_finite(r) for r in returns],
+                final_eval_return_mean=_finite(np.nanmean(returns)) if np.isfinite(returns).any() else None,
+                final_eval_return_iqm=_finite(stats.iqm(returns)),
+                compile_seconds=result.compile_seconds, run_seconds=result.run_seconds,
+                env_steps_per_second=result.env_steps_per_second,
+                total_steps_per_seed=int(result.total_steps_per_seed),
+            )
+            evals = result.evaluations.copy()
+            evals.insert(0, "run_id", self.run_id)
+            atomic_write_parquet(self.folder / "evaluations.parquet", evals)
+        self.save_meta()
+        if result is not None:
+            from jaxrl.runs.report import write_report
+
+            write_report(self.folder, self.meta, result)
