@@ -135,3 +135,32 @@ def test_cli_compare_prints_iqm_ci_welch_and_poi(store, capsys):
     assert main(["compare", a.run_id, b.run_id, "--runs-dir", str(store.root)]) == 0
     out = capsys.readouterr().out
     assert "n=3 seeds" in out and "Welch t" in out and "P(A > B)" in out and "bootstrap" in out
+
+
+KILL_SCRIPT = """
+import sys
+from jaxrl.cli import main
+sys.exit(main(["train", "ppo", "--env", "probe:value", "--seeds", "2", "--total-steps", "40000000",
+               "--set", "num_envs=4", "--set", "num_steps=16", "--set", "update_epochs=1",
+               "--set", "num_minibatches=1", "--set", "hidden=8", "--no-progress",
+               "--runs-dir", sys.argv[1]]))
+"""
+
+
+def test_sigkill_mid_run_leaves_readable_chunks_and_interrupted_status(store):
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(store.root)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while time.time() < deadline and len(list(store.root.glob("*/metrics/chunk-*.parquet"))) < 3:
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    runs = query.ls(store)
+    assert len(runs) == 1 and runs.status[0] == "interrupted"
+    chunks = len(list(store.root.glob("*/metrics/chunk-*.parquet")))
+    assert chunks >= 3 and not list(store.root.glob("*/metrics/.*tmp"))  # no half-written file
+    n = query.sql("SELECT count(*) AS n FROM metrics", store).n[0]
+    assert n == chunks * 2 * 50  # 2 seeds x 50 updates per chunk, every finished chunk

@@ -323,3 +323,10 @@ def test_bad_input_raises_one_line_value_error(call, match):
     with pytest.raises(ValueError, match=match) as err:
         call()
     assert "\n" not in str(err.value)
+
+
+def test_ci_of_1000_seeds_covers_the_true_iqm():
+    """N(0, 1) is symmetric, so its true IQM is 0; the bootstrap CI over 1,000 draws covers it."""
+    x = np.random.default_rng(123).normal(0.0, 1.0, size=1000)
+    low, high = S.bootstrap_ci(x, statistic="iqm", reps=2000, seed=0)
+    assert low < 0.0 < high and high - low < 0.2

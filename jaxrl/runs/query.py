@@ -10,7 +10,7 @@ from typing import Optional
 import duckdb
 import pandas as pd
 
-from jaxrl.runs.store import RunStore, StoreError
+from jaxrl.runs.store import RunStore, StoreError, repair_if_dead
 
 RUN_COLUMNS = ["run_id", "algo", "env", "status", "seeds", "total_steps_per_seed",
                "final_eval_return_mean", "final_eval_return_iqm", "compile_seconds",
@@ -26,7 +26,7 @@ def runs_frame(store: RunStore) -> pd.DataFrame:
     rows = []
     for folder in store.run_dirs():
         try:
-            meta = json.loads((folder / "run.json").read_text())
+            meta = repair_if_dead(folder / "run.json", json.loads((folder / "run.json").read_text()))
         except (OSError, json.JSONDecodeError):
             continue
         row = {c: meta.get(c) for c in RUN_COLUMNS}

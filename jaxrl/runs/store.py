@@ -22,6 +22,7 @@ import json
 import os
 import secrets
 import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -151,6 +152,7 @@ class RunStore:
             "final_eval_return": None, "final_eval_return_mean": None,
             "final_eval_return_iqm": None, "compile_seconds": None, "run_seconds": None,
             "env_steps_per_second": None, "message": None,
+            "pid": os.getpid(), "host": socket.gethostname(),
         }
         run = Run(folder, meta)
         run.save_meta()
@@ -165,7 +167,33 @@ class RunStore:
         path = self.root / run_id / "run.json"
         if not path.is_file():
             raise StoreError(f"no run {run_id!r} in {str(self.root)!r}")
-        return json.loads(path.read_text())
+        return repair_if_dead(path, json.loads(path.read_text()))
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def repair_if_dead(path: Path, meta: dict) -> dict:
+    """A run still marked ``running`` whose process (on this host) is gone was killed without a
+    chance to say so (SIGKILL, power loss): mark it ``interrupted``, keeping its chunks."""
+    if meta.get("status") != "running" or meta.get("host") != socket.gethostname():
+        return meta
+    pid = meta.get("pid")
+    if pid is None or _process_alive(int(pid)):
+        return meta
+    for leftover in path.parent.rglob(".*.tmp"):  # a write the kill cut short; never visible
+        leftover.unlink(missing_ok=True)
+    meta = {**meta, "status": "interrupted",
+            "message": "process ended without finishing (killed); repaired on query"}
+    atomic_write_text(path, json.dumps(meta, indent=2, default=_json_default))
+    return meta
 
 
 class Run:
