@@ -1,6 +1,5 @@
 """The notebooks run top to bottom at a tiny budget (JAXRL_NOTEBOOK_SMOKE=1)."""
 
-import os
 from pathlib import Path
 
 import nbformat
