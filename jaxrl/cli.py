@@ -210,6 +210,14 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def cmd_export(args) -> int:
+    from jaxrl.runs.export import to_tensorboard
+
+    out = to_tensorboard(args.run_id, args.out, _store(args))
+    print(f"wrote TensorBoard event files to {out} (tensorboard --logdir {out})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxrl", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -263,6 +271,13 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     cp.add_argument("--runs-dir", default=None)
     cp.set_defaults(func=cmd_compare)
+
+    ex = sub.add_parser("export", help="export a stored run (TensorBoard event files)")
+    ex.add_argument("format", choices=("tensorboard",))
+    ex.add_argument("run_id")
+    ex.add_argument("--out", default=None)
+    ex.add_argument("--runs-dir", default=None)
+    ex.set_defaults(func=cmd_export)
 
     p = sub.add_parser("probe", help="run an algorithm up the probe ladder")
     p.add_argument("algo")

@@ -164,3 +164,35 @@ def test_sigkill_mid_run_leaves_readable_chunks_and_interrupted_status(store):
     assert chunks >= 3 and not list(store.root.glob("*/metrics/.*tmp"))  # no half-written file
     n = query.sql("SELECT count(*) AS n FROM metrics", store).n[0]
     assert n == chunks * 2 * 50  # 2 seeds x 50 updates per chunk, every finished chunk
+
+
+def _read_tensorboard_scalars(folder: Path) -> dict:
+    """Parse TFRecord-framed event files (length, crc, payload, crc) into {tag: [(step, v)]}."""
+    import struct
+
+    from tensorboardX.proto import event_pb2
+
+    out = {}
+    for path in folder.glob("events.out.tfevents.*"):
+        data = path.read_bytes()
+        pos = 0
+        while pos < len(data):
+            (length,) = struct.unpack("<Q", data[pos:pos + 8])
+            event = event_pb2.Event.FromString(data[pos + 12:pos + 12 + length])
+            pos += 12 + length + 4
+            for v in event.summary.value:
+                out.setdefault(v.tag, []).append((event.step, v.simple_value))
+    return out
+
+
+def test_tensorboard_export_round_trip(store, capsys):
+    r = train("ppo", env="probe:action", seeds=2, total_steps=64 * 4, runs_dir=store.root, **TINY)
+    out = store.root / "tb"
+    assert main(["export", "tensorboard", r.run_id, "--out", str(out),
+                 "--runs-dir", str(store.root)]) == 0
+    scalars = _read_tensorboard_scalars(out / "seed_1")
+    expected = r.metrics[r.metrics.seed == 1].value_loss.to_numpy()
+    got = [v for _, v in sorted(scalars["train/value_loss"])]
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert [s for s, _ in sorted(scalars["train/value_loss"])] == [64, 128, 192, 256]
+    assert "eval/return" in scalars
