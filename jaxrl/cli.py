@@ -211,8 +211,12 @@ def cmd_compare(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from jaxrl.runs.export import to_tensorboard
+    from jaxrl.runs.export import to_tensorboard, to_wandb
 
+    if args.format == "wandb":
+        out = to_wandb(args.run_id, args.out, _store(args))
+        print(f"wrote offline W&B runs under {out / 'wandb'} (upload with: wandb sync)")
+        return 0
     out = to_tensorboard(args.run_id, args.out, _store(args))
     print(f"wrote TensorBoard event files to {out} (tensorboard --logdir {out})")
     return 0
@@ -272,8 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--runs-dir", default=None)
     cp.set_defaults(func=cmd_compare)
 
-    ex = sub.add_parser("export", help="export a stored run (TensorBoard event files)")
-    ex.add_argument("format", choices=("tensorboard",))
+    ex = sub.add_parser("export", help="export a stored run (TensorBoard, W&B offline)")
+    ex.add_argument("format", choices=("tensorboard", "wandb"))
     ex.add_argument("run_id")
     ex.add_argument("--out", default=None)
     ex.add_argument("--runs-dir", default=None)

@@ -196,3 +196,44 @@ def test_tensorboard_export_round_trip(store, capsys):
     np.testing.assert_allclose(got, expected, rtol=1e-6)
     assert [s for s, _ in sorted(scalars["train/value_loss"])] == [64, 128, 192, 256]
     assert "eval/return" in scalars
+
+
+class _FakeWandbRun:
+    def __init__(self, calls, kwargs):
+        self.calls, self.kwargs, self.logged = calls, kwargs, []
+        calls.append(self)
+
+    def log(self, values, step):
+        self.logged.append((step, dict(values)))
+
+    def finish(self):
+        self.finished = True
+
+
+def test_wandb_export_logs_every_seed_and_step(store, monkeypatch):
+    import types
+
+    r = train("ppo", env="probe:action", seeds=2, total_steps=64 * 4, runs_dir=store.root, **TINY)
+    calls = []
+    fake = types.SimpleNamespace(init=lambda **kw: _FakeWandbRun(calls, kw))
+    monkeypatch.setitem(sys.modules, "wandb", fake)
+    from jaxrl.runs.export import to_wandb
+
+    to_wandb(r.run_id, store=store)
+    assert len(calls) == 2 and all(c.finished for c in calls)
+    assert calls[0].kwargs["mode"] == "offline" and calls[0].kwargs["group"] == r.run_id
+    steps = [s for s, _ in calls[1].logged]
+    assert steps == sorted(steps) == [64, 128, 192, 256]
+    logged = [v["train/value_loss"] for _, v in calls[1].logged]
+    np.testing.assert_allclose(logged, r.metrics[r.metrics.seed == 1].value_loss, rtol=1e-6)
+    assert "eval/return" in calls[1].logged[-1][1]
+
+
+def test_wandb_export_writes_offline_runs(store, monkeypatch):
+    pytest.importorskip("wandb")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    r = train("ppo", env="probe:action", seeds=2, total_steps=64 * 2, runs_dir=store.root, **TINY)
+    assert main(["export", "wandb", r.run_id, "--runs-dir", str(store.root)]) == 0
+    files = list((Path(r.run_dir) / "wandb").glob("offline-run-*/run-*.wandb"))
+    assert len(files) == 2 and all(f.stat().st_size > 0 for f in files)
