@@ -37,32 +37,19 @@ def _check_writable(path: str | None) -> None:
 
 
 def _write_json(path: str | None, payload: dict) -> None:
-    if path is None:
-        return
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(payload, f, indent=2, default=_json_default)
-    os.replace(tmp, path)
+    from pathlib import Path
 
+    from jaxrl.runs.store import atomic_write_text, json_default
 
-def _json_default(x):
-    if isinstance(x, (np.floating, np.integer)):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, tuple):
-        return list(x)
-    return str(x)
-
-
-def _finite_or_none(x) -> float | None:
-    return float(x) if np.isfinite(x) else None
+    if path is not None:
+        atomic_write_text(Path(path), json.dumps(payload, indent=2, default=json_default))
 
 
 # -- train --------------------------------------------------------------------------------------
 def cmd_train(args) -> int:
     from jaxrl import stats
     from jaxrl.driver import NonFiniteMetricError, train
+    from jaxrl.runs.store import finite_or_none
 
     _check_writable(args.json)
     overrides = _parse_sets(args.set)
@@ -90,8 +77,8 @@ def cmd_train(args) -> int:
         "total_steps_per_seed": result.total_steps_per_seed,
         "compile_seconds": result.compile_seconds, "run_seconds": result.run_seconds,
         "env_steps_per_second": result.env_steps_per_second,
-        "final_eval_return": [_finite_or_none(r) for r in returns],
-        "final_eval_return_iqm": _finite_or_none(stats.iqm(returns)),
+        "final_eval_return": [finite_or_none(r) for r in returns],
+        "final_eval_return_iqm": finite_or_none(stats.iqm(returns)),
         "config": result.config.to_dict(), "run_id": result.run_id,
     })
     if result.run_dir:

@@ -66,7 +66,8 @@ def atomic_write_parquet(path: Path, frame: pd.DataFrame) -> None:
     os.replace(tmp, path)
 
 
-def _json_default(x):
+def json_default(x):
+    """JSON for numpy scalars/arrays and tuples (everything else as str)."""
     if isinstance(x, (np.floating, np.integer, np.bool_)):
         return x.item()
     if isinstance(x, np.ndarray):
@@ -76,7 +77,7 @@ def _json_default(x):
     return str(x)
 
 
-def _finite(x) -> Optional[float]:
+def finite_or_none(x) -> Optional[float]:
     return float(x) if x is not None and np.isfinite(x) else None
 
 
@@ -192,7 +193,7 @@ def repair_if_dead(path: Path, meta: dict) -> dict:
         leftover.unlink(missing_ok=True)
     meta = {**meta, "status": "interrupted",
             "message": "process ended without finishing (killed); repaired on query"}
-    atomic_write_text(path, json.dumps(meta, indent=2, default=_json_default))
+    atomic_write_text(path, json.dumps(meta, indent=2, default=json_default))
     return meta
 
 
@@ -209,7 +210,7 @@ class Run:
 
     def save_meta(self) -> None:
         atomic_write_text(self.folder / "run.json",
-                          json.dumps(self.meta, indent=2, default=_json_default))
+                          json.dumps(self.meta, indent=2, default=json_default))
 
     def write_chunk(self, index: int, metrics: dict, first_update: int) -> None:
         """``metrics``: ``{name: [seeds, K]}`` host arrays of one chunk -> one Parquet file."""
@@ -230,9 +231,9 @@ class Run:
 
             returns = np.asarray(result.final_eval_return, dtype=float)
             self.meta.update(
-                final_eval_return=[_finite(r) for r in returns],
-                final_eval_return_mean=_finite(np.nanmean(returns)) if np.isfinite(returns).any() else None,
-                final_eval_return_iqm=_finite(stats.iqm(returns)),
+                final_eval_return=[finite_or_none(r) for r in returns],
+                final_eval_return_mean=finite_or_none(np.nanmean(returns)) if np.isfinite(returns).any() else None,
+                final_eval_return_iqm=finite_or_none(stats.iqm(returns)),
                 compile_seconds=result.compile_seconds, run_seconds=result.run_seconds,
                 env_steps_per_second=result.env_steps_per_second,
                 total_steps_per_seed=int(result.total_steps_per_seed),
