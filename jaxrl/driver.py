@@ -127,10 +127,12 @@ def _params_digest(env_params) -> str:
 _PROGRAMS: dict[tuple, Any] = {}
 
 
-def _compiled(tag: str, algorithm, config, env, env_params, build: Callable, *example_args,
+def _compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
               sharding=None):
     """AOT-compile ``jit(build())`` for these args once per static key; returns
-    ``(executable, compile_seconds)`` (0 s on a cache hit). With a seed ``sharding`` every
+    ``(executable, compile_seconds)`` (0 s on a cache hit). ``tag`` names the program and every
+    Python value its builder closes over (chunk length, eval episodes, ...), which are part of
+    the cache key alongside the static config and the argument shapes. With a seed ``sharding`` every
     input and output leaf is pinned to it (leading axis = seed), so chunk outputs can be fed
     straight back in."""
     shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype), getattr(x, "sharding", None)),
@@ -315,15 +317,15 @@ def train_unrecorded(
     eval_keys = jax.random.split(jax.random.fold_in(root, 1), seeds)
     hparams = place(jax.tree.map(lambda v: jnp.broadcast_to(v, (seeds,)), config.hparams()))
 
-    init_fn, t_init = _compiled("init", algorithm, config, wrapped, env_params,
+    init_fn, t_init = _compiled(("init",), algorithm, config, wrapped, env_params,
                                 _init_program(algorithm, config, wrapped, env_params),
                                 seed_keys, hparams, sharding=sharding)
     state = init_fn(seed_keys, hparams)
-    chunk_fn, t_chunk = _compiled("chunk", algorithm, config, wrapped, env_params,
+    chunk_fn, t_chunk = _compiled(("chunk", k), algorithm, config, wrapped, env_params,
                                   _chunk_program(algorithm, config, wrapped, env_params, k), state,
                                   sharding=sharding)
     horizon = eval_horizon(env_params)
-    eval_fn, t_eval = _compiled("eval", algorithm, config, wrapped, env_params,
+    eval_fn, t_eval = _compiled(("eval", eval_episodes, horizon), algorithm, config, wrapped, env_params,
                                 _eval_program(algorithm, config, wrapped, env_params,
                                               eval_episodes, horizon), state, place(eval_keys),
                                 sharding=sharding)

@@ -119,3 +119,12 @@ def test_python_api_result_and_diagnostic_levels():
 def test_cartpole_learns_on_several_seeds():
     result = train("ppo", env="CartPole-v1", seeds=4, total_steps=150_000, progress=False)
     assert np.median(result.final_eval_return) > 200, result.final_eval_return
+
+
+def test_program_cache_keys_on_chunk_length():
+    """Same config, env and seeds but a different chunk length must not reuse the program."""
+    kw = dict(seeds=2, total_steps=256 * 6, progress=False, hidden=(8,))
+    a = train("ppo", env="probe:value", max_chunk_updates=6, **kw)
+    b = train("ppo", env="probe:value", max_chunk_updates=2, **kw)
+    assert len(a.metrics) == len(b.metrics) == 2 * 6
+    assert b.compile_seconds > 0
