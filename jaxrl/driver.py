@@ -252,8 +252,8 @@ def train(
     run_store = RunStore(runs_dir)
     run_store.ensure_writable()
     overrides = {k: v for k, v in kwargs.items() if k not in _DRIVER_ARGS}
-    algorithm, _, _, config, _ = resolve(algo, env, total_steps, seeds,
-                                         kwargs.get("env_kwargs"), **overrides)
+    resolved = resolve(algo, env, total_steps, seeds, kwargs.get("env_kwargs"), **overrides)
+    algorithm, config = resolved[0], resolved[3]
     run = run_store.new_run(algorithm.name, env, config.to_dict(), seeds, total_steps, command)
 
     def record(chunk: dict) -> None:
@@ -262,7 +262,8 @@ def train(
             on_chunk(chunk)
 
     try:
-        result = train_unrecorded(algo, env, seeds, total_steps, on_chunk=record, **kwargs)
+        result = train_unrecorded(algo, env, seeds, total_steps, on_chunk=record,
+                                  _resolved=resolved, **kwargs)
     except NonFiniteMetricError as err:
         err.result.run_id, err.result.run_dir = run.run_id, str(run.folder)
         run.finish("failed", err.result, message=str(err))
@@ -295,6 +296,7 @@ def train_unrecorded(
     max_chunk_updates: int = MAX_CHUNK_UPDATES,
     env_kwargs: dict | None = None,
     on_chunk: Callable[[dict], None] | None = None,
+    _resolved: tuple | None = None,
     **overrides,
 ) -> TrainResult:
     """Train ``algo`` on ``env`` for ``total_steps`` env steps per seed, ``seeds`` seeds at once.
@@ -304,8 +306,8 @@ def train_unrecorded(
     each chunk with that chunk's metrics (``{name: [seeds, K]}``) for streaming to a store.
     Raises `NonFiniteMetricError` (with the partial result attached) if a metric goes NaN/Inf.
     """
-    algorithm, wrapped, env_params, config, num_updates = resolve(
-        algo, env, total_steps, seeds, env_kwargs, **overrides)
+    algorithm, wrapped, env_params, config, num_updates = _resolved or resolve(
+        algo, env, total_steps, seeds, env_kwargs, **overrides)  # `train` resolves once for both
     k = chunk_length(num_updates, max_chunk_updates)
     num_chunks = num_updates // k
     eval_every = eval_every or max(1, num_chunks // 10)
