@@ -29,6 +29,14 @@ def _dense(features: int, gain: float) -> nn.Dense:
                     bias_init=nn.initializers.zeros)
 
 
+def _hidden_layers(x: jax.Array, hidden: Sequence[int], activation: str) -> jax.Array:
+    """Dense + activation per width (called inside a compact module, which names the layers)."""
+    act = ACTIVATIONS[activation]
+    for width in hidden:
+        x = act(_dense(width, np.sqrt(2.0))(x))
+    return x
+
+
 class MLP(nn.Module):
     """``[..., in] -> [..., out]``: hidden layers with ``activation``, orthogonal init."""
 
@@ -39,10 +47,18 @@ class MLP(nn.Module):
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        act = ACTIVATIONS[self.activation]
-        for width in self.hidden:
-            x = act(_dense(width, np.sqrt(2.0))(x))
-        return _dense(self.out, self.out_gain)(x)
+        return _dense(self.out, self.out_gain)(_hidden_layers(x, self.hidden, self.activation))
+
+
+class Torso(nn.Module):
+    """``[..., in] -> [..., hidden[-1]]``: the hidden layers of an MLP, without an output layer."""
+
+    hidden: Sequence[int]
+    activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return _hidden_layers(x, self.hidden, self.activation)
 
 
 class PolicyHead(nn.Module):
@@ -65,25 +81,40 @@ class PolicyHead(nn.Module):
 
 
 class ActorCritic(nn.Module):
-    """Separate policy and value MLPs. ``obs [..., obs_dim] -> (dist, value [...])``."""
+    """Policy and value MLPs. ``obs [..., obs_dim] -> (dist, value [...])``.
+
+    ``shared=False`` (default): two separate MLPs, so the policy and value losses can be
+    optimized apart (VPG, TRPO). ``shared=True``: one torso of ``hidden`` layers with a linear
+    policy head and a linear value head on top (A2C/PPO's Atari-style network). Either way the
+    policy's parameters live under ``params["params"]["policy"]`` and the value head's under
+    ``params["params"]["value_net"]`` (the shared torso under ``["torso"]``).
+    """
 
     action_space: Space
     hidden: Sequence[int] = (64, 64)
     activation: str = "tanh"
     init_log_std: float = 0.0
+    shared: bool = False
 
     def setup(self):
-        self.policy = PolicyHead(self.action_space, self.hidden, self.activation, self.init_log_std)
-        self.value_net = MLP(self.hidden, 1, self.activation, 1.0)
+        head_hidden = () if self.shared else self.hidden
+        if self.shared:
+            self.torso = Torso(self.hidden, self.activation)
+        self.policy = PolicyHead(self.action_space, head_hidden, self.activation, self.init_log_std)
+        self.value_net = MLP(head_hidden, 1, self.activation, 1.0)
+
+    def _features(self, obs: jax.Array) -> jax.Array:
+        return self.torso(obs) if self.shared else obs
 
     def __call__(self, obs: jax.Array):
-        return self.policy(obs), self.value(obs)
+        x = self._features(obs)
+        return self.policy(x), self.value_net(x)[..., 0]
 
     def value(self, obs: jax.Array) -> jax.Array:
-        return self.value_net(obs)[..., 0]
+        return self.value_net(self._features(obs))[..., 0]
 
     def dist(self, obs: jax.Array):
-        return self.policy(obs)
+        return self.policy(self._features(obs))
 
 
 def to_env_action(action_space: Space, action: jax.Array) -> jax.Array:

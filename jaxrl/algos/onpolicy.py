@@ -1,8 +1,14 @@
-"""Machinery shared by the on-policy algorithms (PPO now; VPG, A2C, TRPO next).
+"""Machinery shared by the on-policy algorithms (PPO, VPG, A2C, TRPO).
 
-A new on-policy algorithm is its loss and update rule plus config; the rollout, observation
-normalization, reward scaling, truncation-aware flags, optimizer, minibatching, diagnostics and
-state bookkeeping all live here once.
+A new on-policy algorithm is its config, its loss and its update rule
+``update(state, batch, key, config, network) -> (params, opt_state, metrics)`` plus the
+optimizers it keeps (``optimizers(hp, config, lr_scale) -> {group: GradientTransformation}``).
+Everything else lives here once: the rollout, observation normalization, reward scaling,
+truncation-aware advantages (`make_batch`), parameter groups, minibatch SGD, value regression,
+diagnostics and state bookkeeping (`make_train_step`, `make_init`).
+
+Parameter groups: ``"all"`` (every parameter), ``"policy"`` and ``"value"`` (the two separate
+MLPs of an unshared `ActorCritic`). An algorithm's optimizer state is ``{group: opt_state}``.
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import ActorCritic, to_env_action
-from jaxrl.ops import RunningMeanStd, normalize, running_stats_init, running_stats_update
+from jaxrl.ops import (
+    RunningMeanStd,
+    gae,
+    normalize,
+    running_stats_init,
+    running_stats_update,
+)
 from jaxrl.rollout import EnvCarry, collect, flatten_obs, reset_envs
 
 OBS_CLIP = 10.0
@@ -38,6 +50,9 @@ class OnPolicyConfig(AlgoConfig):
     normalize_obs: bool = static(True, "running mean/var observation normalization")
     normalize_reward: bool = static(False, "scale rewards by the running std of returns")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
+    shared_network: bool = static(False, "one torso for policy and value (else two MLPs)")
+    normalize_advantages: bool = static(True, "standardize advantages (per minibatch)")
+    anneal_lr: bool = static(True, "linearly anneal the learning rate(s) to 0")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 
     gamma: float = traced(0.99)
@@ -63,6 +78,26 @@ class OnPolicyConfig(AlgoConfig):
             raise ConfigError(f"hidden widths must be >= 1, got {self.hidden}")
 
 
+@dataclasses.dataclass(frozen=True)
+class SeparateValueConfig(OnPolicyConfig):
+    """On-policy methods whose value MLP is regressed apart from the policy (VPG, TRPO)."""
+
+    value_epochs: int = static(5, "passes of value regression per update")
+    value_minibatches: int = static(4, "minibatches per value-regression pass")
+    vf_learning_rate: float = traced(1e-3, "Adam learning rate of the value regression")
+
+    def validate(self) -> None:
+        super().validate()
+        if self.shared_network:
+            raise ConfigError("shared_network=True needs a joint loss; this algorithm fits the "
+                              "policy and the value function separately")
+        if self.value_epochs < 1 or self.value_minibatches < 1:
+            raise ConfigError("value_epochs and value_minibatches must be >= 1")
+        if self.steps_per_update % self.value_minibatches:
+            raise ConfigError(f"num_envs * num_steps ({self.steps_per_update}) must be divisible "
+                              f"by value_minibatches ({self.value_minibatches})")
+
+
 def env_family(env_name: str) -> str:
     """'probe' | 'brax' | 'minatar' | 'continuous' | 'discrete' (for default configs)."""
     if env_name.startswith("probe:"):
@@ -76,10 +111,10 @@ def env_family(env_name: str) -> str:
     return "discrete"
 
 
-def probe_config(config_cls):
+def probe_config(config_cls, **overrides):
     """Small, fast settings for the probe ladder (gamma 0.9 so answers are well separated)."""
-    return config_cls(num_envs=16, num_steps=16, gamma=0.9, ent_coef=0.0, learning_rate=3e-3,
-                      hidden=(32, 32), anneal_lr=False)
+    base = dict(num_envs=16, num_steps=16, gamma=0.9, hidden=(32, 32), anneal_lr=False)
+    return config_cls(**{**base, **overrides})
 
 
 @struct.dataclass
@@ -93,7 +128,7 @@ class RewardScaler:
 @struct.dataclass
 class OnPolicyState:
     params: Any
-    opt_state: Any
+    opt_state: dict  # {param group: optimizer state}
     obs_stats: RunningMeanStd  # [obs_dim]
     reward_scaler: RewardScaler
     carry: EnvCarry
@@ -105,44 +140,69 @@ class OnPolicyState:
 
 def make_network(config: OnPolicyConfig, env, env_params) -> ActorCritic:
     return ActorCritic(env.action_space(env_params), tuple(config.hidden), config.activation,
-                       config.init_log_std)
+                       config.init_log_std, config.shared_network)
 
 
-def optimizer(hp: dict, lr: jax.Array) -> optax.GradientTransformation:
-    """Global-norm clipping, then Adam with an explicit epsilon, then the (annealed) LR."""
+# ----------------------------------------------------------------------------- parameters
+
+
+_GROUP_KEYS = {"policy": "policy", "value": "value_net"}
+
+
+def param_group(params, group: str):
+    """The parameters one optimizer owns: ``"all"`` | ``"policy"`` | ``"value"``."""
+    return params if group == "all" else params["params"][_GROUP_KEYS[group]]
+
+
+def with_param_group(params, group: str, sub):
+    """``params`` with one group replaced (a new pytree; the input is untouched)."""
+    if group == "all":
+        return sub
+    return {**params, "params": {**params["params"], _GROUP_KEYS[group]: sub}}
+
+
+def adam(hp: dict, lr: jax.Array) -> optax.GradientTransformation:
+    """Global-norm clipping, then Adam with an explicit epsilon (added outside the square root),
+    then the (annealed) learning rate."""
     return optax.chain(optax.clip_by_global_norm(hp["max_grad_norm"]),
                        optax.scale_by_adam(eps=hp["adam_eps"]), optax.scale(-lr))
 
 
-def learning_rate(state: OnPolicyState, config) -> jax.Array:
-    lr = state.hparams["learning_rate"]
+def lr_scale(state: OnPolicyState, config) -> jax.Array:
+    """Linear annealing factor in ``[0, 1]`` (1 when ``anneal_lr`` is off or no horizon is set)."""
     if not config.anneal_lr:
-        return lr
+        return jnp.float32(1.0)
     horizon = state.hparams["total_steps"]
     frac = jnp.where(horizon > 0, 1.0 - state.env_steps / jnp.maximum(horizon, 1.0), 1.0)
-    return lr * jnp.clip(frac, 0.0, 1.0)
+    return jnp.clip(frac, 0.0, 1.0)
 
 
-def init(key: jax.Array, env, env_params, config: OnPolicyConfig) -> OnPolicyState:
-    """Fresh agent and envs for one seed."""
-    net_key, env_key, state_key = jax.random.split(key, 3)
-    obs_dim = flatten_obs(jnp.zeros(env.observation_space(env_params).shape),
-                          env.observation_space(env_params)).shape[-1]
-    network = make_network(config, env, env_params)
-    params = network.init(net_key, jnp.zeros((1, obs_dim)))
-    hp = config.hparams()
-    opt_state = optimizer(hp, hp["learning_rate"]).init(params)
-    return OnPolicyState(
-        params=params,
-        opt_state=opt_state,
-        obs_stats=running_stats_init((obs_dim,)),
-        reward_scaler=RewardScaler(running_stats_init(()), jnp.zeros((config.num_envs,))),
-        carry=reset_envs(env_key, env, env_params, config.num_envs),
-        key=state_key,
-        update_step=jnp.zeros((), jnp.int32),
-        env_steps=jnp.zeros((), jnp.int32),
-        hparams=hp,
-    )
+def make_init(optimizers):
+    """``init(key, env, env_params, config) -> OnPolicyState`` for an algorithm whose optimizer
+    groups are ``optimizers(hp, config, lr_scale) -> {group: GradientTransformation}``."""
+
+    def init(key: jax.Array, env, env_params, config: OnPolicyConfig) -> OnPolicyState:
+        """Fresh agent and envs for one seed."""
+        net_key, env_key, state_key = jax.random.split(key, 3)
+        obs_dim = flatten_obs(jnp.zeros(env.observation_space(env_params).shape),
+                              env.observation_space(env_params)).shape[-1]
+        params = make_network(config, env, env_params).init(net_key, jnp.zeros((1, obs_dim)))
+        hp = config.hparams()
+        opt_state = {group: tx.init(param_group(params, group))
+                     for group, tx in optimizers(hp, config, jnp.float32(1.0)).items()}
+        return OnPolicyState(
+            params=params,
+            opt_state=opt_state,
+            obs_stats=running_stats_init((obs_dim,)),
+            reward_scaler=RewardScaler(running_stats_init(()), jnp.zeros((config.num_envs,))),
+            carry=reset_envs(env_key, env, env_params, config.num_envs),
+            key=state_key,
+            update_step=jnp.zeros((), jnp.int32),
+            env_steps=jnp.zeros((), jnp.int32),
+            hparams=hp,
+        )
+
+    return init
 
 
 def normalize_obs(state: OnPolicyState, obs: jax.Array, config) -> jax.Array:
@@ -196,6 +256,39 @@ def loss_flags(traj, config) -> tuple[jax.Array, jax.Array]:
     return jnp.logical_or(traj.terminated, traj.truncated), jnp.zeros_like(traj.truncated)
 
 
+@struct.dataclass
+class Batch:
+    """One flattened rollout; leaves ``[B, ...]`` with B = T * N."""
+
+    obs: jax.Array  # [B, obs_dim] normalized with the acting statistics
+    action: jax.Array  # [B] or [B, act_dim]
+    log_prob: jax.Array  # [B] log pi_old(a|s)
+    value: jax.Array  # [B] V_old(s)
+    advantage: jax.Array  # [B] GAE(lambda), bootstrapped through truncation
+    target: jax.Array  # [B] value target = advantage + V_old(s) (the lambda-return)
+
+
+def make_batch(state: OnPolicyState, traj, rewards, config, network) -> Batch:
+    """Rollout ``[T, N]`` -> `Batch` (normalized obs, old log-probs/values, GAE advantages)."""
+    obs = normalize_obs(state, traj.obs, config)
+    next_obs = normalize_obs(state, traj.next_obs, config)
+    values = network.apply(state.params, obs, method=network.value)
+    next_values = network.apply(state.params, next_obs, method=network.value)
+    terminated, truncated = loss_flags(traj, config)
+    hp = state.hparams
+    adv = gae(rewards, values, next_values, terminated, truncated, hp["gamma"], hp["gae_lambda"])
+    flat = lambda x: x.reshape(-1, *x.shape[2:])
+    return Batch(flat(obs), flat(traj.action), flat(traj.log_prob), flat(values), flat(adv),
+                 flat(adv + values))
+
+
+def standardize(advantages: jax.Array, config) -> jax.Array:
+    """Zero-mean, unit-std advantages if ``config.normalize_advantages``."""
+    if not config.normalize_advantages:
+        return advantages
+    return (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+
+
 def shuffle_into_minibatches(key, batch, num_minibatches: int):
     """Permute a ``[B, ...]`` pytree and split it into ``[M, B / M, ...]``."""
     size = jax.tree.leaves(batch)[0].shape[0]
@@ -203,6 +296,58 @@ def shuffle_into_minibatches(key, batch, num_minibatches: int):
     return jax.tree.map(
         lambda x: x[perm].reshape(num_minibatches, size // num_minibatches, *x.shape[1:]), batch
     )
+
+
+def minibatch_sgd(loss_fn, params, opt_state, tx, batch, key, epochs: int, num_minibatches: int,
+                  verbosity: str):
+    """``epochs`` passes of shuffled minibatch gradient steps on ``loss_fn(params, mb) ->
+    (loss, aux)``. Returns ``(params, opt_state, aux and gradient stats averaged over steps)``.
+    One minibatch means full-batch steps (no shuffle)."""
+    grad_fn = jax.grad(loss_fn, has_aux=True)
+
+    def step(carry, mb):
+        params, opt_state = carry
+        grads, aux = grad_fn(params, mb)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        aux.update(diag.gradient_stats(grads, updates, verbosity))
+        return (optax.apply_updates(params, updates), opt_state), aux
+
+    def epoch(carry, epoch_key):
+        if num_minibatches == 1:
+            minibatches = jax.tree.map(lambda x: x[None], batch)
+        else:
+            minibatches = shuffle_into_minibatches(epoch_key, batch, num_minibatches)
+        return jax.lax.scan(step, carry, minibatches)
+
+    keys = jax.random.split(key, epochs)
+    (params, opt_state), aux = jax.lax.scan(epoch, (params, opt_state), keys)
+    return params, opt_state, jax.tree.map(jnp.mean, aux)
+
+
+def fit_value(params, opt_state, tx, batch: Batch, key, config, network):
+    """Regress the value MLP on the batch's lambda-return targets (VPG, TRPO): ``value_epochs``
+    x ``value_minibatches`` Adam steps on ``0.5 (V(s) - target)^2``, the policy untouched.
+    Returns ``(params, value opt_state, metrics prefixed value_)``."""
+
+    def loss(value_params, mb: Batch):
+        v = network.apply(with_param_group(params, "value", value_params), mb.obs,
+                          method=network.value)
+        value_loss = 0.5 * jnp.mean(jnp.square(v - mb.target))
+        return value_loss, {"loss": value_loss}
+
+    value_params, opt_state, aux = minibatch_sgd(
+        loss, param_group(params, "value"), opt_state, tx, batch, key, config.value_epochs,
+        config.value_minibatches, config.verbosity)
+    metrics = {f"value_{k}": v for k, v in aux.items()}
+    return with_param_group(params, "value", value_params), opt_state, metrics
+
+
+def policy_shift(network, new_params, batch: Batch) -> dict:
+    """How far the update moved the policy on the batch: ``approx_kl`` = E[(r - 1) - log r]
+    (an unbiased, non-negative estimate of KL(old || new)), r = pi_new(a|s) / pi_old(a|s)."""
+    log_ratio = network.apply(new_params, batch.obs, method=network.dist).log_prob(batch.action)
+    log_ratio = log_ratio - batch.log_prob
+    return {"approx_kl": jnp.mean(jnp.expm1(log_ratio) - log_ratio)}
 
 
 def rollout_metrics(state, traj, values, targets, advantages, rewards, entropy, config, env,
@@ -234,6 +379,34 @@ def advance(state: OnPolicyState, traj, carry, params, opt_state, key, reward_sc
         carry=carry, key=key, update_step=state.update_step + 1,
         env_steps=state.env_steps + config.steps_per_update,
     )
+
+
+def make_train_step(update):
+    """``train_step(state, config, env, env_params) -> (state, metrics)`` for an algorithm
+    whose update rule is ``update(state, batch, key, config, network) -> (params, opt_state,
+    metrics)`` (metrics must include the policy ``entropy``)::
+
+        collect T steps from N envs with pi_old
+        scale rewards; A = GAE(lambda) bootstrapped through truncation; targets = A + V_old
+        params <- update(...)
+        update the observation statistics and counters
+    """
+
+    def train_step(state: OnPolicyState, config, env, env_params):
+        network = make_network(config, env, env_params)
+        key, rollout_key, update_key = jax.random.split(state.key, 3)
+        carry, traj = rollout(state, rollout_key, config, env, env_params, network)
+        reward_scaler = update_reward_scaler(state, traj, config)
+        rewards = scale_rewards(reward_scaler, traj.reward, config)
+        batch = make_batch(state, traj, rewards, config, network)
+        params, opt_state, metrics = update(state, batch, update_key, config, network)
+        metrics.update(rollout_metrics(
+            state, traj, batch.value, batch.target, batch.advantage, rewards,
+            metrics["entropy"], config, env, env_params, params))
+        new_state = advance(state, traj, carry, params, opt_state, key, reward_scaler, config)
+        return new_state, metrics
+
+    return train_step
 
 
 def make_act(config, env, env_params):
