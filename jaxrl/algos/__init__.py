@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from jaxrl.algos import onpolicy, ppo
+from jaxrl.algos import a2c, onpolicy, ppo, trpo, vpg
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,9 +31,16 @@ class Algorithm:
     make_agent_action: Callable
 
 
+def _on_policy(name: str, module, config_cls) -> Algorithm:
+    return Algorithm(name, config_cls, module.default_config, module.init, module.train_step,
+                     onpolicy.make_act, onpolicy.make_value, onpolicy.make_agent_action)
+
+
 ALGORITHMS: dict[str, Algorithm] = {
-    "ppo": Algorithm("ppo", ppo.PPOConfig, ppo.default_config, ppo.init, ppo.train_step,
-                     onpolicy.make_act, onpolicy.make_value, onpolicy.make_agent_action),
+    "ppo": _on_policy("ppo", ppo, ppo.PPOConfig),
+    "vpg": _on_policy("vpg", vpg, vpg.VPGConfig),
+    "a2c": _on_policy("a2c", a2c, a2c.A2CConfig),
+    "trpo": _on_policy("trpo", trpo, trpo.TRPOConfig),
 }
 
 

@@ -1,9 +1,11 @@
-"""Shared RL math: returns and advantages, running statistics, Polyak averaging, distributions.
+"""Shared RL math: returns and advantages, running statistics, Polyak averaging, distributions,
+conjugate gradient.
 
 Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are time-major
 ``[T, B]``. See each module's docstring for the episode-boundary conventions.
 """
 
+from jaxrl.ops.cg import conjugate_gradient
 from jaxrl.ops.distributions import Categorical, DiagGaussian, TanhGaussian
 from jaxrl.ops.polyak import polyak_update
 from jaxrl.ops.returns import (
@@ -26,6 +28,7 @@ __all__ = [
     "DiagGaussian",
     "RunningMeanStd",
     "TanhGaussian",
+    "conjugate_gradient",
     "denormalize",
     "discounted_returns",
     "gae",

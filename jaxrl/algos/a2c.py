@@ -1,0 +1,109 @@
+"""Synchronous advantage actor-critic (A2C; Mnih et al. 2016's A3C made synchronous).
+
+    for each update:                                      (onpolicy.make_train_step)
+        collect T steps (short, e.g. 5) from N envs with pi_theta
+        A = GAE(lambda) bootstrapped through truncation   (lambda = 1: the n-step advantage)
+        L = -E[log pi(a|s) A] + c_V 0.5 E[(V(s) - R)^2] - c_H H[pi]
+        theta <- RMSProp(clip_by_global_norm(grad L))     (one step per rollout)
+
+RMSProp's epsilon convention is explicit config (reading 002): ``rmsprop_style="tensorflow"``
+divides by ``sqrt(E[g^2] + eps)`` with the accumulator starting at 1 (TF1's RMSPropOptimizer,
+which OpenAI baselines' A2C hyperparameters were tuned with); ``"pytorch"`` divides by
+``sqrt(E[g^2]) + eps`` with the accumulator starting at 0. ``optimizer="adam"`` is an option.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from jaxrl.algos import onpolicy
+from jaxrl.config import ConfigError, static, traced
+
+OPTIMIZERS = ("rmsprop", "adam")
+RMSPROP_STYLES = ("tensorflow", "pytorch")
+
+
+@dataclasses.dataclass(frozen=True)
+class A2CConfig(onpolicy.OnPolicyConfig):
+    """A2C hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+
+    num_envs: int = static(16, "parallel envs per seed")
+    num_steps: int = static(5, "rollout length T per env per update (the n of n-step)")
+    optimizer: str = static("rmsprop", "rmsprop | adam")
+    rmsprop_style: str = static("tensorflow", "epsilon convention: tensorflow | pytorch")
+    normalize_advantages: bool = static(False, "standardize advantages per update")
+
+    learning_rate: float = traced(7e-4)
+    gae_lambda: float = traced(1.0, "1.0 = n-step advantages")
+    rmsprop_decay: float = traced(0.99)
+    rmsprop_eps: float = traced(1e-5)
+    ent_coef: float = traced(0.01)
+    vf_coef: float = traced(1.0, "weight of 0.5 (V - R)^2, i.e. baselines' 0.5 x MSE")
+
+    def validate(self) -> None:
+        super().validate()
+        if self.optimizer not in OPTIMIZERS:
+            raise ConfigError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        if self.rmsprop_style not in RMSPROP_STYLES:
+            raise ConfigError(
+                f"rmsprop_style must be one of {RMSPROP_STYLES}, got {self.rmsprop_style!r}")
+
+
+def default_config(env_name: str) -> A2CConfig:
+    """Configs that work without tuning flags, per env family."""
+    family = onpolicy.env_family(env_name)
+    if family == "probe":
+        return onpolicy.probe_config(A2CConfig, ent_coef=0.0, learning_rate=3e-3, num_envs=8,
+                                     num_steps=4)
+    if family == "continuous":
+        return A2CConfig(num_envs=16, num_steps=8, gamma=0.9, gae_lambda=0.9, ent_coef=0.0,
+                         learning_rate=7e-4, normalize_reward=True)
+    if family in ("minatar", "brax"):
+        return A2CConfig(num_envs=64, num_steps=5, hidden=(256, 256), ent_coef=0.01,
+                         activation="relu" if family == "minatar" else "tanh",
+                         normalize_reward=family == "brax")
+    return A2CConfig(normalize_obs=False)
+
+
+def a2c_loss(params, network, batch: onpolicy.Batch, hp: dict, config: A2CConfig):
+    """Policy gradient + value regression - entropy bonus. Returns ``(loss, aux metrics)``."""
+    dist, value = network.apply(params, batch.obs)
+    adv = onpolicy.standardize(batch.advantage, config)
+    policy_loss = -jnp.mean(dist.log_prob(batch.action) * adv)
+    value_loss = 0.5 * jnp.mean(jnp.square(value - batch.target))
+    entropy = dist.entropy().mean()
+    loss = policy_loss + hp["vf_coef"] * value_loss - hp["ent_coef"] * entropy
+    return loss, {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy}
+
+
+def optimizers(hp: dict, config: A2CConfig, lr_scale: jax.Array) -> dict:
+    """One optimizer over all parameters: RMSProp (explicit epsilon convention) or Adam."""
+    lr = hp["learning_rate"] * lr_scale
+    if config.optimizer == "adam":
+        return {"all": onpolicy.adam(hp, lr)}
+    tf = config.rmsprop_style == "tensorflow"
+    rms = optax.scale_by_rms(decay=hp["rmsprop_decay"], eps=hp["rmsprop_eps"],
+                             initial_scale=1.0 if tf else 0.0, eps_in_sqrt=tf)
+    return {"all": optax.chain(optax.clip_by_global_norm(hp["max_grad_norm"]), rms,
+                               optax.scale(-lr))}
+
+
+def update(state, batch: onpolicy.Batch, key, config: A2CConfig, network):
+    """One full-batch gradient step. ``-> (params, opt_state, metrics)``."""
+    hp = state.hparams
+    scale = onpolicy.lr_scale(state, config)
+    loss = lambda params, mb: a2c_loss(params, network, mb, hp, config)
+    params, opt_state, metrics = onpolicy.minibatch_sgd(
+        loss, state.params, state.opt_state["all"], optimizers(hp, config, scale)["all"], batch,
+        key, 1, 1, config.verbosity)
+    metrics.update(onpolicy.policy_shift(network, params, batch))
+    metrics["learning_rate"] = hp["learning_rate"] * scale
+    return params, {"all": opt_state}, metrics
+
+
+train_step = onpolicy.make_train_step(update)
+init = onpolicy.make_init(optimizers)

@@ -1,0 +1,152 @@
+"""Trust Region Policy Optimization (Schulman et al., 2015), as in Spinning Up.
+
+    for each update:                                      (onpolicy.make_train_step)
+        collect T steps from N envs with pi_old
+        A = GAE(lambda) bootstrapped through truncation; R = A + V_phi(s)
+        g = grad of the surrogate L(theta) = E[pi_theta(a|s) / pi_old(a|s) A] at theta_old
+        x = CG solve of (F + damping I) x = g, F v = Hessian-vector product of KL(pi_old || pi_theta)
+        full step s = sqrt(2 delta / x.Fx) x
+        theta <- theta_old + c^j s for the first j with KL <= delta and L improved; else theta_old
+        phi <- value regression of V_phi(s) on R                    (onpolicy.fit_value)
+
+The Fisher matrix is never formed: ``F v`` is forward-over-reverse autodiff of the mean KL.
+All backtracking candidates are evaluated at once (a vmap over step fractions) and the first
+acceptable one is taken, so the update is a fixed-shape program under jit and vmap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+from jax.flatten_util import ravel_pytree
+
+from jaxrl.algos import onpolicy
+from jaxrl.config import ConfigError, static, traced
+from jaxrl.ops import conjugate_gradient
+
+
+@dataclasses.dataclass(frozen=True)
+class TRPOConfig(onpolicy.SeparateValueConfig):
+    """TRPO hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+
+    cg_iters: int = static(10, "conjugate-gradient iterations")
+    backtrack_iters: int = static(10, "line-search candidates c^0 .. c^(n-1)")
+    anneal_lr: bool = static(False, "linearly anneal the value learning rate to 0")
+
+    max_kl: float = traced(0.01, "trust region radius delta on the mean KL(old || new)")
+    cg_damping: float = traced(0.1, "damping added to the Fisher-vector product")
+    backtrack_coef: float = traced(0.8, "line-search shrink factor c")
+
+    def validate(self) -> None:
+        super().validate()
+        if self.cg_iters < 1 or self.backtrack_iters < 1:
+            raise ConfigError("cg_iters and backtrack_iters must be >= 1")
+        if not self.max_kl > 0:
+            raise ConfigError(f"max_kl must be > 0, got {self.max_kl}")
+        if not 0.0 < self.backtrack_coef < 1.0:
+            raise ConfigError(f"backtrack_coef must lie in (0, 1), got {self.backtrack_coef}")
+
+
+def default_config(env_name: str) -> TRPOConfig:
+    """Configs that work without tuning flags, per env family."""
+    family = onpolicy.env_family(env_name)
+    if family == "probe":
+        return onpolicy.probe_config(TRPOConfig, max_kl=0.05, vf_learning_rate=3e-3)
+    if family == "continuous":
+        return TRPOConfig(num_envs=8, num_steps=256, gamma=0.9, gae_lambda=0.95, max_kl=0.01,
+                          vf_learning_rate=3e-3, value_epochs=10, value_minibatches=16,
+                          normalize_reward=True)
+    if family in ("minatar", "brax"):
+        return TRPOConfig(num_envs=64, num_steps=64, hidden=(256, 256),
+                          activation="relu" if family == "minatar" else "tanh",
+                          normalize_reward=family == "brax")
+    return TRPOConfig(num_envs=8, num_steps=128, normalize_obs=False, max_kl=0.01,
+                      vf_learning_rate=3e-3)
+
+
+def optimizers(hp: dict, config: TRPOConfig, lr_scale: jax.Array) -> dict:
+    """Only the value MLP has an optimizer; the policy moves by the natural-gradient step."""
+    return {"value": onpolicy.adam(hp, hp["vf_learning_rate"] * lr_scale)}
+
+
+def policy_functions(params, network, batch: onpolicy.Batch, config):
+    """Flattened-parameter views of the policy: ``(theta_old [P], surrogate(theta), kl(theta),
+    entropy_old)`` where ``surrogate`` and ``kl`` are means over the batch."""
+    theta_old, unravel = ravel_pytree(onpolicy.param_group(params, "policy"))
+    dist_at = lambda theta: network.apply(
+        onpolicy.with_param_group(params, "policy", unravel(theta)), batch.obs,
+        method=network.dist)
+    old = jax.tree.map(jax.lax.stop_gradient, dist_at(theta_old))
+    adv = onpolicy.standardize(batch.advantage, config)
+
+    def surrogate(theta):
+        return jnp.mean(jnp.exp(dist_at(theta).log_prob(batch.action) - batch.log_prob) * adv)
+
+    def kl(theta):
+        return jnp.mean(old.kl(dist_at(theta)))
+
+    return theta_old, unravel, surrogate, kl, old.entropy().mean()
+
+
+def fisher_vector_product(kl, theta, damping):
+    """``v -> (F + damping I) v`` with F the Hessian of ``kl`` at ``theta`` (= the Fisher
+    information of the policy there), by forward-over-reverse autodiff."""
+    grad_kl = jax.grad(kl)
+    return lambda v: jax.jvp(grad_kl, (theta,), (v,))[1] + damping * v
+
+
+def natural_gradient_step(surrogate, kl, theta_old, hp: dict, config: TRPOConfig):
+    """The trust-region step with backtracking line search. Returns ``(theta_new, metrics)``;
+    ``theta_new == theta_old`` exactly when no candidate satisfies both conditions."""
+    g = jax.grad(surrogate)(theta_old)
+    fvp = fisher_vector_product(kl, theta_old, hp["cg_damping"])
+    x, residual = conjugate_gradient(fvp, g, config.cg_iters)
+    x_fx = jnp.dot(x, fvp(x))
+    full_step = jnp.sqrt(2.0 * hp["max_kl"] / jnp.maximum(x_fx, 1e-12)) * x
+    fractions = hp["backtrack_coef"] ** jnp.arange(config.backtrack_iters, dtype=jnp.float32)
+    surrogate_old = surrogate(theta_old)
+
+    def candidate(fraction):
+        theta = theta_old + fraction * full_step
+        return surrogate(theta) - surrogate_old, kl(theta)
+
+    improvements, kls = jax.vmap(candidate)(fractions)
+    acceptable = (kls <= hp["max_kl"]) & (improvements > 0.0) & jnp.isfinite(improvements)
+    accepted = jnp.any(acceptable)
+    j = jnp.argmax(acceptable)  # first acceptable candidate
+    theta_new = jnp.where(accepted, theta_old + fractions[j] * full_step, theta_old)
+    metrics = {
+        "step_accepted": accepted.astype(jnp.float32),
+        "line_search_steps": jnp.where(accepted, j + 1, config.backtrack_iters).astype(jnp.float32),
+        "kl_after_step": jnp.where(accepted, kls[j], 0.0),
+        "surrogate_improvement": jnp.where(accepted, improvements[j], 0.0),
+        "expected_improvement": jnp.dot(g, full_step),
+        "cg_residual": residual,
+        "policy_grad_norm": jnp.linalg.norm(g),
+        "policy_step_norm": jnp.linalg.norm(theta_new - theta_old),
+    }
+    return theta_new, metrics
+
+
+def update(state, batch: onpolicy.Batch, key, config: TRPOConfig, network):
+    """Natural-gradient policy step, then value regression. ``-> (params, opt_state, metrics)``."""
+    hp = state.hparams
+    theta_old, unravel, surrogate, kl, entropy = policy_functions(state.params, network, batch,
+                                                                  config)
+    theta, metrics = natural_gradient_step(surrogate, kl, theta_old, hp, config)
+    params = onpolicy.with_param_group(state.params, "policy", unravel(theta))
+    metrics["entropy"] = entropy
+    metrics.update(onpolicy.policy_shift(network, params, batch))
+    scale = onpolicy.lr_scale(state, config)
+    tx = optimizers(hp, config, scale)["value"]
+    params, value_opt, value_metrics = onpolicy.fit_value(
+        params, state.opt_state["value"], tx, batch, key, config, network)
+    metrics.update(value_metrics)
+    metrics["learning_rate"] = hp["vf_learning_rate"] * scale
+    return params, {"value": value_opt}, metrics
+
+
+train_step = onpolicy.make_train_step(update)
+init = onpolicy.make_init(optimizers)

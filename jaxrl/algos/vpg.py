@@ -1,0 +1,91 @@
+"""Vanilla policy gradient: REINFORCE with a learned value baseline (Spinning Up's VPG).
+
+    for each update:                                      (onpolicy.make_train_step)
+        collect T steps from N envs with pi_theta
+        A = GAE(lambda) bootstrapped through truncation; R = A + V_phi(s)
+        theta <- Adam(grad of -E[log pi_theta(a|s) A] - c_H H[pi])   (policy_epochs full-batch steps)
+        phi   <- value regression of V_phi(s) on R                   (onpolicy.fit_value)
+
+Policy and value are separate MLPs with separate Adam optimizers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from jaxrl.algos import onpolicy
+from jaxrl.config import ConfigError, static, traced
+
+
+@dataclasses.dataclass(frozen=True)
+class VPGConfig(onpolicy.SeparateValueConfig):
+    """VPG hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+
+    policy_epochs: int = static(1, "full-batch policy gradient steps per update (1 = VPG)")
+
+    learning_rate: float = traced(3e-4, "policy Adam learning rate")
+    ent_coef: float = traced(0.0)
+
+    def validate(self) -> None:
+        super().validate()
+        if self.policy_epochs < 1:
+            raise ConfigError("policy_epochs must be >= 1")
+
+
+def default_config(env_name: str) -> VPGConfig:
+    """Configs that work without tuning flags, per env family."""
+    family = onpolicy.env_family(env_name)
+    if family == "probe":
+        return onpolicy.probe_config(VPGConfig, learning_rate=1e-2, vf_learning_rate=3e-3)
+    if family == "continuous":
+        return VPGConfig(num_envs=8, num_steps=256, gamma=0.9, gae_lambda=0.95,
+                         learning_rate=3e-3, vf_learning_rate=3e-3, value_epochs=10,
+                         value_minibatches=16, normalize_reward=True)
+    if family in ("minatar", "brax"):
+        return VPGConfig(num_envs=64, num_steps=64, hidden=(256, 256),
+                         activation="relu" if family == "minatar" else "tanh",
+                         learning_rate=1e-3, normalize_reward=family == "brax")
+    return VPGConfig(num_envs=8, num_steps=128, learning_rate=3e-3, vf_learning_rate=3e-3,
+                     normalize_obs=False, value_epochs=5, value_minibatches=4)
+
+
+def policy_gradient_loss(policy_params, params, network, batch: onpolicy.Batch, hp: dict, config):
+    """``-E[log pi(a|s) A] - c_H H[pi]`` over the batch (A standardized if configured)."""
+    full = onpolicy.with_param_group(params, "policy", policy_params)
+    dist = network.apply(full, batch.obs, method=network.dist)
+    adv = onpolicy.standardize(batch.advantage, config)
+    policy_loss = -jnp.mean(dist.log_prob(batch.action) * adv)
+    entropy = dist.entropy().mean()
+    return policy_loss - hp["ent_coef"] * entropy, {"policy_loss": policy_loss, "entropy": entropy}
+
+
+def optimizers(hp: dict, config: VPGConfig, lr_scale: jax.Array) -> dict:
+    """Separate Adams for the policy and the value MLPs."""
+    return {"policy": onpolicy.adam(hp, hp["learning_rate"] * lr_scale),
+            "value": onpolicy.adam(hp, hp["vf_learning_rate"] * lr_scale)}
+
+
+def update(state, batch: onpolicy.Batch, key, config: VPGConfig, network):
+    """Policy gradient step(s), then value regression. ``-> (params, opt_state, metrics)``."""
+    hp = state.hparams
+    scale = onpolicy.lr_scale(state, config)
+    tx = optimizers(hp, config, scale)
+    policy_key, value_key = jax.random.split(key)
+    loss = lambda pp, mb: policy_gradient_loss(pp, state.params, network, mb, hp, config)
+    policy_params, policy_opt, metrics = onpolicy.minibatch_sgd(
+        loss, onpolicy.param_group(state.params, "policy"), state.opt_state["policy"],
+        tx["policy"], batch, policy_key, config.policy_epochs, 1, config.verbosity)
+    params = onpolicy.with_param_group(state.params, "policy", policy_params)
+    metrics.update(onpolicy.policy_shift(network, params, batch))
+    params, value_opt, value_metrics = onpolicy.fit_value(
+        params, state.opt_state["value"], tx["value"], batch, value_key, config, network)
+    metrics.update(value_metrics)
+    metrics["learning_rate"] = hp["learning_rate"] * scale
+    return params, {"policy": policy_opt, "value": value_opt}, metrics
+
+
+train_step = onpolicy.make_train_step(update)
+init = onpolicy.make_init(optimizers)
