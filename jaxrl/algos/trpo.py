@@ -10,8 +10,10 @@
         phi <- value regression of V_phi(s) on R                    (onpolicy.fit_value)
 
 The Fisher matrix is never formed: ``F v`` is forward-over-reverse autodiff of the mean KL.
-All backtracking candidates are evaluated at once (a vmap over step fractions) and the first
-acceptable one is taken, so the update is a fixed-shape program under jit and vmap.
+The line search is a ``lax.while_loop`` that stops at the first acceptable candidate (usually
+the first), so it stays one program under jit and vmap. As in OpenAI baselines, the
+Fisher-vector products may use a subsample of the batch (``fisher_subsample``); the KL
+constraint itself is always checked on the whole batch.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class TRPOConfig(onpolicy.SeparateValueConfig):
 
     cg_iters: int = static(10, "conjugate-gradient iterations")
     backtrack_iters: int = static(10, "line-search candidates c^0 .. c^(n-1)")
+    fisher_subsample: int = static(4, "Fisher-vector products on every k-th sample (1 = all)")
     anneal_lr: bool = static(False, "linearly anneal the value learning rate to 0")
 
     max_kl: float = traced(0.01, "trust region radius delta on the mean KL(old || new)")
@@ -41,8 +44,8 @@ class TRPOConfig(onpolicy.SeparateValueConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.cg_iters < 1 or self.backtrack_iters < 1:
-            raise ConfigError("cg_iters and backtrack_iters must be >= 1")
+        if self.cg_iters < 1 or self.backtrack_iters < 1 or self.fisher_subsample < 1:
+            raise ConfigError("cg_iters, backtrack_iters and fisher_subsample must be >= 1")
         if not self.max_kl > 0:
             raise ConfigError(f"max_kl must be > 0, got {self.max_kl}")
         if not 0.0 < self.backtrack_coef < 1.0:
@@ -72,22 +75,29 @@ def optimizers(hp: dict, config: TRPOConfig, lr_scale: jax.Array) -> dict:
 
 
 def policy_functions(params, network, batch: onpolicy.Batch, config):
-    """Flattened-parameter views of the policy: ``(theta_old [P], surrogate(theta), kl(theta),
-    entropy_old)`` where ``surrogate`` and ``kl`` are means over the batch."""
+    """Flattened-parameter views of the policy: ``(theta_old [P], unravel, surrogate(theta),
+    kl(theta), fisher_kl(theta), entropy_old)``. ``surrogate`` and ``kl`` are means over the
+    batch; ``fisher_kl`` is the KL over every ``fisher_subsample``-th sample (for the FVP only:
+    the line search checks the constraint on the full batch)."""
     theta_old, unravel = ravel_pytree(onpolicy.param_group(params, "policy"))
-    dist_at = lambda theta: network.apply(
-        onpolicy.with_param_group(params, "policy", unravel(theta)), batch.obs,
-        method=network.dist)
-    old = jax.tree.map(jax.lax.stop_gradient, dist_at(theta_old))
+    dist_at = lambda theta, obs: network.apply(
+        onpolicy.with_param_group(params, "policy", unravel(theta)), obs, method=network.dist)
+    old = jax.tree.map(jax.lax.stop_gradient, dist_at(theta_old, batch.obs))
     adv = onpolicy.standardize(batch.advantage, config)
+    every = config.fisher_subsample
+    old_sub = jax.tree.map(lambda x: x[::every], old)
 
     def surrogate(theta):
-        return jnp.mean(jnp.exp(dist_at(theta).log_prob(batch.action) - batch.log_prob) * adv)
+        log_ratio = dist_at(theta, batch.obs).log_prob(batch.action) - batch.log_prob
+        return jnp.mean(jnp.exp(log_ratio) * adv)
 
     def kl(theta):
-        return jnp.mean(old.kl(dist_at(theta)))
+        return jnp.mean(old.kl(dist_at(theta, batch.obs)))
 
-    return theta_old, unravel, surrogate, kl, old.entropy().mean()
+    def fisher_kl(theta):
+        return jnp.mean(old_sub.kl(dist_at(theta, batch.obs[::every])))
+
+    return theta_old, unravel, surrogate, kl, fisher_kl, old.entropy().mean()
 
 
 def fisher_vector_product(kl, theta, damping):
@@ -97,31 +107,47 @@ def fisher_vector_product(kl, theta, damping):
     return lambda v: jax.jvp(grad_kl, (theta,), (v,))[1] + damping * v
 
 
-def natural_gradient_step(surrogate, kl, theta_old, hp: dict, config: TRPOConfig):
+def line_search(surrogate, kl, theta_old, full_step, hp: dict, config: TRPOConfig):
+    """First ``j < backtrack_iters`` with KL(theta_j) <= delta and L(theta_j) > L(theta_old),
+    theta_j = theta_old + c^j full_step. Returns ``(accepted, j, improvement_j, kl_j)``."""
+    surrogate_old = surrogate(theta_old)
+
+    def candidate(j):
+        theta = theta_old + hp["backtrack_coef"] ** j * full_step
+        improvement, divergence = surrogate(theta) - surrogate_old, kl(theta)
+        ok = (divergence <= hp["max_kl"]) & (improvement > 0.0) & jnp.isfinite(improvement)
+        return ok, improvement, divergence
+
+    def searching(carry):
+        j, ok, _, _ = carry
+        return (~ok) & (j < config.backtrack_iters - 1)
+
+    def try_next(carry):
+        j = carry[0] + 1
+        return (j, *candidate(j.astype(jnp.float32)))
+
+    first = (jnp.int32(0), *candidate(jnp.float32(0.0)))
+    j, ok, improvement, divergence = jax.lax.while_loop(searching, try_next, first)
+    return ok, j, improvement, divergence
+
+
+def natural_gradient_step(surrogate, kl, fisher_kl, theta_old, hp: dict, config: TRPOConfig):
     """The trust-region step with backtracking line search. Returns ``(theta_new, metrics)``;
     ``theta_new == theta_old`` exactly when no candidate satisfies both conditions."""
     g = jax.grad(surrogate)(theta_old)
-    fvp = fisher_vector_product(kl, theta_old, hp["cg_damping"])
+    fvp = fisher_vector_product(fisher_kl, theta_old, hp["cg_damping"])
     x, residual = conjugate_gradient(fvp, g, config.cg_iters)
     x_fx = jnp.dot(x, fvp(x))
     full_step = jnp.sqrt(2.0 * hp["max_kl"] / jnp.maximum(x_fx, 1e-12)) * x
-    fractions = hp["backtrack_coef"] ** jnp.arange(config.backtrack_iters, dtype=jnp.float32)
-    surrogate_old = surrogate(theta_old)
-
-    def candidate(fraction):
-        theta = theta_old + fraction * full_step
-        return surrogate(theta) - surrogate_old, kl(theta)
-
-    improvements, kls = jax.vmap(candidate)(fractions)
-    acceptable = (kls <= hp["max_kl"]) & (improvements > 0.0) & jnp.isfinite(improvements)
-    accepted = jnp.any(acceptable)
-    j = jnp.argmax(acceptable)  # first acceptable candidate
-    theta_new = jnp.where(accepted, theta_old + fractions[j] * full_step, theta_old)
+    accepted, j, improvement, divergence = line_search(surrogate, kl, theta_old, full_step, hp,
+                                                       config)
+    step = hp["backtrack_coef"] ** j.astype(jnp.float32) * full_step
+    theta_new = jnp.where(accepted, theta_old + step, theta_old)
     metrics = {
         "step_accepted": accepted.astype(jnp.float32),
         "line_search_steps": jnp.where(accepted, j + 1, config.backtrack_iters).astype(jnp.float32),
-        "kl_after_step": jnp.where(accepted, kls[j], 0.0),
-        "surrogate_improvement": jnp.where(accepted, improvements[j], 0.0),
+        "kl_after_step": jnp.where(accepted, divergence, 0.0),
+        "surrogate_improvement": jnp.where(accepted, improvement, 0.0),
         "expected_improvement": jnp.dot(g, full_step),
         "cg_residual": residual,
         "policy_grad_norm": jnp.linalg.norm(g),
@@ -133,9 +159,9 @@ def natural_gradient_step(surrogate, kl, theta_old, hp: dict, config: TRPOConfig
 def update(state, batch: onpolicy.Batch, key, config: TRPOConfig, network):
     """Natural-gradient policy step, then value regression. ``-> (params, opt_state, metrics)``."""
     hp = state.hparams
-    theta_old, unravel, surrogate, kl, entropy = policy_functions(state.params, network, batch,
-                                                                  config)
-    theta, metrics = natural_gradient_step(surrogate, kl, theta_old, hp, config)
+    theta_old, unravel, surrogate, kl, fisher_kl, entropy = policy_functions(
+        state.params, network, batch, config)
+    theta, metrics = natural_gradient_step(surrogate, kl, fisher_kl, theta_old, hp, config)
     params = onpolicy.with_param_group(state.params, "policy", unravel(theta))
     metrics["entropy"] = entropy
     metrics.update(onpolicy.policy_shift(network, params, batch))

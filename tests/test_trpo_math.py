@@ -1,0 +1,148 @@
+"""TRPO's pieces checked against explicit linear algebra: conjugate gradient, the
+Fisher-vector product, and the trust region holding after every update."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.flatten_util import ravel_pytree
+
+import envs
+from jaxrl import algos
+from jaxrl.algos import onpolicy, trpo
+from jaxrl.ops import conjugate_gradient
+
+
+def test_conjugate_gradient_solves_spd_system():
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=(12, 12))
+    a = m @ m.T + 12 * np.eye(12)  # SPD, well conditioned
+    b = rng.normal(size=12)
+    x, residual = conjugate_gradient(lambda v: jnp.asarray(a, jnp.float32) @ v,
+                                     jnp.asarray(b, jnp.float32), iters=12)
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(a, b), rtol=1e-3, atol=1e-4)
+    assert float(residual) < 1e-3
+
+
+def test_conjugate_gradient_zero_rhs_and_early_stop():
+    x, residual = conjugate_gradient(lambda v: 2.0 * v, jnp.zeros(5), iters=10)
+    assert np.all(np.asarray(x) == 0) and float(residual) == 0
+    # A multiple of the identity is solved in one iteration, after which the state is frozen.
+    x, residual = conjugate_gradient(lambda v: 4.0 * v, jnp.arange(1.0, 6.0), iters=10)
+    np.testing.assert_allclose(np.asarray(x), np.arange(1.0, 6.0) / 4.0, rtol=1e-6)
+    assert np.isfinite(float(residual))
+
+
+def _tiny_problem(env_name: str):
+    env, params = envs.make(env_name)
+    config = algos.get("trpo").default_config(env_name).replace(hidden=(5,), num_envs=2,
+                                                                 num_steps=4, value_minibatches=1)
+    network = onpolicy.make_network(config, env, params)
+    obs_dim = env.observation_space(params).shape[0]
+    net_params = network.init(jax.random.key(1), jnp.zeros((1, obs_dim)))
+    obs = jax.random.normal(jax.random.key(2), (6, obs_dim))
+    return network, net_params, obs, config
+
+
+def _flat_policy(network, net_params, obs):
+    theta, unravel = ravel_pytree(onpolicy.param_group(net_params, "policy"))
+    dist_at = lambda t: network.apply(
+        onpolicy.with_param_group(net_params, "policy", unravel(t)), obs, method=network.dist)
+    return theta, dist_at
+
+
+def _check_fvp(theta, dist_at, explicit_fisher):
+    old = jax.tree.map(jax.lax.stop_gradient, dist_at(theta))
+    kl = lambda t: jnp.mean(old.kl(dist_at(t)))
+    fvp = trpo.fisher_vector_product(kl, theta, damping=0.1)
+    v = jax.random.normal(jax.random.key(3), theta.shape)
+    np.testing.assert_allclose(np.asarray(fvp(v)), explicit_fisher @ np.asarray(v) + 0.1 * v,
+                               rtol=2e-3, atol=2e-5)
+
+
+def test_fisher_vector_product_matches_explicit_fisher_categorical():
+    network, net_params, obs, _ = _tiny_problem("CartPole-v1")
+    theta, dist_at = _flat_policy(network, net_params, obs)
+    n = dist_at(theta).logits.shape[-1]
+    # F = E_s sum_a pi(a|s) grad log pi(a|s) grad log pi(a|s)^T, exactly (sum over actions).
+    fisher = np.zeros((theta.size, theta.size))
+    probs = np.asarray(jax.nn.softmax(dist_at(theta).logits))
+    grad_log_prob = jax.jit(jax.grad(
+        lambda t, i, a: dist_at(t).log_prob(jnp.full(obs.shape[0], a))[i]))
+    for i in range(obs.shape[0]):
+        for a in range(n):
+            g = np.asarray(grad_log_prob(theta, i, a))
+            fisher += probs[i, a] * np.outer(g, g) / obs.shape[0]
+    _check_fvp(theta, dist_at, fisher)
+
+
+def test_fisher_vector_product_matches_explicit_fisher_gaussian():
+    network, net_params, obs, _ = _tiny_problem("Pendulum-v1")
+    theta, dist_at = _flat_policy(network, net_params, obs)
+    # For N(mu, sigma^2) in (mu, log sigma): F = J^T diag(1/sigma^2, 2) J per state.
+    params_of = lambda t: jnp.concatenate([dist_at(t).mean, dist_at(t).log_std], axis=-1)
+    jac = np.asarray(jax.jacobian(params_of)(theta))  # [S, 2d, P]
+    dist = dist_at(theta)
+    d = dist.mean.shape[-1]
+    fisher = np.zeros((theta.size, theta.size))
+    for i in range(obs.shape[0]):
+        w = np.concatenate([np.exp(-2 * np.asarray(dist.log_std[i])), 2 * np.ones(d)])
+        fisher += jac[i].T @ np.diag(w) @ jac[i] / obs.shape[0]
+    _check_fvp(theta, dist_at, fisher)
+
+
+def _rollout_batch(state, config, env, env_params):
+    network = onpolicy.make_network(config, env, env_params)
+    key = jax.random.key(5)
+    _, traj = onpolicy.rollout(state, key, config, env, env_params, network)
+    return network, onpolicy.make_batch(state, traj, traj.reward, config, network)
+
+
+def _kl_between(network, old_params, new_params, obs):
+    old = network.apply(old_params, obs, method=network.dist)
+    new = network.apply(new_params, obs, method=network.dist)
+    return float(jnp.mean(old.kl(new)))
+
+
+@pytest.mark.parametrize("env_name", ["CartPole-v1", "Pendulum-v1"])
+def test_every_update_respects_the_trust_region(env_name):
+    env, env_params = envs.make(env_name)
+    env = envs.EpisodeStatistics(env)
+    config = trpo.default_config(env_name).replace(num_envs=4, num_steps=64, value_minibatches=4,
+                                                   hidden=(16, 16))
+    state = trpo.init(jax.random.key(0), env, env_params, config)
+    step = jax.jit(lambda s: trpo.train_step(s, config, env, env_params))
+    update = jax.jit(lambda s, b, k: trpo.update(s, b, k, config, network))
+    accepted = 0
+    for _ in range(6):
+        network, batch = _rollout_batch(state, config, env, env_params)
+        params, _, metrics = update(state, batch, jax.random.key(9))
+        kl = _kl_between(network, state.params, params, batch.obs)
+        old_policy = onpolicy.param_group(state.params, "policy")
+        new_policy = onpolicy.param_group(params, "policy")
+        if float(metrics["step_accepted"]):
+            accepted += 1
+            assert kl <= config.max_kl * 1.001, kl
+            assert float(metrics["surrogate_improvement"]) > 0
+        else:
+            for a, b in zip(jax.tree.leaves(old_policy), jax.tree.leaves(new_policy)):
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        state, _ = step(state)
+    assert accepted >= 3  # the line search is not just rejecting everything
+
+
+def test_a_step_that_cannot_improve_is_rejected_and_params_are_unchanged():
+    env, env_params = envs.make("CartPole-v1")
+    config = trpo.default_config("CartPole-v1").replace(num_envs=2, num_steps=32,
+                                                        normalize_advantages=False)
+    state = trpo.init(jax.random.key(0), env, env_params, config)
+    network, batch = _rollout_batch(state, config, env, env_params)
+    batch = batch.replace(advantage=jnp.zeros_like(batch.advantage))  # no direction improves
+    update = jax.jit(lambda s, b, k: trpo.update(s, b, k, config, network))
+    params, _, metrics = update(state, batch, jax.random.key(1))
+    assert float(metrics["step_accepted"]) == 0
+    assert float(metrics["line_search_steps"]) == config.backtrack_iters
+    for a, b in zip(jax.tree.leaves(onpolicy.param_group(state.params, "policy")),
+                    jax.tree.leaves(onpolicy.param_group(params, "policy"))):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
