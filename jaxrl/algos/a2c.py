@@ -60,8 +60,10 @@ def default_config(env_name: str) -> A2CConfig:
         return onpolicy.probe_config(A2CConfig, ent_coef=0.0, learning_rate=3e-3, num_envs=8,
                                      num_steps=4)
     if family == "continuous":
+        # Pendulum, 4 seeds x 1M steps: lr 7e-4 stayed near random (IQM -1003 on 8 seeds);
+        # lr 3e-3 with standardized advantages reached IQM -203.
         return A2CConfig(num_envs=16, num_steps=8, gamma=0.9, gae_lambda=0.9, ent_coef=0.0,
-                         learning_rate=7e-4, normalize_reward=True)
+                         learning_rate=3e-3, normalize_advantages=True, normalize_reward=True)
     if family in ("minatar", "brax"):
         return A2CConfig(num_envs=64, num_steps=5, hidden=(256, 256), ent_coef=0.01,
                          activation="relu" if family == "minatar" else "tanh",
