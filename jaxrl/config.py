@@ -122,3 +122,16 @@ def coerce(key: str, value: Any, typ: Any) -> Any:
         name = getattr(typ, "__name__", str(typ))
         raise ConfigError(f"config key {key!r} expects {name}, got {value!r}") from None
     return value
+
+
+def env_family(env_name: str) -> str:
+    """'probe' | 'brax' | 'minatar' | 'continuous' | 'discrete' (for default configs)."""
+    if env_name.startswith("probe:"):
+        return "probe"
+    if env_name.startswith("brax:"):
+        return "brax"
+    if "MinAtar" in env_name:
+        return "minatar"
+    if env_name.removeprefix("gymnax:") in ("Pendulum-v1", "MountainCarContinuous-v0"):
+        return "continuous"
+    return "discrete"

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs.spaces import Box, Discrete, Space
-from jaxrl.ops import Categorical, DiagGaussian
+from jaxrl.ops import Categorical, DiagGaussian, TanhGaussian
 
 ACTIVATIONS: dict[str, Callable] = {"tanh": jnp.tanh, "relu": nn.relu, "elu": nn.elu, "silu": nn.silu}
 
@@ -134,3 +134,62 @@ def flat_obs_dim(obs_space: Space) -> int:
     if isinstance(obs_space, Discrete):
         raise TypeError("discrete observation spaces must be one-hot encoded by the env adapter")
     return int(np.prod(obs_space.shape))
+
+
+# -- off-policy networks ----------------------------------------------------------------------
+class QNetwork(nn.Module):
+    """``obs [..., obs_dim] -> Q [..., n]`` for ``n`` discrete actions.
+
+    ``dueling=True`` (Wang et al. 2016): a shared torso, then ``Q = V + A - mean_a A``."""
+
+    num_actions: int
+    hidden: Sequence[int] = (64, 64)
+    activation: str = "relu"
+    dueling: bool = False
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        if not self.dueling:
+            return MLP(self.hidden, self.num_actions, self.activation)(obs)
+        x = Torso(self.hidden, self.activation)(obs)
+        value = _dense(1, 1.0)(x)
+        advantage = _dense(self.num_actions, 1.0)(x)
+        return value + advantage - advantage.mean(axis=-1, keepdims=True)
+
+
+class DeterministicActor(nn.Module):
+    """``obs -> action [..., d]`` in ``(-1, 1)`` (tanh), for DDPG and TD3."""
+
+    action_dim: int
+    hidden: Sequence[int] = (256, 256)
+    activation: str = "relu"
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        return jnp.tanh(MLP(self.hidden, self.action_dim, self.activation)(obs))
+
+
+class SquashedGaussianActor(nn.Module):
+    """``obs -> TanhGaussian`` with a state-dependent log-std clipped to ``[-5, 2]`` (SAC)."""
+
+    action_dim: int
+    hidden: Sequence[int] = (256, 256)
+    activation: str = "relu"
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> TanhGaussian:
+        out = MLP(self.hidden, 2 * self.action_dim, self.activation)(obs)
+        mean, log_std = jnp.split(out, 2, axis=-1)
+        return TanhGaussian(mean, jnp.clip(log_std, -5.0, 2.0))
+
+
+class Critic(nn.Module):
+    """``(obs [..., obs_dim], action [..., d]) -> Q [...]``."""
+
+    hidden: Sequence[int] = (256, 256)
+    activation: str = "relu"
+
+    @nn.compact
+    def __call__(self, obs: jax.Array, action: jax.Array) -> jax.Array:
+        x = jnp.concatenate([obs, action], axis=-1)
+        return MLP(self.hidden, 1, self.activation)(x)[..., 0]

@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from jaxrl.algos import a2c, onpolicy, ppo, trpo, vpg
+from jaxrl.algos import a2c, ddpg, dqn, onpolicy, ppo, sac, td3, trpo, vpg
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Algorithm:
     make_act: Callable
     make_value: Callable
     make_agent_action: Callable
+    action_kinds: tuple[str, ...] = ("discrete", "continuous")
 
 
 def _on_policy(name: str, module, config_cls) -> Algorithm:
@@ -36,11 +37,20 @@ def _on_policy(name: str, module, config_cls) -> Algorithm:
                      onpolicy.make_act, onpolicy.make_value, onpolicy.make_agent_action)
 
 
+def _off_policy(name: str, module, config_cls, kinds: tuple[str, ...]) -> Algorithm:
+    return Algorithm(name, config_cls, module.default_config, module.init, module.train_step,
+                     module.make_act, module.make_value, module.make_agent_action, kinds)
+
+
 ALGORITHMS: dict[str, Algorithm] = {
     "ppo": _on_policy("ppo", ppo, ppo.PPOConfig),
     "vpg": _on_policy("vpg", vpg, vpg.VPGConfig),
     "a2c": _on_policy("a2c", a2c, a2c.A2CConfig),
     "trpo": _on_policy("trpo", trpo, trpo.TRPOConfig),
+    "dqn": _off_policy("dqn", dqn, dqn.DQNConfig, ("discrete",)),
+    "ddpg": _off_policy("ddpg", ddpg, ddpg.DDPGConfig, ("continuous",)),
+    "td3": _off_policy("td3", td3, td3.TD3Config, ("continuous",)),
+    "sac": _off_policy("sac", sac, sac.SACConfig, ("continuous",)),
 }
 
 

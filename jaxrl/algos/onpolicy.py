@@ -24,7 +24,7 @@ from flax import struct
 from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.config import AlgoConfig, ConfigError, env_family, static, traced  # noqa: F401
 from jaxrl.networks import ActorCritic, to_env_action
 from jaxrl.ops import (
     RunningMeanStd,
@@ -96,19 +96,6 @@ class SeparateValueConfig(OnPolicyConfig):
         if self.steps_per_update % self.value_minibatches:
             raise ConfigError(f"num_envs * num_steps ({self.steps_per_update}) must be divisible "
                               f"by value_minibatches ({self.value_minibatches})")
-
-
-def env_family(env_name: str) -> str:
-    """'probe' | 'brax' | 'minatar' | 'continuous' | 'discrete' (for default configs)."""
-    if env_name.startswith("probe:"):
-        return "probe"
-    if env_name.startswith("brax:"):
-        return "brax"
-    if "MinAtar" in env_name:
-        return "minatar"
-    if env_name.removeprefix("gymnax:") in ("Pendulum-v1", "MountainCarContinuous-v0"):
-        return "continuous"
-    return "discrete"
 
 
 def probe_config(config_cls, **overrides):

@@ -1,0 +1,186 @@
+"""Deep Deterministic Policy Gradient (Lillicrap et al., 2016) and, by three switches, TD3
+(Fujimoto et al., 2018; see `jaxrl.algos.td3` for its defaults).
+
+    for each env-step round:                                  (offpolicy.make_train_step)
+        a = clip(mu(s) + N(0, sigma^2), -1, 1)                          (explore)
+        store (s, a, R, discount, s')
+        gradient_steps times, on a sampled batch:
+            a' = mu_target(s')  [+ clip(N(0, sigma_target^2), -c, c), clipped to [-1, 1]]   (TD3)
+            y  = R + discount * min_i Q_target_i(s', a')          (min over 1 critic, or 2: TD3)
+            critics <- Adam(grad of E[0.5 (Q_i(s, a) - y)^2])
+            every policy_delay updates (1: DDPG, 2: TD3):
+                actor <- Adam(grad of -E[Q_1(s, mu(s))])   (critics held constant)
+                targets <- tau * online + (1 - tau) * targets
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from jaxrl.algos import offpolicy
+from jaxrl.config import ConfigError, static, traced
+from jaxrl.networks import Critic, DeterministicActor
+from jaxrl.ops import polyak_update
+from jaxrl.rollout import flatten_obs
+
+
+@dataclasses.dataclass(frozen=True)
+class DDPGConfig(offpolicy.OffPolicyConfig):
+    """DDPG hyperparameters (TD3 is the same learner with its three switches on)."""
+
+    num_critics: int = static(1, "1 (DDPG) or 2 (TD3's clipped double Q)")
+    policy_delay: int = static(1, "critic updates per actor/target update (TD3: 2)")
+    target_policy_noise: bool = static(False, "TD3's target policy smoothing")
+
+    actor_lr: float = traced(1e-3)
+    critic_lr: float = traced(1e-3)
+    tau: float = traced(0.005, "Polyak weight of the target update")
+    exploration_noise: float = traced(0.1, "std of the Gaussian action noise (agent units)")
+    target_noise: float = traced(0.2, "std of the target policy smoothing noise")
+    target_noise_clip: float = traced(0.5)
+
+    def validate(self) -> None:
+        super().validate()
+        if self.num_critics not in (1, 2):
+            raise ConfigError(f"num_critics must be 1 or 2, got {self.num_critics}")
+        if self.policy_delay < 1:
+            raise ConfigError("policy_delay must be >= 1")
+
+
+def continuous_defaults(family: str) -> dict:
+    """Shared defaults of DDPG/TD3 (and the replay settings of SAC), per env family."""
+    if family == "probe":
+        return dict(num_envs=4, buffer_size=4096, batch_size=64, learning_starts=256,
+                    log_interval=32, hidden=(32, 32), gamma=0.9)
+    if family == "brax":
+        return dict(num_envs=16, buffer_size=1_000_000, batch_size=256, learning_starts=10_000,
+                    gradient_steps=8, log_interval=50)
+    return dict(num_envs=1, buffer_size=50_000, batch_size=256, learning_starts=1_000,
+                log_interval=200)
+
+
+def default_config(env_name: str) -> DDPGConfig:
+    family = offpolicy.env_family(env_name)
+    extra = dict(actor_lr=3e-3, critic_lr=3e-3, tau=0.02) if family == "probe" else {}
+    return DDPGConfig(**continuous_defaults(family), **extra)
+
+
+def networks(config, space):
+    dim = offpolicy.action_dim(space)
+    return (DeterministicActor(dim, tuple(config.hidden), config.activation),
+            Critic(tuple(config.hidden), config.activation))
+
+
+def optimizers(hp: dict) -> dict:
+    return {"actor": offpolicy.adam(hp, hp["actor_lr"]),
+            "critic": offpolicy.adam(hp, hp["critic_lr"])}
+
+
+def init_learner(key, obs_dim: int, space, config: DDPGConfig):
+    actor, critic = networks(config, space)
+    actor_key, critic_key = jax.random.split(key)
+    params = {"actor": actor.init(actor_key, jnp.zeros((1, obs_dim))),
+              "critic": offpolicy.init_critics(critic_key, critic, obs_dim,
+                                               offpolicy.action_dim(space), config.num_critics)}
+    tx = optimizers(config.hparams())
+    return params, params, {k: tx[k].init(params[k]) for k in tx}
+
+
+def explore(state, obs, key, config: DDPGConfig, space):
+    """Deterministic action plus Gaussian noise, clipped to the agent's ``[-1, 1]``."""
+    actor, _ = networks(config, space)
+    action = actor.apply(state.params["actor"], obs)
+    noise = state.hparams["exploration_noise"] * jax.random.normal(key, action.shape)
+    return jnp.clip(action + noise, -1.0, 1.0)
+
+
+def td_targets(state, batch, key, config: DDPGConfig, actor, critic) -> jax.Array:
+    """``[B]`` ``y = R + discount * min_i Q_target_i(s', a')`` (stop-gradient)."""
+    hp = state.hparams
+    next_action = actor.apply(state.target_params["actor"], batch.next_obs)
+    if config.target_policy_noise:
+        noise = jnp.clip(hp["target_noise"] * jax.random.normal(key, next_action.shape),
+                         -hp["target_noise_clip"], hp["target_noise_clip"])
+        next_action = jnp.clip(next_action + noise, -1.0, 1.0)
+    q_next = critic_values_min(critic, state.target_params["critic"], batch.next_obs, next_action)
+    return jax.lax.stop_gradient(batch.reward + batch.discount * q_next)
+
+
+def critic_values_min(critic, stacked, obs, action) -> jax.Array:
+    return offpolicy.critic_values(critic, stacked, obs, action).min(axis=0)
+
+
+def actor_loss(actor_params, critic_params, actor, critic, obs):
+    """``-E[Q_1(s, mu(s))]``; the critic parameters are constants here (no gradient reaches
+    them, reading 002's DDPG bug)."""
+    critic_params = jax.lax.stop_gradient(critic_params)
+    q = offpolicy.critic_values(critic, critic_params, obs, actor.apply(actor_params, obs))
+    return -q[0].mean(), {}
+
+
+def learn(state, batch, weights, key, config: DDPGConfig, space) -> offpolicy.Learned:
+    hp = state.hparams
+    actor, critic = networks(config, space)
+    tx = optimizers(hp)
+    targets = td_targets(state, batch, key, config, actor, critic)
+    critic_params, critic_opt, td, metrics = offpolicy.critic_step(
+        state, critic, batch, targets, weights, tx["critic"], config)
+    loss = lambda p: actor_loss(p, critic_params, actor, critic, batch.obs)
+    actor_params, actor_opt, actor_metrics = offpolicy.actor_step(state, loss, tx["actor"],
+                                                                  config)
+    metrics.update(actor_metrics)
+    delayed = (state.update_step + 1) % config.policy_delay == 0
+    actor_params, actor_opt = offpolicy.keep_if(delayed, (actor_params, actor_opt),
+                                                (state.params["actor"], state.opt_state["actor"]))
+    params = {"actor": actor_params, "critic": critic_params}
+    target_params = offpolicy.keep_if(delayed, polyak_update(state.target_params, params,
+                                                             hp["tau"]), state.target_params)
+    return offpolicy.Learned(params, target_params, {"actor": actor_opt, "critic": critic_opt},
+                             td, metrics)
+
+
+def _policy(config, env, env_params):
+    actor, critic = networks(config, env.action_space(env_params))
+    obs_space = env.observation_space(env_params)
+    return actor, critic, lambda obs: flatten_obs(obs, obs_space)
+
+
+def make_agent_action(config, env, env_params):
+    actor, _, flat = _policy(config, env, env_params)
+    return lambda state, obs: actor.apply(state.params["actor"], flat(obs))
+
+
+def make_act(config, env, env_params):
+    """``act(state, obs, key, deterministic)``: mu(s), or with exploration noise."""
+    from jaxrl.networks import to_env_action
+
+    space = env.action_space(env_params)
+    mode = make_agent_action(config, env, env_params)
+
+    def act(state, obs, key, deterministic: bool = True):
+        action = mode(state, obs)
+        if not deterministic:
+            noise = state.hparams["exploration_noise"] * jax.random.normal(key, action.shape)
+            action = jnp.clip(action + noise, -1.0, 1.0)
+        return to_env_action(space, action)
+
+    return act
+
+
+def make_value(config, env, env_params):
+    """``V(s) = min_i Q_i(s, mu(s))`` ``[K]``."""
+    actor, critic, flat = _policy(config, env, env_params)
+
+    def value(state, obs):
+        x = flat(obs)
+        return critic_values_min(critic, state.params["critic"], x,
+                                 actor.apply(state.params["actor"], x))
+
+    return value
+
+
+init = offpolicy.make_init(init_learner)
+train_step = offpolicy.make_train_step(explore, learn)

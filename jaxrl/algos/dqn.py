@@ -1,0 +1,189 @@
+"""Deep Q-Network (Mnih et al., 2015) with the Rainbow-era switches: double Q (van Hasselt et
+al., 2016), dueling heads (Wang et al., 2016), n-step returns and prioritized replay (Schaul et
+al., 2016).
+
+    for each env-step round:                                  (offpolicy.make_train_step)
+        a = argmax_a Q(s, a) with probability 1 - eps, else uniform     (explore)
+        store the n-step transition (s, a, R, discount, s')
+        gradient_steps times, on a sampled batch with importance weights w:
+            a* = argmax_a' Q(s', a')  if double_q  else  argmax_a' Q_target(s', a')
+            y  = R + discount * Q_target(s', a*)                          (dqn_loss)
+            L  = E[w huber(y - Q(s, a))]
+            theta <- Adam(clip_by_global_norm(grad L))
+            every target_update_period updates: theta_target <- tau theta + (1 - tau) theta_target
+
+``discount`` is ``gamma^m (1 - terminated)`` from the n-step window, so a time limit
+bootstraps from the final observation and a terminal state does not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from envs.spaces import Discrete
+from jaxrl import diagnostics as diag
+from jaxrl.algos import offpolicy
+from jaxrl.config import ConfigError, static, traced
+from jaxrl.networks import QNetwork
+from jaxrl.ops import polyak_update
+from jaxrl.rollout import flatten_obs
+
+LOSSES = ("huber", "mse")
+
+
+@dataclasses.dataclass(frozen=True)
+class DQNConfig(offpolicy.OffPolicyConfig):
+    """DQN hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+
+    double_q: bool = static(True, "select the next action with the online net")
+    dueling: bool = static(False, "dueling value/advantage head")
+    target_update_period: int = static(500, "gradient updates between target updates")
+    loss: str = static("huber", "huber | mse")
+    hidden: tuple[int, ...] = static((64, 64), "MLP widths")
+
+    learning_rate: float = traced(2.5e-4)
+    tau: float = traced(1.0, "target update weight (1 = copy)")
+    eps_start: float = traced(1.0, "epsilon-greedy at the start")
+    eps_end: float = traced(0.05, "epsilon-greedy after the decay")
+    eps_decay_fraction: float = traced(0.5, "fraction of total_steps over which eps decays")
+
+    def validate(self) -> None:
+        super().validate()
+        if self.target_update_period < 1:
+            raise ConfigError("target_update_period must be >= 1")
+        if self.loss not in LOSSES:
+            raise ConfigError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if not (0.0 <= self.eps_end <= 1.0 and 0.0 <= self.eps_start <= 1.0):
+            raise ConfigError("eps_start and eps_end must lie in [0, 1]")
+
+
+def default_config(env_name: str) -> DQNConfig:
+    """Configs that work without tuning flags, per env family."""
+    family = offpolicy.env_family(env_name)
+    if family == "probe":
+        return DQNConfig(num_envs=8, buffer_size=4096, batch_size=64, learning_starts=256,
+                         log_interval=16, gradient_steps=2, hidden=(32, 32), gamma=0.9,
+                         learning_rate=3e-3, target_update_period=1, tau=0.05,
+                         eps_decay_fraction=0.3)
+    if family == "minatar":
+        return DQNConfig(num_envs=16, buffer_size=100_000, batch_size=64, learning_starts=5_000,
+                         gradient_steps=4, hidden=(256, 256), learning_rate=2.5e-4,
+                         target_update_period=1000, eps_decay_fraction=0.2, eps_end=0.01)
+    return DQNConfig(num_envs=10, buffer_size=50_000, batch_size=128, learning_starts=5_000,
+                     gradient_steps=5, log_interval=50, learning_rate=5e-4,
+                     target_update_period=500, eps_decay_fraction=0.25, eps_end=0.02)
+
+
+def make_network(config: DQNConfig, space: Discrete) -> QNetwork:
+    if not isinstance(space, Discrete):
+        raise ConfigError(f"DQN needs a discrete action space, got {space!r}")
+    return QNetwork(space.n, tuple(config.hidden), config.activation, config.dueling)
+
+
+def optimizers(hp: dict) -> dict:
+    return {"q": offpolicy.adam(hp, hp["learning_rate"])}
+
+
+def init_learner(key, obs_dim: int, space, config: DQNConfig):
+    params = make_network(config, space).init(key, jnp.zeros((1, obs_dim)))
+    hp = config.hparams()
+    return params, params, {"q": optimizers(hp)["q"].init(params)}
+
+
+def epsilon(state) -> jax.Array:
+    """Linear decay from ``eps_start`` to ``eps_end`` over ``eps_decay_fraction`` of the run."""
+    hp = state.hparams
+    horizon = jnp.maximum(hp["eps_decay_fraction"] * hp["total_steps"], 1.0)
+    frac = jnp.clip(state.env_steps / horizon, 0.0, 1.0)
+    return hp["eps_start"] + frac * (hp["eps_end"] - hp["eps_start"])
+
+
+def explore(state, obs, key, config: DQNConfig, space):
+    """Epsilon-greedy actions ``[N]``."""
+    greedy = jnp.argmax(make_network(config, space).apply(state.params, obs), axis=-1)
+    coin_key, action_key = jax.random.split(key)
+    random = jax.random.randint(action_key, greedy.shape, 0, space.n)
+    explore_now = jax.random.uniform(coin_key, greedy.shape) < epsilon(state)
+    return jnp.where(explore_now, random, greedy).astype(jnp.int32)
+
+
+def td_targets(params, target_params, network, batch, config: DQNConfig) -> jax.Array:
+    """``[B]`` ``y = R + discount * Q_target(s', a*)`` (no gradient flows into it)."""
+    q_next_target = network.apply(target_params, batch.next_obs)
+    selector = network.apply(params, batch.next_obs) if config.double_q else q_next_target
+    best = jnp.argmax(selector, axis=-1)
+    q_next = jnp.take_along_axis(q_next_target, best[:, None], axis=-1)[:, 0]
+    return jax.lax.stop_gradient(batch.reward + batch.discount * q_next)
+
+
+def dqn_loss(params, network, batch, targets, weights, config: DQNConfig):
+    """Importance-weighted Huber (or squared) TD loss. ``-> (loss, (td [B], q_taken [B]))``."""
+    q = network.apply(params, batch.obs)
+    q_taken = jnp.take_along_axis(q, batch.action[:, None].astype(jnp.int32), axis=-1)[:, 0]
+    td = targets - q_taken
+    per_sample = optax.huber_loss(td) if config.loss == "huber" else 0.5 * jnp.square(td)
+    return jnp.mean(weights * per_sample), (td, q_taken)
+
+
+def learn(state, batch, weights, key, config: DQNConfig, space) -> offpolicy.Learned:
+    """One gradient step on the TD loss and the periodic target update."""
+    del key  # DQN's update is deterministic given the batch
+    hp = state.hparams
+    network = make_network(config, space)
+    targets = td_targets(state.params, state.target_params, network, batch, config)
+    (loss, (td, q_taken)), grads = jax.value_and_grad(dqn_loss, has_aux=True)(
+        state.params, network, batch, targets, weights, config)
+    updates, opt_state = optimizers(hp)["q"].update(grads, state.opt_state["q"], state.params)
+    params = optax.apply_updates(state.params, updates)
+    due = (state.update_step + 1) % config.target_update_period == 0
+    target_params = jax.tree.map(lambda new, old: jnp.where(due, new, old),
+                                 polyak_update(state.target_params, params, hp["tau"]),
+                                 state.target_params)
+    metrics = {"loss": loss, "epsilon": epsilon(state), "td_error_abs_mean": jnp.abs(td).mean(),
+               "td_error_abs_max": jnp.abs(td).max(), **diag.describe(q_taken, "q"),
+               **diag.describe(targets, "target"),
+               **diag.gradient_stats(grads, updates, config.verbosity)}
+    return offpolicy.Learned(params, target_params, {"q": opt_state}, td, metrics)
+
+
+def _q_values(config, env, env_params):
+    obs_space = env.observation_space(env_params)
+    network = make_network(config, env.action_space(env_params))
+    return lambda state, obs: network.apply(state.params, flatten_obs(obs, obs_space))
+
+
+def make_act(config, env, env_params):
+    """``act(state, obs, key, deterministic) -> action``: greedy, or epsilon-greedy at the
+    current epsilon when ``deterministic=False``."""
+    q_values = _q_values(config, env, env_params)
+    space = env.action_space(env_params)
+
+    def act(state, obs, key, deterministic: bool = True):
+        greedy = jnp.argmax(q_values(state, obs), axis=-1).astype(space.dtype)
+        if deterministic:
+            return greedy
+        coin_key, action_key = jax.random.split(key)
+        random = jax.random.randint(action_key, greedy.shape, 0, space.n).astype(space.dtype)
+        return jnp.where(jax.random.uniform(coin_key, greedy.shape) < epsilon(state), random,
+                         greedy)
+
+    return act
+
+
+def make_value(config, env, env_params):
+    """``V(s) = max_a Q(s, a)`` ``[K]`` (the greedy policy's value)."""
+    q_values = _q_values(config, env, env_params)
+    return lambda state, obs: jnp.max(q_values(state, obs), axis=-1)
+
+
+def make_agent_action(config, env, env_params):
+    q_values = _q_values(config, env, env_params)
+    return lambda state, obs: jnp.argmax(q_values(state, obs), axis=-1)
+
+
+init = offpolicy.make_init(init_learner)
+train_step = offpolicy.make_train_step(explore, learn)

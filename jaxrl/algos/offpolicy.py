@@ -1,0 +1,325 @@
+"""Machinery shared by the off-policy algorithms (DQN, DDPG, TD3, SAC).
+
+An off-policy algorithm is its config, its networks, an exploration rule and a learning step:
+
+* ``init_learner(key, obs_dim, action_space, config) -> (params, target_params, opt_state)``
+* ``explore(state, obs [N, obs_dim], key, config, action_space) -> action [N, ...]``
+* ``learn(state, batch, weights, key, config, action_space) -> Learned``
+
+Everything else lives here once (`make_train_step`)::
+
+    for each train step (log_interval rounds; metrics averaged over the rounds that learned):
+        a_t = explore(s_t)                      (uniform random actions while warming up)
+        step N envs; push (s_t, a_t, r_t, terminated_t, truncated_t, s_{t+1}) into the
+        n-step window; add the transition it emits to the replay buffer (on device)
+        once env_steps >= learning_starts, gradient_steps times:
+            sample a batch (uniform or prioritized), learn, update priorities
+
+Stored transitions keep the *true* next observation (the final one on a truncated step), so
+a time limit bootstraps; ``bootstrap_truncation=False`` is the classic bug kept as a switch.
+Transitions are `jaxrl.buffers.nstep.NStepTransition`: ``(obs, action, reward, discount,
+terminated, next_obs)`` with the learner's target ``reward + discount * V(next_obs)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import struct
+
+from envs.spaces import Box, Discrete
+from envs.wrappers import completed_episode_summary
+from jaxrl import diagnostics as diag
+from jaxrl.buffers import nstep, prioritized, uniform
+from jaxrl.config import AlgoConfig, ConfigError, env_family, static, traced  # noqa: F401
+from jaxrl.rollout import EnvCarry, env_step, flatten_obs, reset_envs
+
+
+@dataclasses.dataclass(frozen=True)
+class OffPolicyConfig(AlgoConfig):
+    """Fields every off-policy algorithm has."""
+
+    num_envs: int = static(1, "parallel envs per seed")
+    buffer_size: int = static(100_000, "replay capacity per seed (transitions)")
+    batch_size: int = static(256)
+    learning_starts: int = static(1_000, "env steps of uniform random actions before learning")
+    gradient_steps: int = static(1, "updates per env-step round (UTD ratio = this / num_envs)")
+    log_interval: int = static(50, "env-step rounds per train step (metrics averaged)")
+    n_step: int = static(1, "n of the n-step return")
+    prioritized: bool = static(False, "proportional prioritized replay")
+    hidden: tuple[int, ...] = static((256, 256), "MLP widths")
+    activation: str = static("relu")
+    bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
+    verbosity: str = static("basic", "diagnostics level: basic | debug | full")
+
+    gamma: float = traced(0.99)
+    max_grad_norm: float = traced(10.0, "global-norm gradient clipping")
+    adam_eps: float = traced(1e-8)
+    per_alpha: float = traced(0.6, "priority exponent")
+    per_beta: float = traced(0.4, "importance-weight exponent at the start (annealed to 1)")
+    total_steps: float = traced(0.0, "env steps per seed (set by train; anneal horizon)")
+
+    @property
+    def steps_per_update(self) -> int:
+        """Env steps per seed in one train step (what the driver counts as an 'update')."""
+        return self.num_envs * self.log_interval
+
+    def validate(self) -> None:
+        if min(self.num_envs, self.buffer_size, self.batch_size, self.log_interval,
+               self.n_step, self.gradient_steps) < 1 or self.learning_starts < 0:
+            raise ConfigError("num_envs, buffer_size, batch_size, log_interval, n_step and "
+                              "gradient_steps must be >= 1; learning_starts >= 0")
+        if self.num_envs > self.buffer_size:
+            raise ConfigError(f"buffer_size ({self.buffer_size}) must be >= num_envs")
+        if self.verbosity not in diag.LEVELS:
+            raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ConfigError("gamma must lie in [0, 1]")
+        if self.activation not in ("tanh", "relu", "elu", "silu"):
+            raise ConfigError(f"unknown activation {self.activation!r}")
+
+
+def warmup_rounds(config: OffPolicyConfig) -> int:
+    """Env-step rounds of random actions: enough for the n-step window and one batch."""
+    return max(-(-config.learning_starts // config.num_envs), config.n_step)
+
+
+@struct.dataclass
+class OffPolicyState:
+    params: Any  # the learner's networks (and e.g. SAC's log-alpha)
+    target_params: Any
+    opt_state: dict  # {group: optimizer state}
+    buffer: Any  # uniform.ReplayState | prioritized.PrioritizedState
+    window: nstep.NStepWindow
+    carry: EnvCarry
+    key: jax.Array
+    rounds: jax.Array  # [] int32 env-step rounds so far
+    update_step: jax.Array  # [] int32 gradient updates so far
+    env_steps: jax.Array  # [] int32 per seed
+    hparams: dict
+
+
+@struct.dataclass
+class Learned:
+    """What one learning step returns."""
+
+    params: Any
+    target_params: Any
+    opt_state: dict
+    td_error: jax.Array  # [B] for priorities
+    metrics: dict
+
+
+def buffer_module(config: OffPolicyConfig):
+    return prioritized if config.prioritized else uniform
+
+
+def obs_dim(env, env_params) -> int:
+    space = env.observation_space(env_params)
+    return flatten_obs(jnp.zeros(space.shape), space).shape[-1]
+
+
+def example_row(env, env_params, config: OffPolicyConfig) -> nstep.StepRow:
+    space = env.action_space(env_params)
+    n, d = config.num_envs, obs_dim(env, env_params)
+    if isinstance(space, Discrete):
+        action = jnp.zeros((n,), jnp.int32)
+    else:
+        action = jnp.zeros((n, *space.shape), jnp.float32)
+    obs = jnp.zeros((n, d), jnp.float32)
+    flag = jnp.zeros((n,), bool)
+    return nstep.StepRow(obs, action, jnp.zeros((n,), jnp.float32), flag, flag, obs)
+
+
+def make_init(init_learner):
+    """``init(key, env, env_params, config) -> OffPolicyState`` for an algorithm whose
+    ``init_learner(key, obs_dim, action_space, config) -> (params, target_params, opt_state)``."""
+
+    def init(key: jax.Array, env, env_params, config: OffPolicyConfig) -> OffPolicyState:
+        learner_key, env_key, state_key = jax.random.split(key, 3)
+        row = example_row(env, env_params, config)
+        params, target_params, opt_state = init_learner(
+            learner_key, obs_dim(env, env_params), env.action_space(env_params), config)
+        one_item = jax.tree.map(lambda x: x[0], nstep.emit(
+            jax.tree.map(lambda x: x[None], row), 1.0))
+        return OffPolicyState(
+            params=params, target_params=target_params, opt_state=opt_state,
+            buffer=buffer_module(config).init(one_item, config.buffer_size),
+            window=nstep.window_init(row, config.n_step),
+            carry=reset_envs(env_key, env, env_params, config.num_envs),
+            key=state_key, rounds=jnp.zeros((), jnp.int32), update_step=jnp.zeros((), jnp.int32),
+            env_steps=jnp.zeros((), jnp.int32), hparams=config.hparams(),
+        )
+
+    return init
+
+
+def adam(hp: dict, lr: jax.Array) -> optax.GradientTransformation:
+    """Global-norm clipping, then Adam with an explicit epsilon, then the learning rate."""
+    return optax.chain(optax.clip_by_global_norm(hp["max_grad_norm"]),
+                       optax.scale_by_adam(eps=hp["adam_eps"]), optax.scale(-lr))
+
+
+def random_action(key, space, num_envs: int) -> jax.Array:
+    """Uniform random agent actions ``[N, ...]`` (Box actions in the agent's ``[-1, 1]``)."""
+    if isinstance(space, Discrete):
+        return jax.random.randint(key, (num_envs,), 0, space.n, dtype=jnp.int32)
+    if isinstance(space, Box):
+        return jax.random.uniform(key, (num_envs, *space.shape), jnp.float32, -1.0, 1.0)
+    raise TypeError(f"unsupported action space {space!r}")
+
+
+def beta_schedule(state: OffPolicyState) -> jax.Array:
+    """Importance-weight exponent, linear from ``per_beta`` to 1 over the run."""
+    hp = state.hparams
+    frac = jnp.clip(state.env_steps / jnp.maximum(hp["total_steps"], 1.0), 0.0, 1.0)
+    return hp["per_beta"] + frac * (1.0 - hp["per_beta"])
+
+
+def store(state: OffPolicyState, row: nstep.StepRow, config) -> tuple[Any, nstep.NStepWindow]:
+    """Push a row through the n-step window and add what it emits to the buffer. Until the
+    window is full the write is made but not counted (position and size stay), so the next
+    write overwrites it and garbage is never sampled."""
+    if not config.bootstrap_truncation:
+        row = row.replace(terminated=row.terminated | row.truncated,
+                          truncated=jnp.zeros_like(row.truncated))
+    window, item, valid = nstep.push(state.window, row, state.hparams["gamma"])
+    added = buffer_module(config).add(state.buffer, item, state.update_step)
+    buffer = added.replace(position=jnp.where(valid, added.position, state.buffer.position),
+                           size=jnp.where(valid, added.size, state.buffer.size))
+    return buffer, window
+
+
+def sample(state: OffPolicyState, key, config):
+    """``(batch, indices, importance weights)``; weights are 1 for uniform replay."""
+    if config.prioritized:
+        return prioritized.sample(state.buffer, key, config.batch_size, beta_schedule(state))
+    batch, indices = uniform.sample(state.buffer, key, config.batch_size)
+    return batch, indices, jnp.ones((config.batch_size,), jnp.float32)
+
+
+def reprioritize(buffer, indices, td_error, learning, hp, config):
+    """New priorities from |TD| where the step learned; unchanged (written back) otherwise."""
+    if not config.prioritized:
+        return buffer
+    current = prioritized.priorities(buffer)[indices]
+    new = prioritized.priority_of(td_error, hp["per_alpha"])
+    return prioritized.set_priorities(buffer, indices, jnp.where(learning, new, current))
+
+
+def keep_if(learning, new, old):
+    """``new`` where the step learned, else ``old`` (leafwise; both pytrees alike)."""
+    return jax.tree.map(lambda a, b: jnp.where(learning, a, b), new, old)
+
+
+def make_train_step(explore, learn):
+    """``train_step(state, config, env, env_params) -> (state, metrics)``: ``log_interval``
+    rounds of acting, storing and learning (see the module docstring)."""
+
+    def train_step(state: OffPolicyState, config, env, env_params):
+        space = env.action_space(env_params)
+        warmup = warmup_rounds(config)
+
+        def learn_once(carry, key):
+            state, learning = carry
+            sample_key, learn_key = jax.random.split(key)
+            batch, indices, weights = sample(state, sample_key, config)
+            out = learn(state, batch, weights, learn_key, config, space)
+            kept = keep_if(learning, (out.params, out.target_params, out.opt_state),
+                           (state.params, state.target_params, state.opt_state))
+            buffer = reprioritize(state.buffer, indices, out.td_error, learning,
+                                  state.hparams, config)
+            staleness = uniform.staleness(state.buffer, indices, state.update_step)
+            metrics = {**out.metrics, "sample_staleness": staleness.astype(jnp.float32).mean()}
+            if config.prioritized:
+                metrics["importance_weight_mean"] = weights.mean()
+            state = state.replace(params=kept[0], target_params=kept[1], opt_state=kept[2],
+                                  buffer=buffer, update_step=state.update_step + learning)
+            return (state, learning), metrics
+
+        def one_round(state: OffPolicyState, _):
+            key, act_key, random_key, env_key, learn_key = jax.random.split(state.key, 5)
+            warming = state.rounds < warmup
+            action = jnp.where(warming, random_action(random_key, space, config.num_envs),
+                               explore(state, state.carry.obs, act_key, config, space))
+            carry, reward, term, trunc, next_obs, info = env_step(env_key, env, env_params,
+                                                                  state.carry, action)
+            row = nstep.StepRow(state.carry.obs, action, reward, term, trunc, next_obs)
+            buffer, window = store(state, row, config)
+            state = state.replace(buffer=buffer, window=window, carry=carry, key=key,
+                                  rounds=state.rounds + 1,
+                                  env_steps=state.env_steps + config.num_envs)
+            learning = ~warming
+            (state, _), metrics = jax.lax.scan(
+                learn_once, (state, learning), jax.random.split(learn_key, config.gradient_steps))
+            metrics = jax.tree.map(jnp.mean, metrics)
+            return state, (metrics, info, learning)
+
+        state, (metrics, info, learning) = jax.lax.scan(one_round, state, None,
+                                                        config.log_interval)
+        weight = learning.astype(jnp.float32)
+        count = jnp.maximum(weight.sum(), 1.0)
+        out = {k: jnp.sum(v * weight) / count for k, v in metrics.items()}
+        out.update(completed_episode_summary(info))
+        out["learning_fraction"] = weight.mean()
+        out["buffer_fill"] = uniform.fill_fraction(state.buffer)
+        out["env_steps"] = state.env_steps.astype(jnp.float32)
+        out["gradient_updates"] = state.update_step.astype(jnp.float32)
+        return state, out
+
+    return train_step
+
+
+# -- continuous actor-critic pieces (DDPG, TD3, SAC) -----------------------------------------
+def action_dim(space) -> int:
+    if not isinstance(space, Box):
+        raise ConfigError(f"this algorithm needs a continuous (Box) action space, got {space!r}")
+    return int(np.prod(space.shape))
+
+
+def init_critics(key, critic, obs_dim: int, act_dim: int, num: int):
+    """``num`` independently initialized critics, params stacked on a leading axis."""
+    return jax.vmap(lambda k: critic.init(k, jnp.zeros((1, obs_dim)), jnp.zeros((1, act_dim))))(
+        jax.random.split(key, num))
+
+
+def critic_values(critic, stacked_params, obs, action) -> jax.Array:
+    """``[C, B]`` Q-values of every critic."""
+    return jax.vmap(lambda p: critic.apply(p, obs, action))(stacked_params)
+
+
+def critic_step(state, critic, batch, targets, weights, tx, config):
+    """One Adam step of every critic on ``E_w[0.5 (Q_i(s, a) - y)^2]`` (summed over critics).
+    ``targets`` ``[B]`` must already be ``stop_gradient``-ed. Returns ``(critic params,
+    opt_state, td [B] of the first critic, metrics)``."""
+
+    def loss(critic_params):
+        q = critic_values(critic, critic_params, batch.obs, batch.action)  # [C, B]
+        per_critic = 0.5 * jnp.mean(weights * jnp.square(q - targets), axis=-1)
+        return per_critic.sum(), q
+
+    (value, q), grads = jax.value_and_grad(loss, has_aux=True)(state.params["critic"])
+    updates, opt_state = tx.update(grads, state.opt_state["critic"], state.params["critic"])
+    td = targets - q[0]
+    metrics = {"critic_loss": value, "td_error_abs_mean": jnp.abs(td).mean(),
+               "td_error_abs_max": jnp.abs(td).max(), **diag.describe(q, "q"),
+               **diag.describe(targets, "target")}
+    metrics.update({f"critic_{k}": v for k, v in
+                    diag.gradient_stats(grads, updates, config.verbosity).items()})
+    return optax.apply_updates(state.params["critic"], updates), opt_state, td, metrics
+
+
+def actor_step(state, actor_loss, tx, config):
+    """One Adam step of the actor on ``actor_loss(actor_params) -> (loss, aux)`` (which must
+    treat the critics as constants). Returns ``(actor params, opt_state, metrics)``."""
+    (value, aux), grads = jax.value_and_grad(actor_loss, has_aux=True)(state.params["actor"])
+    updates, opt_state = tx.update(grads, state.opt_state["actor"], state.params["actor"])
+    metrics = {"actor_loss": value, **aux}
+    metrics.update({f"actor_{k}": v for k, v in
+                    diag.gradient_stats(grads, updates, config.verbosity).items()})
+    return optax.apply_updates(state.params["actor"], updates), opt_state, metrics

@@ -1,0 +1,175 @@
+"""Soft Actor-Critic (Haarnoja et al., 2018) with twin critics and automatic temperature.
+
+    for each env-step round:                                  (offpolicy.make_train_step)
+        a ~ pi(.|s) = tanh(N(mu(s), sigma(s)^2))                           (explore)
+        store (s, a, R, discount, s')
+        gradient_steps times, on a sampled batch:
+            a' ~ pi(.|s')
+            y = R + discount * (min_i Q_target_i(s', a') - alpha log pi(a'|s'))
+            critics <- Adam(grad of E[0.5 (Q_i(s, a) - y)^2])
+            a~ ~ pi(.|s) (reparameterized)
+            actor <- Adam(grad of E[alpha log pi(a~|s) - min_i Q_i(s, a~)])   (critics constant)
+            log alpha <- Adam(grad of -E[log alpha (log pi(a~|s) + target_entropy)])
+            targets <- tau * critics + (1 - tau) * targets
+
+``log pi`` includes the tanh change-of-variables correction (`jaxrl.ops.TanhGaussian`).
+The target entropy defaults to ``-dim(A)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from jaxrl.algos import ddpg, offpolicy
+from jaxrl.config import static, traced
+from jaxrl.networks import Critic, SquashedGaussianActor
+from jaxrl.ops import polyak_update
+from jaxrl.rollout import flatten_obs
+
+
+@dataclasses.dataclass(frozen=True)
+class SACConfig(offpolicy.OffPolicyConfig):
+    """SAC hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+
+    autotune_alpha: bool = static(True, "learn the temperature to hit target_entropy")
+
+    actor_lr: float = traced(3e-4)
+    critic_lr: float = traced(3e-4)
+    alpha_lr: float = traced(3e-4)
+    tau: float = traced(0.005)
+    init_alpha: float = traced(1.0, "initial temperature (fixed if not autotuned)")
+    target_entropy_scale: float = traced(1.0, "target entropy = -scale * dim(A)")
+
+
+def default_config(env_name: str) -> SACConfig:
+    family = offpolicy.env_family(env_name)
+    extra = {}
+    if family == "probe":
+        extra = dict(actor_lr=3e-3, critic_lr=3e-3, alpha_lr=3e-3, tau=0.02, init_alpha=0.1)
+    return SACConfig(**ddpg.continuous_defaults(family), **extra)
+
+
+def networks(config, space):
+    dim = offpolicy.action_dim(space)
+    return (SquashedGaussianActor(dim, tuple(config.hidden), config.activation),
+            Critic(tuple(config.hidden), config.activation))
+
+
+def optimizers(hp: dict) -> dict:
+    return {"actor": offpolicy.adam(hp, hp["actor_lr"]),
+            "critic": offpolicy.adam(hp, hp["critic_lr"]),
+            "log_alpha": offpolicy.adam(hp, hp["alpha_lr"])}
+
+
+def init_learner(key, obs_dim: int, space, config: SACConfig):
+    actor, critic = networks(config, space)
+    actor_key, critic_key = jax.random.split(key)
+    hp = config.hparams()
+    params = {"actor": actor.init(actor_key, jnp.zeros((1, obs_dim))),
+              "critic": offpolicy.init_critics(critic_key, critic, obs_dim,
+                                               offpolicy.action_dim(space), 2),
+              "log_alpha": jnp.log(hp["init_alpha"])}
+    tx = optimizers(hp)
+    return params, params, {k: tx[k].init(params[k]) for k in tx}
+
+
+def explore(state, obs, key, config: SACConfig, space):
+    actor, _ = networks(config, space)
+    return actor.apply(state.params["actor"], obs).sample(key)
+
+
+def td_targets(state, batch, key, actor, critic) -> jax.Array:
+    """``[B]`` soft target ``R + discount * (min_i Q_target_i(s', a') - alpha log pi(a'|s'))``."""
+    alpha = jnp.exp(state.params["log_alpha"])
+    next_action, next_log_prob = actor.apply(state.params["actor"],
+                                             batch.next_obs).sample_and_log_prob(key)
+    q_next = ddpg.critic_values_min(critic, state.target_params["critic"], batch.next_obs,
+                                    next_action)
+    return jax.lax.stop_gradient(batch.reward + batch.discount * (q_next - alpha * next_log_prob))
+
+
+def actor_loss(actor_params, critic_params, alpha, actor, critic, obs, key):
+    """``E[alpha log pi(a|s) - min_i Q_i(s, a)]``, a reparameterized; critics and alpha are
+    constants here."""
+    critic_params, alpha = jax.lax.stop_gradient((critic_params, alpha))
+    action, log_prob = actor.apply(actor_params, obs).sample_and_log_prob(key)
+    q = ddpg.critic_values_min(critic, critic_params, obs, action)
+    return jnp.mean(alpha * log_prob - q), {"entropy": -log_prob.mean(), "log_prob": log_prob}
+
+
+def alpha_loss(log_alpha, log_prob, target_entropy):
+    return -jnp.mean(log_alpha * jax.lax.stop_gradient(log_prob + target_entropy))
+
+
+def learn(state, batch, weights, key, config: SACConfig, space) -> offpolicy.Learned:
+    hp = state.hparams
+    actor, critic = networks(config, space)
+    tx = optimizers(hp)
+    target_key, actor_key = jax.random.split(key)
+    targets = td_targets(state, batch, target_key, actor, critic)
+    critic_params, critic_opt, td, metrics = offpolicy.critic_step(
+        state, critic, batch, targets, weights, tx["critic"], config)
+    alpha = jnp.exp(state.params["log_alpha"])
+    loss = lambda p: actor_loss(p, critic_params, alpha, actor, critic, batch.obs, actor_key)
+    actor_params, actor_opt, actor_metrics = offpolicy.actor_step(state, loss, tx["actor"],
+                                                                  config)
+    log_prob = actor_metrics.pop("log_prob")
+    metrics.update(actor_metrics)
+    log_alpha, alpha_opt = state.params["log_alpha"], state.opt_state["log_alpha"]
+    if config.autotune_alpha:
+        target_entropy = -hp["target_entropy_scale"] * offpolicy.action_dim(space)
+        value, grad = jax.value_and_grad(alpha_loss)(log_alpha, log_prob, target_entropy)
+        update, alpha_opt = tx["log_alpha"].update(grad, alpha_opt, log_alpha)
+        log_alpha = log_alpha + update
+        metrics["alpha_loss"] = value
+    metrics["alpha"] = jnp.exp(log_alpha)
+    params = {"actor": actor_params, "critic": critic_params, "log_alpha": log_alpha}
+    target_params = {**state.target_params,
+                     "critic": polyak_update(state.target_params["critic"], critic_params,
+                                             hp["tau"])}
+    opt_state = {"actor": actor_opt, "critic": critic_opt, "log_alpha": alpha_opt}
+    return offpolicy.Learned(params, target_params, opt_state, td, metrics)
+
+
+def _policy(config, env, env_params):
+    actor, critic = networks(config, env.action_space(env_params))
+    obs_space = env.observation_space(env_params)
+    return actor, critic, lambda obs: flatten_obs(obs, obs_space)
+
+
+def make_agent_action(config, env, env_params):
+    actor, _, flat = _policy(config, env, env_params)
+    return lambda state, obs: actor.apply(state.params["actor"], flat(obs)).mode()
+
+
+def make_act(config, env, env_params):
+    """``act(state, obs, key, deterministic)``: tanh(mean), or a sample of the policy."""
+    from jaxrl.networks import to_env_action
+
+    actor, _, flat = _policy(config, env, env_params)
+    space = env.action_space(env_params)
+
+    def act(state, obs, key, deterministic: bool = True):
+        dist = actor.apply(state.params["actor"], flat(obs))
+        return to_env_action(space, dist.mode() if deterministic else dist.sample(key))
+
+    return act
+
+
+def make_value(config, env, env_params):
+    """``min_i Q_i(s, tanh(mean(s)))`` ``[K]`` (soft Q at the deterministic action)."""
+    actor, critic, flat = _policy(config, env, env_params)
+
+    def value(state, obs):
+        x = flat(obs)
+        action = actor.apply(state.params["actor"], x).mode()
+        return ddpg.critic_values_min(critic, state.params["critic"], x, action)
+
+    return value
+
+
+init = offpolicy.make_init(init_learner)
+train_step = offpolicy.make_train_step(explore, learn)

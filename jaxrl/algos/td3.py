@@ -1,0 +1,22 @@
+"""Twin Delayed DDPG (Fujimoto et al., 2018): the DDPG learner with its three switches on —
+clipped double Q (``num_critics=2``: the target takes the min of two critics), delayed actor
+and target updates (``policy_delay=2``), and target policy smoothing (``target_policy_noise``).
+The learner itself is `jaxrl.algos.ddpg`; this module is TD3's defaults."""
+
+from __future__ import annotations
+
+from jaxrl.algos import ddpg
+from jaxrl.algos.ddpg import DDPGConfig as TD3Config  # noqa: F401  (same fields)
+
+TD3_SWITCHES = dict(num_critics=2, policy_delay=2, target_policy_noise=True)
+
+
+def default_config(env_name: str) -> ddpg.DDPGConfig:
+    return ddpg.default_config(env_name).replace(**TD3_SWITCHES)
+
+
+init = ddpg.init
+train_step = ddpg.train_step
+explore = ddpg.explore
+learn = ddpg.learn
+make_act, make_value, make_agent_action = ddpg.make_act, ddpg.make_value, ddpg.make_agent_action
