@@ -309,9 +309,19 @@ class DelayedRewardProbe(ProbeEnv):
         return ProbeAnswer(obs, values, None, 0.05, 0.0)
 
 
+class ContinuousTruncationProbe(TruncationProbe):
+    """Rung 10: rung 6 for continuous-action learners (DDPG, TD3, SAC). Action in [-1, 1]
+    (ignored), reward +1 every step, truncated after ``time_limit`` steps. V = 1/(1-gamma)."""
+
+    name, rung = "probe:continuous-truncation", 10
+
+    def action_space(self, params=None):
+        return Box(-1.0, 1.0, (1,))
+
+
 PROBES: tuple[type[ProbeEnv], ...] = (
     ValueProbe, DiscountingProbe, ObsValueProbe, ActionProbe, ObsActionProbe, TruncationProbe,
-    ContinuousActionProbe, ContinuousObsActionProbe, DelayedRewardProbe,
+    ContinuousActionProbe, ContinuousObsActionProbe, DelayedRewardProbe, ContinuousTruncationProbe,
 )
 PROBES_BY_NAME = {p.name: p for p in PROBES}
 

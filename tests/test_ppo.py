@@ -14,7 +14,7 @@ from jaxrl.probe import run_ladder
 
 def test_probe_ladder_all_rungs_pass():
     results = run_ladder("ppo", seeds=4)
-    assert [r.rung for r in results] == list(range(1, 10))
+    assert [r.rung for r in results] == list(range(1, 11))
     failed = [(r.name, r.measured, r.expected) for r in results if not r.passed]
     assert not failed, failed
 

@@ -44,7 +44,7 @@ def _returns_to_go(traj, gamma):
     return out[::-1]
 
 
-@pytest.mark.parametrize("probe_cls", [p for p in PROBES if p.name != "probe:truncation"])
+@pytest.mark.parametrize("probe_cls", [p for p in PROBES if p.episode_steps > 0])
 def test_published_values_match_brute_force(probe_cls):
     env, params = envs.make(probe_cls.name)
     answer = env.answer(GAMMA, params)
@@ -59,7 +59,7 @@ def test_published_values_match_brute_force(probe_cls):
         np.testing.assert_allclose(got, value, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("probe_cls", [p for p in PROBES if p.name != "probe:truncation"])
+@pytest.mark.parametrize("probe_cls", [p for p in PROBES if p.episode_steps > 0])
 def test_best_action_is_best(probe_cls):
     """No other action earns a higher one-step reward from any query observation."""
     env, params = envs.make(probe_cls.name)
@@ -78,8 +78,9 @@ def test_best_action_is_best(probe_cls):
         assert best_r == pytest.approx(max(reward(a) for a in candidates), abs=1e-6)
 
 
-def test_truncation_probe_right_and_wrong_answers():
-    env, params = envs.make("probe:truncation", time_limit=5)
+@pytest.mark.parametrize("name", ["probe:truncation", "probe:continuous-truncation"])
+def test_truncation_probe_right_and_wrong_answers(name):
+    env, params = envs.make(name, time_limit=5)
     answer = env.answer(GAMMA, params)
     key = jax.random.key(0)
     # Bootstrapping through truncation: the state never changes, so the value is the
