@@ -1,0 +1,120 @@
+"""The off-policy learners: gradients flow only where they should (reading 002's DDPG bug),
+the warm-up and n-step plumbing, prioritized replay end to end, and diagnostics."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envs
+import jaxrl
+from jaxrl import algos
+from jaxrl.algos import ddpg, dqn, offpolicy, sac
+from jaxrl.buffers import nstep
+
+
+def _state_and_batch(algo: str, env_name: str, **overrides):
+    algorithm = algos.get(algo)
+    env, params = envs.make(env_name)
+    env = envs.EpisodeStatistics(env)
+    config = algorithm.default_config(env_name).replace(hidden=(8,), num_envs=2, batch_size=16,
+                                                        buffer_size=64, **overrides)
+    state = algorithm.init(jax.random.key(0), env, params, config)
+    d = offpolicy.obs_dim(env, params)
+    space = env.action_space(params)
+    if algo == "dqn":
+        action = jax.random.randint(jax.random.key(1), (16,), 0, space.n)
+    else:
+        action = jax.random.uniform(jax.random.key(1), (16, *space.shape), minval=-1, maxval=1)
+    batch = nstep.NStepTransition(
+        obs=jax.random.normal(jax.random.key(2), (16, d)), action=action,
+        reward=jax.random.normal(jax.random.key(3), (16,)), discount=jnp.full((16,), 0.99),
+        terminated=jnp.zeros((16,), bool), next_obs=jax.random.normal(jax.random.key(4), (16, d)))
+    return state, batch, config, space
+
+
+def _all_zero(tree) -> bool:
+    return all(float(jnp.abs(x).max()) == 0.0 for x in jax.tree.leaves(tree))
+
+
+@pytest.mark.parametrize("algo", ["ddpg", "sac"])
+def test_actor_loss_sends_no_gradient_to_the_critic(algo):
+    state, batch, config, space = _state_and_batch(algo, "Pendulum-v1")
+    module = ddpg if algo == "ddpg" else sac
+    actor, critic = module.networks(config, space)
+    if algo == "ddpg":
+        loss = lambda a, c: ddpg.actor_loss(a, c, actor, critic, batch.obs)[0]
+    else:
+        loss = lambda a, c: sac.actor_loss(a, c, jnp.float32(0.2), actor, critic, batch.obs,
+                                           jax.random.key(5))[0]
+    g_actor, g_critic = jax.grad(loss, argnums=(0, 1))(state.params["actor"],
+                                                         state.params["critic"])
+    assert _all_zero(g_critic)
+    assert not _all_zero(g_actor)
+
+
+@pytest.mark.parametrize("algo", ["dqn", "ddpg", "td3", "sac"])
+def test_targets_receive_no_gradient(algo):
+    state, batch, config, space = _state_and_batch(algo, "CartPole-v1" if algo == "dqn"
+                                                   else "Pendulum-v1")
+    if algo == "dqn":
+        network = dqn.make_network(config, space)
+        targets = lambda tp: dqn.td_targets(state.params, tp, network, batch, config).sum()
+    elif algo == "sac":
+        actor, critic = sac.networks(config, space)
+        targets = lambda tp: sac.td_targets(state.replace(target_params=tp), batch,
+                                            jax.random.key(6), actor, critic).sum()
+    else:
+        actor, critic = ddpg.networks(config, space)
+        targets = lambda tp: ddpg.td_targets(state.replace(target_params=tp), batch,
+                                             jax.random.key(6), config, actor, critic).sum()
+    assert _all_zero(jax.grad(targets)(state.target_params))
+
+
+def test_td3_switches_change_the_learner():
+    assert algos.get("td3").default_config("Pendulum-v1").num_critics == 2
+    state, _, config, _ = _state_and_batch("td3", "Pendulum-v1")
+    stacked = state.params["critic"]
+    leaves = jax.tree.leaves(stacked)
+    assert leaves[0].shape[0] == 2  # two critics, independently initialized
+    assert any(not np.array_equal(np.asarray(x[0]), np.asarray(x[1])) for x in leaves)
+
+
+def test_td3_delays_the_actor():
+    state, batch, config, space = _state_and_batch("td3", "Pendulum-v1")
+    weights = jnp.ones((16,))
+    first = ddpg.learn(state, batch, weights, jax.random.key(7), config, space)  # update 1 of 2
+    assert jax.tree.all(jax.tree.map(jnp.array_equal, first.params["actor"],
+                                     state.params["actor"]))
+    assert jax.tree.all(jax.tree.map(jnp.array_equal, first.target_params, state.target_params))
+    second = ddpg.learn(state.replace(update_step=jnp.int32(1)), batch, weights,
+                        jax.random.key(7), config, space)
+    assert not jax.tree.all(jax.tree.map(jnp.array_equal, second.params["actor"],
+                                         state.params["actor"]))
+
+
+def test_warmup_acts_randomly_and_does_not_learn():
+    result = jaxrl.train("dqn", env="CartPole-v1", seeds=1, total_steps=2 * 50 * 20,
+                         progress=False, store=False, num_envs=2, log_interval=50,
+                         learning_starts=1000, hidden=(8,))
+    m = result.metrics
+    assert m.learning_fraction.iloc[:10].eq(0).all() and m.learning_fraction.iloc[10:].eq(1).all()
+    assert m.gradient_updates.iloc[9] == 0 and m.gradient_updates.iloc[-1] > 0
+
+
+@pytest.mark.parametrize("algo, env_name", [("dqn", "CartPole-v1"), ("sac", "Pendulum-v1")])
+def test_prioritized_nstep_run_reports_its_diagnostics(algo, env_name):
+    result = jaxrl.train(algo, env=env_name, seeds=2, total_steps=3000, progress=False,
+                         num_envs=2, log_interval=100, learning_starts=400, hidden=(16,),
+                         buffer_size=1000, batch_size=32, prioritized=True, n_step=3)
+    m = result.metrics
+    expected = ["q_mean", "q_std", "q_min", "q_max", "td_error_abs_mean", "target_mean",
+                "buffer_fill", "sample_staleness", "importance_weight_mean", "env_steps"]
+    expected += (["epsilon", "loss", "grad_norm"] if algo == "dqn" else
+                 ["alpha", "entropy", "actor_loss", "critic_loss", "alpha_loss",
+                  "critic_grad_norm", "actor_grad_norm"])
+    for col in expected:
+        assert col in m, col
+    learned = m[m.learning_fraction > 0]
+    assert np.isfinite(learned[expected].to_numpy()).all()
+    assert (learned.importance_weight_mean <= 1).all() and (learned.sample_staleness > 0).all()
