@@ -84,6 +84,16 @@ def _convert_space(space: Any, env_name: str, what: str) -> Space:
     )
 
 
+def _host_key(params: Any) -> tuple | None:
+    """A hashable key of ``params`` when every leaf is a host value (Python / NumPy scalar or
+    array), else None (a traced or device leaf: no caching)."""
+    leaves, treedef = jax.tree.flatten(params)
+    if not all(isinstance(x, (bool, int, float, np.ndarray, np.generic)) for x in leaves):
+        return None
+    return (str(treedef),) + tuple((np.asarray(x).dtype.str, np.asarray(x).shape,
+                                    np.asarray(x).tobytes()) for x in leaves)
+
+
 class GymnaxEnv(Environment):
     """Adapter around a ``gymnax.environments.environment.Environment`` instance.
 
@@ -101,8 +111,8 @@ class GymnaxEnv(Environment):
         # A Discrete observation (an integer state index) is one-hot encoded.
         self._obs_onehot = int(gobs.n) if isinstance(gobs, gspaces.Discrete) else None
         # Convert once now so an unsupported space fails at construction, naming the env.
-        self._obs_space = self._convert_obs_space(gobs)
-        self._act_space = _convert_space(gymnax_env.action_space(params), self.name, "action")
+        self._space_cache: dict[tuple, tuple[Box, Space]] = {}
+        self._spaces(params)
 
     @property
     def gymnax_env(self) -> Any:
@@ -123,14 +133,26 @@ class GymnaxEnv(Environment):
         return space
 
     def observation_space(self, params: Any = None) -> Box:
-        params = self.default_params if params is None else params
-        with jax.ensure_compile_time_eval():  # gymnax builds bounds with jnp: keep them concrete
-            return self._convert_obs_space(self._env.observation_space(params))
+        return self._spaces(params)[0]
 
     def action_space(self, params: Any = None) -> Space:
+        return self._spaces(params)[1]
+
+    def _spaces(self, params: Any) -> tuple[Box, Space]:
+        """``(observation space, action space)`` for ``params``, converted once per distinct
+        params value. gymnax builds bounds with ``jnp``; converting them needs a device read,
+        which must not happen over and over inside traced code (it can stall there), so the
+        result is cached under a key made of the params' host values."""
         params = self.default_params if params is None else params
-        with jax.ensure_compile_time_eval():  # gymnax builds bounds with jnp: keep them concrete
-            return _convert_space(self._env.action_space(params), self.name, "action")
+        key = _host_key(params)
+        cached = self._space_cache.get(key) if key is not None else None
+        if cached is None:
+            with jax.ensure_compile_time_eval():  # keep gymnax's jnp bounds concrete
+                cached = (self._convert_obs_space(self._env.observation_space(params)),
+                          _convert_space(self._env.action_space(params), self.name, "action"))
+            if key is not None:
+                self._space_cache[key] = cached
+        return cached
 
     @property
     def default_params(self) -> Any:
@@ -156,7 +178,7 @@ class GymnaxEnv(Environment):
         return jax.tree.map(strong, state)
 
     def _action(self, action: Any) -> jax.Array:
-        return jnp.asarray(action, dtype=self._act_space.dtype)
+        return jnp.asarray(action, dtype=self.action_space().dtype)
 
     # -- the protocol ------------------------------------------------------------------------
     def reset(self, key: jax.Array, params: Any = None) -> tuple[jax.Array, Any]:
