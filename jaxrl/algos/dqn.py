@@ -43,6 +43,7 @@ class DQNConfig(offpolicy.OffPolicyConfig):
     dueling: bool = static(False, "dueling value/advantage head")
     target_update_period: int = static(500, "gradient updates between target updates")
     loss: str = static("huber", "huber | mse")
+    anneal_lr: bool = static(False, "linearly anneal the learning rate to 0 over total_steps")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths")
 
     learning_rate: float = traced(2.5e-4)
@@ -84,14 +85,22 @@ def make_network(config: DQNConfig, space: Discrete) -> QNetwork:
     return QNetwork(space.n, tuple(config.hidden), config.activation, config.dueling)
 
 
-def optimizers(hp: dict) -> dict:
-    return {"q": offpolicy.adam(hp, hp["learning_rate"])}
+def learning_rate(state, config: DQNConfig) -> jax.Array:
+    hp = state.hparams
+    if not config.anneal_lr:
+        return hp["learning_rate"]
+    frac = 1.0 - state.env_steps / jnp.maximum(hp["total_steps"], 1.0)
+    return hp["learning_rate"] * jnp.clip(frac, 0.0, 1.0)
+
+
+def optimizers(hp: dict, lr: jax.Array) -> dict:
+    return {"q": offpolicy.adam(hp, lr)}
 
 
 def init_learner(key, obs_dim: int, space, config: DQNConfig):
     params = make_network(config, space).init(key, jnp.zeros((1, obs_dim)))
     hp = config.hparams()
-    return params, params, {"q": optimizers(hp)["q"].init(params)}
+    return params, params, {"q": optimizers(hp, hp["learning_rate"])["q"].init(params)}
 
 
 def epsilon(state) -> jax.Array:
@@ -137,13 +146,14 @@ def learn(state, batch, weights, key, config: DQNConfig, space) -> offpolicy.Lea
     targets = td_targets(state.params, state.target_params, network, batch, config)
     (loss, (td, q_taken)), grads = jax.value_and_grad(dqn_loss, has_aux=True)(
         state.params, network, batch, targets, weights, config)
-    updates, opt_state = optimizers(hp)["q"].update(grads, state.opt_state["q"], state.params)
+    lr = learning_rate(state, config)
+    updates, opt_state = optimizers(hp, lr)["q"].update(grads, state.opt_state["q"], state.params)
     params = optax.apply_updates(state.params, updates)
     due = (state.update_step + 1) % config.target_update_period == 0
     target_params = jax.tree.map(lambda new, old: jnp.where(due, new, old),
                                  polyak_update(state.target_params, params, hp["tau"]),
                                  state.target_params)
-    metrics = {"loss": loss, "epsilon": epsilon(state), "td_error_abs_mean": jnp.abs(td).mean(),
+    metrics = {"loss": loss, "epsilon": epsilon(state), "learning_rate": lr, "td_error_abs_mean": jnp.abs(td).mean(),
                "td_error_abs_max": jnp.abs(td).max(), **diag.describe(q_taken, "q"),
                **diag.describe(targets, "target"),
                **diag.gradient_stats(grads, updates, config.verbosity)}
