@@ -94,6 +94,11 @@ def resolve(algo: str, env: str, total_steps: int, seeds: int, env_kwargs=None, 
     if int(seeds) < 1:
         raise ConfigError(f"seeds must be >= 1, got {seeds}")
     base_env, env_params = envs.make(env, **(env_kwargs or {}))
+    space = base_env.action_space(env_params)
+    kind = "discrete" if isinstance(space, envs.Discrete) else "continuous"
+    if kind not in algorithm.action_kinds:
+        raise ConfigError(f"{algorithm.name} handles {' and '.join(algorithm.action_kinds)} "
+                          f"actions; {env} has {kind} actions")
     config = algorithm.default_config(env).replace(**overrides, total_steps=float(total_steps))
     num_updates = int(total_steps) // config.steps_per_update
     if num_updates < 1:

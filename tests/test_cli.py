@@ -19,6 +19,8 @@ from jaxrl.cli import main
     (["train", "ppo", "--set", "gamma"], "--set expects key=value"),
     (["train", "ppo", "--total-steps", "10"], "too small for one update"),
     (["train", "ppo", "--json", "/nonexistent-dir/x.json"], "not writable"),
+    (["train", "dqn", "--env", "Pendulum-v1"], "dqn handles discrete actions"),
+    (["train", "sac", "--env", "CartPole-v1"], "has discrete actions"),
     (["probe", "nope"], "Unknown algorithm"),
     (["probe", "ppo", "--rungs", "nope"], "unknown probe rung"),
 ])
