@@ -24,7 +24,6 @@ from jaxrl.algos import offpolicy
 from jaxrl.config import ConfigError, static, traced
 from jaxrl.networks import Critic, DeterministicActor
 from jaxrl.ops import polyak_update
-from jaxrl.rollout import flatten_obs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,12 +82,8 @@ def optimizers(hp: dict) -> dict:
 
 def init_learner(key, obs_dim: int, space, config: DDPGConfig):
     actor, critic = networks(config, space)
-    actor_key, critic_key = jax.random.split(key)
-    params = {"actor": actor.init(actor_key, jnp.zeros((1, obs_dim))),
-              "critic": offpolicy.init_critics(critic_key, critic, obs_dim,
-                                               offpolicy.action_dim(space), config.num_critics)}
-    tx = optimizers(config.hparams())
-    return params, params, {k: tx[k].init(params[k]) for k in tx}
+    return offpolicy.init_actor_critic(key, obs_dim, space, actor, critic, config.num_critics,
+                                       optimizers(config.hparams()))
 
 
 def explore(state, obs, key, config: DDPGConfig, space):
@@ -145,9 +140,7 @@ def learn(state, batch, weights, key, config: DDPGConfig, space) -> offpolicy.Le
 
 
 def _policy(config, env, env_params):
-    actor, critic = networks(config, env.action_space(env_params))
-    obs_space = env.observation_space(env_params)
-    return actor, critic, lambda obs: flatten_obs(obs, obs_space)
+    return offpolicy.acting_parts(networks, config, env, env_params)
 
 
 def make_agent_action(config, env, env_params):

@@ -323,3 +323,22 @@ def actor_step(state, actor_loss, tx, config):
     metrics.update({f"actor_{k}": v for k, v in
                     diag.gradient_stats(grads, updates, config.verbosity).items()})
     return optax.apply_updates(state.params["actor"], updates), opt_state, metrics
+
+
+def init_actor_critic(key, obs_dim: int, space, actor, critic, num_critics: int, tx: dict,
+                      extra_params: dict | None = None):
+    """``(params, target_params, opt_state)`` of an actor and ``num_critics`` stacked critics
+    (plus e.g. SAC's log-alpha in ``extra_params``); one optimizer state per ``tx`` group."""
+    actor_key, critic_key = jax.random.split(key)
+    params = {"actor": actor.init(actor_key, jnp.zeros((1, obs_dim))),
+              "critic": init_critics(critic_key, critic, obs_dim, action_dim(space),
+                                     num_critics),
+              **(extra_params or {})}
+    return params, params, {k: tx[k].init(params[k]) for k in tx}
+
+
+def acting_parts(networks, config, env, env_params):
+    """``(actor, critic, flatten)`` for the act / value functions built from raw env obs."""
+    actor, critic = networks(config, env.action_space(env_params))
+    obs_space = env.observation_space(env_params)
+    return actor, critic, lambda obs: flatten_obs(obs, obs_space)

@@ -27,7 +27,6 @@ from jaxrl.algos import ddpg, offpolicy
 from jaxrl.config import static, traced
 from jaxrl.networks import Critic, SquashedGaussianActor
 from jaxrl.ops import polyak_update
-from jaxrl.rollout import flatten_obs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,14 +65,9 @@ def optimizers(hp: dict) -> dict:
 
 def init_learner(key, obs_dim: int, space, config: SACConfig):
     actor, critic = networks(config, space)
-    actor_key, critic_key = jax.random.split(key)
     hp = config.hparams()
-    params = {"actor": actor.init(actor_key, jnp.zeros((1, obs_dim))),
-              "critic": offpolicy.init_critics(critic_key, critic, obs_dim,
-                                               offpolicy.action_dim(space), 2),
-              "log_alpha": jnp.log(hp["init_alpha"])}
-    tx = optimizers(hp)
-    return params, params, {k: tx[k].init(params[k]) for k in tx}
+    return offpolicy.init_actor_critic(key, obs_dim, space, actor, critic, 2, optimizers(hp),
+                                       {"log_alpha": jnp.log(hp["init_alpha"])})
 
 
 def explore(state, obs, key, config: SACConfig, space):
@@ -135,9 +129,7 @@ def learn(state, batch, weights, key, config: SACConfig, space) -> offpolicy.Lea
 
 
 def _policy(config, env, env_params):
-    actor, critic = networks(config, env.action_space(env_params))
-    obs_space = env.observation_space(env_params)
-    return actor, critic, lambda obs: flatten_obs(obs, obs_space)
+    return offpolicy.acting_parts(networks, config, env, env_params)
 
 
 def make_agent_action(config, env, env_params):
