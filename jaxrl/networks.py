@@ -20,12 +20,13 @@ import numpy as np
 
 from envs.spaces import Box, Discrete, Space
 from jaxrl.ops import Categorical, DiagGaussian, TanhGaussian
+from jaxrl.ops.init import orthogonal
 
 ACTIVATIONS: dict[str, Callable] = {"tanh": jnp.tanh, "relu": nn.relu, "elu": nn.elu, "silu": nn.silu}
 
 
 def _dense(features: int, gain: float) -> nn.Dense:
-    return nn.Dense(features, kernel_init=nn.initializers.orthogonal(gain),
+    return nn.Dense(features, kernel_init=orthogonal(gain),
                     bias_init=nn.initializers.zeros)
 
 
