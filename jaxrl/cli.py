@@ -1,4 +1,5 @@
-"""The ``jaxrl`` command line: ``jaxrl train`` and ``jaxrl probe``.
+"""The ``jaxrl`` command line: ``train``, ``sweep``, ``resume``, ``probe``, ``runs``, ``plot``,
+``compare``, ``export``.
 
 Bad input (unknown algorithm or env, unknown or ill-typed ``--set`` key, seeds < 1, too few
 steps for one update, an unwritable ``--json`` path) exits with status 2 and one line on stderr.
@@ -47,9 +48,7 @@ def _write_json(path: str | None, payload: dict) -> None:
 
 # -- train --------------------------------------------------------------------------------------
 def cmd_train(args) -> int:
-    from jaxrl import stats
     from jaxrl.driver import NonFiniteMetricError, train
-    from jaxrl.runs.store import finite_or_none
 
     _check_writable(args.json)
     overrides = _parse_sets(args.set)
@@ -57,11 +56,31 @@ def cmd_train(args) -> int:
         result = train(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
                        seed=args.seed, progress=not args.no_progress,
                        eval_episodes=args.eval_episodes, store=not args.no_store,
-                       runs_dir=args.runs_dir, command=["jaxrl", *sys.argv[1:]], **overrides)
+                       runs_dir=args.runs_dir, command=["jaxrl", *sys.argv[1:]],
+                       **_driver_options(args), **overrides)
     except NonFiniteMetricError as err:
         where = f" (run kept in {err.result.run_dir})" if err.result.run_dir else ""
         print(f"jaxrl: {err}{where}", file=sys.stderr)
         return 1
+    _print_result(result)
+    _write_json(args.json, _result_json(result))
+    if result.run_dir:
+        print(f"run {result.run_id}: report and curves in {result.run_dir}")
+    return 0
+
+
+def _driver_options(args) -> dict:
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        raise UsageError(f"--checkpoint-every must be >= 1 chunk, got {args.checkpoint_every}")
+    if args.max_chunk_updates < 1:
+        raise UsageError(f"--max-chunk-updates must be >= 1, got {args.max_chunk_updates}")
+    return {"checkpoint_every": args.checkpoint_every, "max_chunk_updates": args.max_chunk_updates,
+            "shard_seeds": not args.no_shard, "memory_check": not args.no_memory_check}
+
+
+def _print_result(result) -> None:
+    from jaxrl import stats
+
     returns = result.final_eval_return
     print(f"\n{result.algo} on {result.env}: {result.seeds} seeds x "
           f"{result.total_steps_per_seed:,} env steps")
@@ -72,7 +91,14 @@ def cmd_train(args) -> int:
     print(f"{'IQM':>6}  {stats.iqm(returns):>18.2f}")
     print(f"compile {result.compile_seconds:.1f} s | run {result.run_seconds:.1f} s | "
           f"{result.env_steps_per_second:,.0f} env-steps/s (all seeds)")
-    _write_json(args.json, {
+
+
+def _result_json(result) -> dict:
+    from jaxrl import stats
+    from jaxrl.runs.store import finite_or_none
+
+    returns = result.final_eval_return
+    return {
         "algo": result.algo, "env": result.env, "seeds": result.seeds,
         "total_steps_per_seed": result.total_steps_per_seed,
         "compile_seconds": result.compile_seconds, "run_seconds": result.run_seconds,
@@ -80,9 +106,47 @@ def cmd_train(args) -> int:
         "final_eval_return": [finite_or_none(r) for r in returns],
         "final_eval_return_iqm": finite_or_none(stats.iqm(returns)),
         "config": result.config.to_dict(), "run_id": result.run_id,
-    })
-    if result.run_dir:
+    }
+
+
+def cmd_sweep(args) -> int:
+    from jaxrl.sweep import format_table, parse_grid, parse_random, sweep
+
+    _check_writable(args.json)
+    if not args.grid and not args.random:
+        raise UsageError("jaxrl sweep needs at least one --grid or --random")
+    result = sweep(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
+                   grid=parse_grid(args.grid), random=parse_random(args.random),
+                   trials=args.trials, seed=args.seed, store=not args.no_store,
+                   runs_dir=args.runs_dir, backend=args.backend, address=args.address,
+                   progress=not args.no_progress, command=["jaxrl", *sys.argv[1:]],
+                   eval_episodes=args.eval_episodes, **_driver_options(args),
+                   **_parse_sets(args.set))
+    print(f"\n{args.algo} on {args.env}: {len(result.configs)} configs x {args.seeds} seeds in "
+          f"{len(result.groups)} program(s); final eval return, IQM [95% CI] over seeds")
+    print(format_table(result.table))
+    if result.sweep_id:
+        print(f"sweep {result.sweep_id}: `jaxrl runs sweep {result.sweep_id}` shows this table")
+    _write_json(args.json, {"sweep_id": result.sweep_id, "algo": args.algo, "env": args.env,
+                            "seeds": args.seeds, "groups": result.groups,
+                            "table": result.table.to_dict(orient="records")})
+    return 0 if not result.failures else 1
+
+
+def cmd_resume(args) -> int:
+    from jaxrl.driver import NonFiniteMetricError, resume
+
+    _check_writable(args.json)
+    try:
+        results = resume(args.run_id, runs_dir=args.runs_dir, progress=not args.no_progress)
+    except NonFiniteMetricError as err:
+        print(f"jaxrl: {err} (run kept in {err.result.run_dir})", file=sys.stderr)
+        return 1
+    for result in results:
+        _print_result(result)
         print(f"run {result.run_id}: report and curves in {result.run_dir}")
+    _write_json(args.json, _result_json(results[0]) if len(results) == 1
+                else {"runs": [_result_json(r) for r in results]})
     return 0
 
 
@@ -137,7 +201,12 @@ def cmd_runs(args) -> int:
 
     store = _store(args)
     if args.runs_command == "ls":
-        _print_frame(query.ls(store, algo=args.algo, env=args.env, status=args.status))
+        _print_frame(query.ls(store, algo=args.algo, env=args.env, status=args.status,
+                              sweep=args.sweep))
+    elif args.runs_command == "sweep":
+        from jaxrl.sweep import format_table, load_sweep
+
+        print(format_table(load_sweep(args.sweep_id, store.root)))
     elif args.runs_command == "show":
         print(json.dumps(query.show(args.run_id, store), indent=2))
     elif args.runs_command == "top":
@@ -209,6 +278,17 @@ def cmd_export(args) -> int:
     return 0
 
 
+def _add_driver_flags(p) -> None:
+    p.add_argument("--checkpoint-every", type=int, default=None, metavar="CHUNKS",
+                   help="checkpoint every N chunks (orbax, async) so `jaxrl resume` can continue")
+    p.add_argument("--max-chunk-updates", type=int, default=50,
+                   help="updates per jitted chunk (at most)")
+    p.add_argument("--no-shard", action="store_true",
+                   help="keep the seed axis on one device (default: split over all local devices)")
+    p.add_argument("--no-memory-check", action="store_true",
+                   help="skip the device-memory plan made before compiling")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxrl", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -225,7 +305,37 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-progress", action="store_true")
     t.add_argument("--runs-dir", default=None, help="run store root (default $JAXRL_RUNS_DIR or ./runs)")
     t.add_argument("--no-store", action="store_true", help="do not record the run")
+    _add_driver_flags(t)
     t.set_defaults(func=cmd_train)
+
+    sw = sub.add_parser("sweep", help="train many configs x seeds; one program per static group")
+    sw.add_argument("algo")
+    sw.add_argument("--env", default="CartPole-v1")
+    sw.add_argument("--seeds", type=int, default=8)
+    sw.add_argument("--total-steps", type=float, default=100_000, help="env steps per seed")
+    sw.add_argument("--seed", type=int, default=0, help="root seed (and random-search seed)")
+    sw.add_argument("--grid", action="append", metavar="KEY=V1,V2,...",
+                    help="grid values (tuples in brackets: hidden=(64,64),(128,128))")
+    sw.add_argument("--random", action="append", metavar="KEY=DIST",
+                    help="loguniform(a,b) | uniform(a,b) | randint(a,b) | choice(v1,v2,...)")
+    sw.add_argument("--trials", type=int, default=None, help="random draws (default 8)")
+    sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="fixed config override")
+    sw.add_argument("--backend", choices=("local", "ray"), default="local")
+    sw.add_argument("--address", default=None, help="Ray cluster address (default: local Ray)")
+    sw.add_argument("--eval-episodes", type=int, default=16)
+    sw.add_argument("--json", metavar="PATH")
+    sw.add_argument("--no-progress", action="store_true")
+    sw.add_argument("--runs-dir", default=None)
+    sw.add_argument("--no-store", action="store_true")
+    _add_driver_flags(sw)
+    sw.set_defaults(func=cmd_sweep)
+
+    rm = sub.add_parser("resume", help="continue an interrupted, checkpointed run (or sweep group)")
+    rm.add_argument("run_id")
+    rm.add_argument("--runs-dir", default=None)
+    rm.add_argument("--json", metavar="PATH")
+    rm.add_argument("--no-progress", action="store_true")
+    rm.set_defaults(func=cmd_resume)
 
     r = sub.add_parser("runs", help="query the run store")
     r.add_argument("--runs-dir", default=None)
@@ -234,6 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--algo")
     ls.add_argument("--env")
     ls.add_argument("--status")
+    ls.add_argument("--sweep", help="only the runs of this sweep id")
+    swq = rs.add_parser("sweep", help="the ranked table of a stored sweep")
+    swq.add_argument("sweep_id")
     show = rs.add_parser("show")
     show.add_argument("run_id")
     top = rs.add_parser("top")
@@ -244,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_parser("latest")
     q = rs.add_parser("sql")
     q.add_argument("query")
-    for sp in (ls, show, top, q, rs.choices["latest"]):
+    for sp in (ls, show, top, q, swq, rs.choices["latest"]):
         sp.add_argument("--runs-dir", default=argparse.SUPPRESS)
     r.set_defaults(func=cmd_runs)
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -153,12 +155,61 @@ def _compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *
     return compiled, time.perf_counter() - start
 
 
-def _seed_sharding(num_seeds: int, shard: bool):
+def member_sharding(count: int, shard: bool):
+    """``(sharding, padded_count)`` for a program of ``count`` members: with several local
+    devices (and ``shard``) the member axis is split over all of them, padded up to a multiple
+    of the device count (the padding repeats the last member and is dropped from results)."""
     devices = jax.local_devices()
-    if not shard or len(devices) < 2 or num_seeds % len(devices):
-        return None
-    mesh = jax.sharding.Mesh(np.array(devices), ("seeds",))
-    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("seeds"))
+    if not shard or len(devices) < 2:
+        return None, count
+    mesh = jax.sharding.Mesh(np.array(devices), ("members",))
+    padded = -(-count // len(devices)) * len(devices)
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("members")), padded
+
+
+def pad_members(tree, count: int):
+    """Grow the leading (member) axis of every leaf to ``count`` by repeating the last member."""
+    def pad(x):
+        extra = count - x.shape[0]
+        return x if extra == 0 else jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)])
+
+    return jax.tree.map(pad, tree)
+
+
+def take_members(tree, count: int):
+    return jax.tree.map(lambda x: x[:count], tree)
+
+
+@dataclasses.dataclass(frozen=True)
+class Members:
+    """The leading axis of one compiled program: ``len(configs) x seeds`` members, config-major
+    (member ``i * seeds + j`` is config ``i``, seed ``j``). All configs share their static
+    fields; seed ``j`` of every config gets key ``j`` of `seed_keys(seed, seeds)`, so config
+    ``i``'s results are those of a separate `train` run with the same root seed."""
+
+    configs: tuple
+    seeds: int
+    seed: int = 0
+
+    @property
+    def size(self) -> int:
+        return len(self.configs) * self.seeds
+
+    def keys(self) -> jax.Array:  # [members]
+        return jnp.concatenate([seed_keys(self.seed, self.seeds)] * len(self.configs))
+
+    def eval_keys(self) -> jax.Array:  # [members]
+        keys = jax.random.split(jax.random.fold_in(jax.random.key(self.seed), 1), self.seeds)
+        return jnp.concatenate([keys] * len(self.configs))
+
+    def hparams(self) -> dict:  # {name: [members]}
+        per_config = [c.hparams() for c in self.configs]
+        return {n: jnp.repeat(jnp.stack([h[n] for h in per_config]), self.seeds)
+                for n in per_config[0]}
+
+    def of_config(self, tree, i: int):
+        """Config ``i``'s slice ``[seeds, ...]`` of a member-batched pytree."""
+        return jax.tree.map(lambda x: x[i * self.seeds:(i + 1) * self.seeds], tree)
 
 
 # -- programs ---------------------------------------------------------------------------------
@@ -230,7 +281,269 @@ def eval_horizon(env_params) -> int:
     return 10_000
 
 
+# -- one program: a group of members -----------------------------------------------------------
+@dataclasses.dataclass
+class GroupSpec:
+    """Everything needed to (re)build and run one compiled program: ``algo`` on ``env`` for
+    ``total_steps`` env steps per seed, ``seeds`` seeds of each config in ``configs`` (override
+    dicts, or full config dicts when resuming). JSON-able, so it is stored with the runs it
+    produces (for `resume`) and shipped to remote workers (Ray)."""
+
+    algo: str
+    env: str
+    total_steps: int
+    seeds: int
+    seed: int = 0
+    configs: list = dataclasses.field(default_factory=lambda: [{}])
+    env_kwargs: dict | None = None
+    eval_every: int | None = None
+    eval_episodes: int = 16
+    max_chunk_updates: int = MAX_CHUNK_UPDATES
+    shard: bool = True
+    checkpoint_every: int | None = None
+    memory_check: bool = True
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GroupSpec:
+        return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls) if f.name in d})
+
+
+@dataclasses.dataclass
+class Resolved:
+    """A validated `GroupSpec`: algorithm, wrapped env, env params, the configs, update count."""
+
+    algorithm: Any
+    env: Any
+    env_params: Any
+    configs: tuple
+    num_updates: int
+
+    @property
+    def config(self) -> AlgoConfig:
+        return self.configs[0]
+
+
+def resolve_group(spec: GroupSpec) -> Resolved:
+    """Validate every config of ``spec`` (one-line `ConfigError`s) and check they share their
+    static fields (one program)."""
+    resolved = [resolve(spec.algo, spec.env, spec.total_steps, spec.seeds, spec.env_kwargs,
+                        **overrides) for overrides in spec.configs]
+    algorithm, env, env_params, _, num_updates = resolved[0]
+    configs = tuple(r[3] for r in resolved)
+    for c in configs[1:]:
+        if c.static_key() != configs[0].static_key():
+            raise ConfigError("configs of one group must share every static field "
+                              f"(got {_static_diff(configs[0], c)})")
+    return Resolved(algorithm, env, env_params, configs, num_updates)
+
+
+def _static_diff(a: AlgoConfig, b: AlgoConfig) -> str:
+    diffs = [f"{k}={va!r} vs {vb!r}" for (k, va), (_, vb) in zip(a.static_key()[1:],
+                                                                 b.static_key()[1:]) if va != vb]
+    return ", ".join(diffs)
+
+
+@dataclasses.dataclass
+class GroupOutcome:
+    """What one program produced, on the host (leading axis = member, see `Members`)."""
+
+    members: Members
+    chunks: list  # [{name: [members, K]}]
+    evals: list  # [(updates done, [members, episodes])]
+    state: Any  # [members] final train state
+    compile_seconds: float
+    run_seconds: float
+    failures: dict  # {config index: message} for configs whose metrics went non-finite
+    steps_per_update: int
+
+    def done_updates(self) -> int:
+        return sum(m["env_steps"].shape[1] for m in self.chunks)
+
+    def config_result(self, i: int, algo: str, env: str, act=None) -> TrainResult:
+        """Config ``i``'s `TrainResult` (its seeds' metrics, evaluations and state)."""
+        m = self.members
+        chunks = [m.of_config(c, i) for c in self.chunks]
+        evals = [(u, m.of_config(r, i)) for u, r in self.evals]
+        done = self.done_updates()
+        return TrainResult(
+            algo=algo, env=env, config=m.configs[i], seeds=m.seeds,
+            total_steps_per_seed=done * self.steps_per_update,
+            metrics=metrics_frame(chunks), evaluations=eval_frame(evals, self.steps_per_update),
+            final_eval_return=(np.nanmean(evals[-1][1], axis=1) if evals
+                               else np.full(m.seeds, np.nan)),
+            state=m.of_config(self.state, i), compile_seconds=self.compile_seconds,
+            run_seconds=self.run_seconds,
+            env_steps_per_second=m.seeds * done * self.steps_per_update / max(self.run_seconds, 1e-9),
+            _act=act,
+        )
+
+
+def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bool = True,
+              on_chunk: Callable[[dict], None] | None = None, stop_on_non_finite: bool = True,
+              checkpoint_dir=None, restore: bool = False,
+              prior_chunks: list | None = None) -> GroupOutcome:
+    """Run one program: every config x seed of ``spec`` as members of one vmapped, chunked,
+    jitted training loop (see the module docstring).
+
+    ``on_chunk({"chunk", "metrics": {name: [members, K]}, "first_update"})`` streams each chunk
+    out. A config whose metrics go non-finite is recorded in ``failures``; with
+    ``stop_on_non_finite`` the run stops there (single runs), otherwise the other configs go on
+    (sweeps). With ``checkpoint_dir`` and ``spec.checkpoint_every`` the state is checkpointed
+    every that many chunks; ``restore`` continues from the newest valid checkpoint there
+    (``prior_chunks``: the metrics of the chunks it covers, for the result).
+    """
+    r = resolved or resolve_group(spec)
+    algorithm, env, env_params, config = r.algorithm, r.env, r.env_params, r.config
+    members = Members(r.configs, spec.seeds, spec.seed)
+    k = chunk_length(r.num_updates, spec.max_chunk_updates)
+    num_chunks = r.num_updates // k
+    eval_every = spec.eval_every or max(1, num_chunks // 10)
+    sharding, padded = member_sharding(members.size, spec.shard)
+    if spec.memory_check:
+        from jaxrl import memory
+
+        devices = len(sharding.device_set) if sharding is not None else 1
+        memory.check(algorithm, config, env, env_params, padded, devices,
+                     seeds_per_config=spec.seeds if len(r.configs) > 1 else None)
+    place = (lambda x: jax.device_put(x, sharding)) if sharding else (lambda x: x)
+    keys = place(pad_members(members.keys(), padded))
+    eval_keys = place(pad_members(members.eval_keys(), padded))
+    hparams = place(pad_members(members.hparams(), padded))
+
+    init_fn, t_init = _compiled(("init",), algorithm, config, env, env_params,
+                                _init_program(algorithm, config, env, env_params),
+                                keys, hparams, sharding=sharding)
+    state = init_fn(keys, hparams)
+    chunk_fn, t_chunk = _compiled(("chunk", k), algorithm, config, env, env_params,
+                                  _chunk_program(algorithm, config, env, env_params, k), state,
+                                  sharding=sharding)
+    horizon = eval_horizon(env_params)
+    eval_fn, t_eval = _compiled(("eval", spec.eval_episodes, horizon), algorithm, config, env,
+                                env_params, _eval_program(algorithm, config, env, env_params,
+                                                          spec.eval_episodes, horizon),
+                                state, eval_keys, sharding=sharding)
+
+    checkpointer, first, evals, run_seconds, failures = None, 0, [], 0.0, {}
+    chunks = list(prior_chunks or [])
+    if checkpoint_dir is not None:
+        from jaxrl.checkpoint import Checkpointer
+
+        checkpointer = Checkpointer(checkpoint_dir)
+    if restore:
+        restored = checkpointer.restore_latest(take_members(state, members.size))
+        if restored is not None:
+            first, saved, meta = restored
+            state = place(pad_members(saved, padded))
+            evals = [(u, np.asarray(v, dtype=np.float64)) for u, v in meta["evals"]]
+            run_seconds, failures = meta["run_seconds"], {int(i): m for i, m in meta["failures"].items()}
+            chunks = chunks[:first]
+        else:
+            chunks = []
+    if len(chunks) != first:
+        raise ValueError(f"resume needs the metrics of the {first} chunks the checkpoint covers; "
+                         f"got {len(chunks)}")
+
+    steps_per_chunk = k * config.steps_per_update
+    bar = _progress_bar(progress, num_chunks * steps_per_chunk,
+                        f"{spec.algo} {spec.env} x{members.size}", initial=first * steps_per_chunk)
+    try:
+        for c in range(first, num_chunks):
+            start = time.perf_counter()
+            state, metrics = chunk_fn(state)
+            metrics = take_members(jax.device_get(metrics), members.size)
+            elapsed = time.perf_counter() - start
+            run_seconds += elapsed
+            metrics["env_steps_per_second"] = np.full_like(
+                metrics["env_steps"], members.size * steps_per_chunk / max(elapsed, 1e-9))
+            chunks.append(metrics)
+            if on_chunk is not None:  # stream the chunk out first: a bad chunk is kept
+                on_chunk({"chunk": c, "metrics": metrics, "first_update": c * k})
+            _note_failures(failures, members, metrics, c * k, config.steps_per_update)
+            if failures and (stop_on_non_finite or len(failures) == len(r.configs)):
+                break
+            if (c + 1) % eval_every == 0 or c + 1 == num_chunks:
+                t0 = time.perf_counter()
+                fold = jax.vmap(jax.random.fold_in, (0, None))
+                returns = take_members(np.asarray(eval_fn(state, fold(eval_keys, c))), members.size)
+                run_seconds += time.perf_counter() - t0
+                evals.append(((c + 1) * k, returns))
+            if checkpointer is not None and spec.checkpoint_every and (
+                    (c + 1) % spec.checkpoint_every == 0 or c + 1 == num_chunks):
+                checkpointer.save(c + 1, take_members(state, members.size), {
+                    "chunks_done": c + 1, "run_seconds": run_seconds,
+                    "evals": [(u, _json_floats(v)) for u, v in evals],
+                    "failures": {str(i): m for i, m in failures.items()},
+                    "spec": spec.to_dict(), "versions": _versions()})
+                _fault_injection(c + 1, checkpointer)
+            if bar is not None:
+                bar.update(steps_per_chunk)
+                bar.set_postfix_str(
+                    f"{members.size * steps_per_chunk / max(elapsed, 1e-9):,.0f} env-steps/s "
+                    f"return {np.nanmean(metrics['episode_return_mean'][:, -1]):.1f}")
+    finally:
+        if bar is not None:
+            bar.close()
+        if checkpointer is not None:
+            checkpointer.close()  # waits for a pending asynchronous save
+    return GroupOutcome(members, chunks, evals, take_members(state, members.size),
+                        t_init + t_chunk + t_eval, run_seconds, failures, config.steps_per_update)
+
+
+def _note_failures(failures: dict, members: Members, metrics: dict, first_update: int,
+                   steps_per_update: int) -> None:
+    for i in range(len(members.configs)):
+        if i in failures:
+            continue
+        bad = first_non_finite(members.of_config(metrics, i))
+        if bad is not None:
+            name, bad_seed, update = bad
+            failures[i] = (f"stopped: metric {name!r} became non-finite for seed {bad_seed} at "
+                           f"update {first_update + update} (env step "
+                           f"{(first_update + update + 1) * steps_per_update})")
+
+
+def _json_floats(x) -> list:
+    """NaN-safe JSON list (NaN -> None)."""
+    return [[None if not np.isfinite(v) else float(v) for v in row] for row in np.asarray(x)]
+
+
+def _versions() -> dict:
+    from jaxrl.runs.store import package_versions
+
+    return package_versions()
+
+
+def _fault_injection(chunks_done: int, checkpointer) -> None:
+    """Test hook: ``JAXRL_KILL_AFTER_CHUNK=N`` SIGKILLs this process right after the checkpoint of
+    chunk N is on disk (a real, unclean kill, for the exact-resume tests)."""
+    target = os.environ.get("JAXRL_KILL_AFTER_CHUNK")
+    if target is not None and int(target) == chunks_done:
+        checkpointer.wait()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 # -- the driver -------------------------------------------------------------------------------
+_DRIVER_ARGS = {"seed", "eval_every", "eval_episodes", "progress", "shard_seeds",
+                "max_chunk_updates", "env_kwargs", "checkpoint_every", "memory_check"}
+
+
+def _spec(algo, env, seeds, total_steps, seed=0, eval_every=None, eval_episodes=16,
+          shard_seeds=True, max_chunk_updates=MAX_CHUNK_UPDATES, env_kwargs=None,
+          checkpoint_every=None, memory_check=True, **overrides) -> GroupSpec:
+    return GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
+                     seed=int(seed), configs=[overrides], env_kwargs=env_kwargs,
+                     eval_every=eval_every, eval_episodes=int(eval_episodes),
+                     max_chunk_updates=int(max_chunk_updates), shard=bool(shard_seeds),
+                     checkpoint_every=checkpoint_every, memory_check=bool(memory_check))
+
+
+def _act_fn(r: Resolved):
+    return jax.jit(r.algorithm.make_act(r.config, r.env, r.env_params), static_argnums=3)
+
+
 def train(
     algo: str,
     env: str = "CartPole-v1",
@@ -240,52 +553,106 @@ def train(
     runs_dir: str | None = None,
     command: list[str] | None = None,
     on_chunk: Callable[[dict], None] | None = None,
+    progress: bool = True,
     **kwargs,
 ) -> TrainResult:
     """Train ``algo`` on ``env`` for ``total_steps`` env steps per seed, ``seeds`` seeds at once,
     and archive the run in the run store (``runs_dir``, ``$JAXRL_RUNS_DIR`` or ``./runs``;
-    ``store=False`` to skip). Other keyword arguments: see `train_unrecorded` and the config.
+    ``store=False`` to skip). Other keyword arguments: see `train_unrecorded` and the config;
+    ``checkpoint_every=N`` checkpoints every N chunks into the run folder (`resume` continues).
 
     The run folder gets metrics chunk by chunk as training goes; the run ends ``finished``,
     ``failed`` (NaN guard or an error) or ``interrupted`` (Ctrl-C), keeping what it wrote.
     ``result.run_id`` / ``result.run_dir`` name the folder.
     """
     if not store:
-        return train_unrecorded(algo, env, seeds, total_steps, on_chunk=on_chunk, **kwargs)
+        return train_unrecorded(algo, env, seeds, total_steps, on_chunk=on_chunk,
+                                progress=progress, **kwargs)
     from jaxrl.runs.store import RunStore
 
     run_store = RunStore(runs_dir)
     run_store.ensure_writable()
-    overrides = {k: v for k, v in kwargs.items() if k not in _DRIVER_ARGS}
-    resolved = resolve(algo, env, total_steps, seeds, kwargs.get("env_kwargs"), **overrides)
-    algorithm, config = resolved[0], resolved[3]
-    run = run_store.new_run(algorithm.name, env, config.to_dict(), seeds, total_steps, command)
+    spec = _spec(algo, env, seeds, total_steps, **kwargs)
+    resolved = resolve_group(spec)
+    run = run_store.new_run(resolved.algorithm.name, env, resolved.config.to_dict(), seeds,
+                            total_steps, command)
+    run.set_group(spec, [run.run_id], run.folder / "checkpoints" if spec.checkpoint_every else None)
+    return _run_recorded(spec, resolved, [run], progress=progress, on_chunk=on_chunk)[0]
+
+
+def _run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: bool = True,
+                  on_chunk=None, restore: bool = False, stop_on_non_finite: bool = True,
+                  outcome: GroupOutcome | None = None) -> list:
+    """Run one group, streaming each config's chunks into its run folder, and finish every run
+    (``finished`` / ``failed`` / ``interrupted``). With ``outcome`` (a group already run
+    elsewhere, e.g. a Ray worker) only record it. Returns one `TrainResult` per config; raises
+    `NonFiniteMetricError` for a single run whose metrics went non-finite."""
+    members = Members(resolved.configs, spec.seeds, spec.seed)
 
     def record(chunk: dict) -> None:
-        run.write_chunk(chunk["chunk"], chunk["metrics"], chunk["first_update"])
+        for i, run in enumerate(runs):
+            run.write_chunk(chunk["chunk"], members.of_config(chunk["metrics"], i),
+                            chunk["first_update"])
         if on_chunk is not None:
             on_chunk(chunk)
 
+    prior = None
+    if restore:
+        per_run = [run.read_chunks() for run in runs]
+        prior = [{n: np.concatenate([p[c][n] for p in per_run]) for n in per_run[0][c]}
+                 for c in range(min(len(p) for p in per_run))]
+    checkpoint_dir = runs[0].meta["group"].get("checkpoint_dir")
     try:
-        result = train_unrecorded(algo, env, seeds, total_steps, on_chunk=record,
-                                  _resolved=resolved, **kwargs)
-    except NonFiniteMetricError as err:
-        err.result.run_id, err.result.run_dir = run.run_id, str(run.folder)
-        run.finish("failed", err.result, message=str(err))
-        raise
+        if outcome is None:
+            outcome = run_group(spec, resolved, progress=progress, on_chunk=record,
+                                stop_on_non_finite=stop_on_non_finite,
+                                checkpoint_dir=checkpoint_dir, restore=restore, prior_chunks=prior)
+        else:
+            first_update = 0
+            for c, metrics in enumerate(outcome.chunks):
+                record({"chunk": c, "metrics": metrics, "first_update": first_update})
+                first_update += metrics["env_steps"].shape[1]
     except KeyboardInterrupt:
-        run.finish("interrupted", message="interrupted by the user")
+        for run in runs:
+            run.finish("interrupted", message="interrupted by the user")
         raise
     except BaseException as err:
-        run.finish("failed", message=f"{type(err).__name__}: {err}")
+        for run in runs:
+            run.finish("failed", message=f"{type(err).__name__}: {err}")
         raise
-    result.run_id, result.run_dir = run.run_id, str(run.folder)
-    run.finish("finished", result)
-    return result
+    act = _act_fn(resolved)
+    results = []
+    for i, run in enumerate(runs):
+        result = outcome.config_result(i, resolved.algorithm.name, spec.env, act)
+        result.run_id, result.run_dir = run.run_id, str(run.folder)
+        failure = outcome.failures.get(i)
+        run.finish("failed" if failure else "finished", result, message=failure)
+        results.append(result)
+    if stop_on_non_finite and outcome.failures:
+        raise NonFiniteMetricError(outcome.failures[0], results[0])
+    return results
 
 
-_DRIVER_ARGS = {"seed", "eval_every", "eval_episodes", "progress", "shard_seeds",
-                "max_chunk_updates", "env_kwargs"}
+def resume(run_id: str, runs_dir: str | None = None, progress: bool = True) -> list:
+    """Continue an interrupted run (or every run of its sweep group) from its newest valid
+    checkpoint, writing into the same run folders. Returns the `TrainResult` of each config of
+    the group (one for a plain `train` run)."""
+    from jaxrl.runs.store import RunStore, StoreError
+
+    run_store = RunStore(runs_dir)
+    meta = run_store.load(run_id)
+    group = meta.get("group")
+    if not group or not group.get("checkpoint_dir"):
+        raise StoreError(f"run {run_id!r} was not checkpointed (train with --checkpoint-every)")
+    runs = [run_store.open(rid) for rid in group["runs"]]
+    spec = GroupSpec.from_dict(group["spec"])
+    spec.configs = [{k: v for k, v in run.meta["config"].items() if k != "total_steps"}
+                    for run in runs]  # the exact configs that ran
+    resolved = resolve_group(spec)
+    for run in runs:
+        run.reopen()
+    return _run_recorded(spec, resolved, runs, progress=progress, restore=True,
+                         stop_on_non_finite=len(runs) == 1)
 
 
 def train_unrecorded(
@@ -293,108 +660,35 @@ def train_unrecorded(
     env: str = "CartPole-v1",
     seeds: int = 1,
     total_steps: int = 100_000,
-    seed: int = 0,
-    eval_every: int | None = None,
-    eval_episodes: int = 16,
     progress: bool = True,
-    shard_seeds: bool = True,
-    max_chunk_updates: int = MAX_CHUNK_UPDATES,
-    env_kwargs: dict | None = None,
     on_chunk: Callable[[dict], None] | None = None,
-    _resolved: tuple | None = None,
-    **overrides,
+    **kwargs,
 ) -> TrainResult:
     """Train ``algo`` on ``env`` for ``total_steps`` env steps per seed, ``seeds`` seeds at once.
 
-    ``overrides`` are config fields (``learning_rate=1e-3``); ``eval_every`` is in chunks
-    (default: about 10 evaluations per run); ``on_chunk(record)`` is called on the host after
-    each chunk with that chunk's metrics (``{name: [seeds, K]}``) for streaming to a store.
+    Keyword arguments: driver options ``seed`` (root seed), ``eval_every`` (chunks; default
+    about 10 evaluations per run), ``eval_episodes``, ``shard_seeds`` (split the seeds over all
+    local devices; default on), ``max_chunk_updates``, ``env_kwargs``; everything else is a
+    config field (``learning_rate=1e-3``). ``on_chunk(record)`` is called on the host after each
+    chunk with that chunk's metrics (``{name: [seeds, K]}``).
     Raises `NonFiniteMetricError` (with the partial result attached) if a metric goes NaN/Inf.
     """
-    algorithm, wrapped, env_params, config, num_updates = _resolved or resolve(
-        algo, env, total_steps, seeds, env_kwargs, **overrides)  # `train` resolves once for both
-    k = chunk_length(num_updates, max_chunk_updates)
-    num_chunks = num_updates // k
-    eval_every = eval_every or max(1, num_chunks // 10)
-    sharding = _seed_sharding(seeds, shard_seeds)
-    place = (lambda x: jax.device_put(x, sharding)) if sharding else (lambda x: x)
-
-    root = jax.random.key(seed)
-    seed_keys = place(jax.random.split(jax.random.fold_in(root, 0), seeds))
-    eval_keys = jax.random.split(jax.random.fold_in(root, 1), seeds)
-    hparams = place(jax.tree.map(lambda v: jnp.broadcast_to(v, (seeds,)), config.hparams()))
-
-    init_fn, t_init = _compiled(("init",), algorithm, config, wrapped, env_params,
-                                _init_program(algorithm, config, wrapped, env_params),
-                                seed_keys, hparams, sharding=sharding)
-    state = init_fn(seed_keys, hparams)
-    chunk_fn, t_chunk = _compiled(("chunk", k), algorithm, config, wrapped, env_params,
-                                  _chunk_program(algorithm, config, wrapped, env_params, k), state,
-                                  sharding=sharding)
-    horizon = eval_horizon(env_params)
-    eval_fn, t_eval = _compiled(("eval", eval_episodes, horizon), algorithm, config, wrapped, env_params,
-                                _eval_program(algorithm, config, wrapped, env_params,
-                                              eval_episodes, horizon), state, place(eval_keys),
-                                sharding=sharding)
-    compile_seconds = t_init + t_chunk + t_eval
-
-    steps_per_chunk = k * config.steps_per_update
-    bar = _progress_bar(progress, num_chunks * steps_per_chunk, f"{algo} {env} x{seeds}")
-    chunks, evals = [], []
-    run_seconds = 0.0
-    error = None
-    for c in range(num_chunks):
-        start = time.perf_counter()
-        state, metrics = chunk_fn(state)
-        metrics = jax.device_get(metrics)
-        elapsed = time.perf_counter() - start
-        run_seconds += elapsed
-        metrics["env_steps_per_second"] = np.full_like(
-            metrics["env_steps"], seeds * steps_per_chunk / max(elapsed, 1e-9))
-        chunks.append(metrics)
-        if on_chunk is not None:  # stream the chunk out first: a bad chunk is kept for debugging
-            on_chunk({"chunk": c, "metrics": metrics, "first_update": c * k})
-        bad = first_non_finite(metrics)
-        if bad is not None:
-            name, bad_seed, update = bad
-            error = (f"stopped: metric {name!r} became non-finite for seed {bad_seed} at update "
-                     f"{c * k + update} (env step {(c * k + update + 1) * config.steps_per_update})")
-            break
-        if (c + 1) % eval_every == 0 or c + 1 == num_chunks:
-            t0 = time.perf_counter()
-            keys = place(jax.vmap(jax.random.fold_in, (0, None))(eval_keys, c))
-            returns = np.asarray(eval_fn(state, keys))
-            run_seconds += time.perf_counter() - t0
-            evals.append(((c + 1) * k, returns))
-        if bar is not None:
-            bar.update(steps_per_chunk)
-            bar.set_postfix_str(f"{seeds * steps_per_chunk / max(elapsed, 1e-9):,.0f} env-steps/s "
-                                f"return {np.nanmean(metrics['episode_return_mean'][:, -1]):.1f}")
-    if bar is not None:
-        bar.close()
-
-    done_updates = sum(m["env_steps"].shape[1] for m in chunks)
-    result = TrainResult(
-        algo=algorithm.name, env=env, config=config, seeds=seeds,
-        total_steps_per_seed=done_updates * config.steps_per_update,
-        metrics=metrics_frame(chunks), evaluations=eval_frame(evals, config.steps_per_update),
-        final_eval_return=(np.nanmean(evals[-1][1], axis=1) if evals else np.full(seeds, np.nan)),
-        state=state, compile_seconds=compile_seconds, run_seconds=run_seconds,
-        env_steps_per_second=seeds * done_updates * config.steps_per_update / max(run_seconds, 1e-9),
-        _act=jax.jit(algorithm.make_act(config, wrapped, env_params), static_argnums=3),
-    )
-    if error is not None:
-        raise NonFiniteMetricError(error, result)
+    spec = _spec(algo, env, seeds, total_steps, **kwargs)
+    resolved = resolve_group(spec)
+    outcome = run_group(spec, resolved, progress=progress, on_chunk=on_chunk)
+    result = outcome.config_result(0, resolved.algorithm.name, env, _act_fn(resolved))
+    if outcome.failures:
+        raise NonFiniteMetricError(outcome.failures[0], result)
     return result
 
 
-def _progress_bar(enabled: bool, total: int, desc: str):
+def _progress_bar(enabled: bool, total: int, desc: str, initial: int = 0):
     if not enabled:
         return None
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit="step", unit_scale=True, file=sys.stderr,
-                dynamic_ncols=True)
+                dynamic_ncols=True, initial=initial)
 
 
 def metrics_frame(chunks: list[dict]) -> pd.DataFrame:

@@ -73,9 +73,9 @@ def sql(query: str, store: Optional[RunStore] = None) -> pd.DataFrame:
 
 
 def ls(store: Optional[RunStore] = None, algo: Optional[str] = None, env: Optional[str] = None,
-       status: Optional[str] = None) -> pd.DataFrame:
+       status: Optional[str] = None, sweep: Optional[str] = None) -> pd.DataFrame:
     where, params = [], []
-    for col, val in (("algo", algo), ("env", env), ("status", status)):
+    for col, val in (("algo", algo), ("env", env), ("status", status), ("sweep_id", sweep)):
         if val is not None:
             where.append(f"{col} = ?")
             params.append(val)
@@ -83,7 +83,8 @@ def ls(store: Optional[RunStore] = None, algo: Optional[str] = None, env: Option
     con = connect(store)
     return con.execute(
         f"SELECT run_id, algo, env, status, seeds, total_steps_per_seed, final_eval_return_iqm, "
-        f"env_steps_per_second, started_at FROM runs {clause} ORDER BY started_at, run_id",
+        f"env_steps_per_second, started_at"
+        f"{', sweep_id' if sweep else ''} FROM runs {clause} ORDER BY started_at, run_id",
         params).df()
 
 

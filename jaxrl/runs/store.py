@@ -170,6 +170,10 @@ class RunStore:
             raise StoreError(f"no run {run_id!r} in {str(self.root)!r}")
         return repair_if_dead(path, json.loads(path.read_text()))
 
+    def open(self, run_id: str) -> "Run":
+        """An existing run folder, to continue writing it (`jaxrl resume`)."""
+        return Run(self.root / run_id, self.load(run_id))
+
 
 def _process_alive(pid: int) -> bool:
     try:
@@ -211,6 +215,31 @@ class Run:
     def save_meta(self) -> None:
         atomic_write_text(self.folder / "run.json",
                           json.dumps(self.meta, indent=2, default=json_default))
+
+    def set_group(self, spec, run_ids: list[str], checkpoint_dir) -> None:
+        """Record the program this run is part of (`jaxrl.driver.GroupSpec`, the runs it
+        produces, where its checkpoints go), so `jaxrl resume` can rebuild it."""
+        self.meta["group"] = {"spec": spec.to_dict(), "runs": list(run_ids),
+                              "checkpoint_dir": None if checkpoint_dir is None else str(checkpoint_dir)}
+        self.save_meta()
+
+    def reopen(self) -> None:
+        """Mark a stopped run as running again in this process (resume)."""
+        self.meta.update(status="running", ended_at=None, message=None, pid=os.getpid(),
+                         host=socket.gethostname(),
+                         resumed=[*self.meta.get("resumed", []), _now()])
+        self.save_meta()
+
+    def read_chunks(self) -> list[dict]:
+        """The metrics chunks written so far, in order, as ``{name: [seeds, K]}`` arrays (the
+        inverse of `write_chunk`); stops at the first missing chunk."""
+        chunks = []
+        while (path := self.folder / "metrics" / f"chunk-{len(chunks):05d}.parquet").is_file():
+            frame = pd.read_parquet(path).sort_values(["seed", "update"])
+            seeds = frame["seed"].nunique()
+            names = [c for c in frame.columns if c not in ("run_id", "seed", "update")]
+            chunks.append({n: frame[n].to_numpy().reshape(seeds, -1) for n in names})
+        return chunks
 
     def write_chunk(self, index: int, metrics: dict, first_update: int) -> None:
         """``metrics``: ``{name: [seeds, K]}`` host arrays of one chunk -> one Parquet file."""

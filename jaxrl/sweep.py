@@ -1,0 +1,330 @@
+"""Sweeps: many configs x many seeds, one compiled program per static group.
+
+    configs = grid points (x random draws)          # --grid lr=1e-4,3e-4 --random ent=loguniform(a,b)
+    groups  = configs split by their static fields   # same shapes -> same program
+    for each group:                                   # local, or one Ray task per group
+        run_group(configs x seeds as one vmapped program)   # traced hparams ride with the seeds
+    table   = IQM [95% CI] of final return per config, ranked
+
+Config ``i``, seed ``j`` gets the same PRNG key as seed ``j`` of a plain `jaxrl.train` run with
+the same root seed, so a sweep's per-config results are those of separate runs. Every config is
+stored as its own run, tied together by a sweep id (``jaxrl runs ls --sweep ID``,
+``jaxrl runs sweep ID``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import itertools
+import math
+import re
+import secrets
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jaxrl import stats
+from jaxrl.config import ConfigError
+from jaxrl.driver import MAX_CHUNK_UPDATES, GroupSpec, TrainResult, resolve_group
+
+DISTRIBUTIONS = ("loguniform", "uniform", "randint", "choice")
+
+
+# -- parsing ------------------------------------------------------------------------------------
+def split_values(text: str) -> list[str]:
+    """``"1e-4,3e-4"`` -> two values; commas inside brackets stay (``"(64,64),(128,128)"``)."""
+    out, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    out.append(current.strip())
+    if any(not v for v in out):
+        raise ConfigError(f"empty value in {text!r}")
+    return out
+
+
+def _key_value(item: str, flag: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise ConfigError(f"{flag} expects key=values, got {item!r}")
+    return key.strip(), value.strip()
+
+
+def parse_grid(items: list[str] | None) -> dict[str, list[str]]:
+    """``["lr=1e-4,3e-4", "hidden=(64,64),(32,32)"]`` -> ``{key: [values]}`` (strings; the config
+    coerces them)."""
+    grid = {}
+    for item in items or []:
+        key, values = _key_value(item, "--grid")
+        grid[key] = [v.strip("()[] ") if v.startswith(("(", "[")) else v
+                     for v in split_values(values)]
+    return grid
+
+
+@dataclasses.dataclass(frozen=True)
+class Distribution:
+    """A random-search distribution: ``loguniform(a,b)``, ``uniform(a,b)``, ``randint(a,b)``
+    (inclusive) or ``choice(v1,v2,...)``."""
+
+    kind: str
+    args: tuple
+
+    def sample(self, rng: np.random.Generator):
+        if self.kind == "loguniform":
+            lo, hi = (math.log(float(a)) for a in self.args)
+            return float(math.exp(rng.uniform(lo, hi)))
+        if self.kind == "uniform":
+            return float(rng.uniform(float(self.args[0]), float(self.args[1])))
+        if self.kind == "randint":
+            return int(rng.integers(int(float(self.args[0])), int(float(self.args[1])) + 1))
+        return self.args[int(rng.integers(len(self.args)))]
+
+
+def parse_distribution(text: str) -> Distribution:
+    match = re.fullmatch(r"\s*(\w+)\s*\((.*)\)\s*", text)
+    if match is None or match.group(1) not in DISTRIBUTIONS:
+        raise ConfigError(f"bad distribution {text!r}; use one of "
+                          + ", ".join(f"{d}(...)" for d in DISTRIBUTIONS))
+    kind, args = match.group(1), tuple(split_values(match.group(2)))
+    if kind != "choice":
+        if len(args) != 2:
+            raise ConfigError(f"{kind} takes two bounds, got {text!r}")
+        try:
+            lo, hi = float(args[0]), float(args[1])
+        except ValueError:
+            raise ConfigError(f"{kind} bounds must be numbers, got {text!r}") from None
+        if not lo < hi or (kind == "loguniform" and lo <= 0):
+            raise ConfigError(f"{text!r}: need 0 < low < high" if kind == "loguniform"
+                              else f"{text!r}: need low < high")
+    return Distribution(kind, args)
+
+
+def parse_random(items: list[str] | None) -> dict[str, Distribution]:
+    return {key: parse_distribution(value)
+            for key, value in (_key_value(i, "--random") for i in items or [])}
+
+
+def make_configs(grid: dict | None = None, random: dict | None = None, trials: int | None = None,
+                 seed: int = 0) -> list[dict]:
+    """Override dicts: every grid point, each combined with ``trials`` random draws (when
+    ``random`` is given). Values may be strings (coerced by the config) or numbers."""
+    grid, random = dict(grid or {}), dict(random or {})
+    points = [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())] or [{}]
+    if not random:
+        if trials not in (None, 1):
+            raise ConfigError("--trials needs at least one --random distribution")
+        return points
+    trials = 8 if trials is None else int(trials)
+    if trials < 1:
+        raise ConfigError(f"trials must be >= 1, got {trials}")
+    rng = np.random.default_rng(seed)
+    dists = {k: v if isinstance(v, Distribution) else parse_distribution(v)
+             for k, v in random.items()}
+    draws = [{k: d.sample(rng) for k, d in dists.items()} for _ in range(trials)]
+    return [{**p, **d} for p in points for d in draws]
+
+
+# -- grouping -----------------------------------------------------------------------------------
+def group_configs(algo: str, env: str, total_steps: int, seeds: int, configs: list[dict],
+                  env_kwargs=None) -> list[list[int]]:
+    """Indices of ``configs`` split by static fields (first-seen order): one program each.
+    Every config is validated here, before anything compiles."""
+    groups: dict[tuple, list[int]] = {}
+    for i, overrides in enumerate(configs):
+        spec = GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
+                         configs=[overrides], env_kwargs=env_kwargs)
+        groups.setdefault(resolve_group(spec).config.static_key(), []).append(i)
+    return list(groups.values())
+
+
+# -- results ------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class SweepResult:
+    """``table``: one row per config, ranked by IQM of final evaluation return (best first);
+    ``configs[i]``: config ``i``'s swept values; ``results[i]``: its `TrainResult`;
+    ``groups``: config indices per program."""
+
+    sweep_id: str | None
+    algo: str
+    env: str
+    seeds: int
+    configs: list[dict]
+    groups: list[list[int]]
+    results: list[TrainResult]
+    failures: dict[int, str]
+    table: pd.DataFrame
+
+
+def sweep_table(configs: list[dict], returns: list, failures: dict | None = None,
+                run_ids: list | None = None, groups: list | None = None,
+                confidence: float = 0.95) -> pd.DataFrame:
+    """Ranked table: per config its swept values, IQM [CI] of final return over seeds (stratified
+    bootstrap), mean, number of seeds with a finite return, status, run id, group."""
+    failures = failures or {}
+    group_of = {i: g for g, idx in enumerate(groups or [list(range(len(configs)))]) for i in idx}
+    keys = list(dict.fromkeys(k for c in configs for k in c))
+    rows = []
+    for i, (overrides, r) in enumerate(zip(configs, returns)):
+        r = np.asarray(r, dtype=float)
+        finite = r[np.isfinite(r)]
+        summary = (stats.summarize(finite, confidence=confidence) if finite.size
+                   else {"iqm": np.nan, "iqm_ci_low": np.nan, "iqm_ci_high": np.nan,
+                         "mean": np.nan})
+        rows.append({"config": i, **{k: overrides.get(k) for k in keys},
+                     "iqm": summary["iqm"], "ci_low": summary["iqm_ci_low"],
+                     "ci_high": summary["iqm_ci_high"], "mean": summary["mean"],
+                     "seeds": int(finite.size),
+                     "status": "failed" if i in failures else "finished",
+                     "run_id": run_ids[i] if run_ids else None, "group": group_of.get(i)})
+    table = pd.DataFrame(rows)
+    table = table.sort_values(["iqm"], ascending=False, na_position="last", kind="stable")
+    table.insert(0, "rank", np.arange(1, len(table) + 1))
+    return table.reset_index(drop=True)
+
+
+def _short(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def format_table(table: pd.DataFrame) -> str:
+    lines = []
+    swept = [c for c in table.columns if c not in
+             ("rank", "config", "iqm", "ci_low", "ci_high", "mean", "seeds", "status", "run_id",
+              "group")]
+    for _, row in table.iterrows():
+        params = " ".join(f"{k}={_short(row[k])}" for k in swept) or "(defaults)"
+        ci = f"[{row['ci_low']:.1f}, {row['ci_high']:.1f}]"
+        flag = "" if row["status"] == "finished" else f"  {row['status']}"
+        lines.append(f"{row['rank']:>4}  {params:<40} IQM {row['iqm']:>9.2f} {ci:<22} "
+                     f"n={row['seeds']}{flag}")
+    return "\n".join(lines)
+
+
+# -- running ------------------------------------------------------------------------------------
+_DRIVER_KEYS = ("eval_every", "eval_episodes", "max_chunk_updates", "shard_seeds",
+                "checkpoint_every", "memory_check", "env_kwargs")
+
+
+def new_sweep_id(algo: str, env: str) -> str:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    safe_env = "".join(c if c.isalnum() or c in "-_" else "-" for c in env)
+    return f"sweep-{stamp}-{algo}-{safe_env}-{secrets.token_hex(3)}"
+
+
+def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int = 100_000,
+          grid: dict | None = None, random: dict | None = None, trials: int | None = None,
+          seed: int = 0, store: bool = True, runs_dir: str | None = None,
+          backend: str = "local", address: str | None = None, progress: bool = True,
+          command: list[str] | None = None, **kwargs) -> SweepResult:
+    """Train every config of ``grid`` (``{key: [values]}``) x ``random`` (``{key:
+    "loguniform(a,b)"}``, ``trials`` draws) for ``seeds`` seeds each; configs sharing their
+    static fields run as one program (traced hyperparameters vmapped with the seeds).
+
+    Other keyword arguments: driver options (``eval_every``, ``eval_episodes``,
+    ``max_chunk_updates``, ``shard_seeds``, ``checkpoint_every``, ``memory_check``,
+    ``env_kwargs``) and fixed config overrides applied to every config.
+    ``backend="ray"`` sends each group to a Ray cluster (``address``; default: start a local
+    one) and gathers the results into the local run store.
+    """
+    driver = {k: kwargs.pop(k) for k in _DRIVER_KEYS if k in kwargs}
+    if driver.get("checkpoint_every") and not store:
+        raise ConfigError("checkpoint_every needs the run store (store=True)")
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"unknown backend {backend!r}; use 'local' or 'ray'")
+    swept = make_configs(grid, random, trials, seed)
+    configs = [{**kwargs, **c} for c in swept]  # fixed overrides + this config's values
+    groups = group_configs(algo, env, total_steps, seeds, configs, driver.get("env_kwargs"))
+    specs = [_group_spec(algo, env, total_steps, seeds, seed, [configs[i] for i in idx], driver)
+             for idx in groups]
+    sweep_id = new_sweep_id(algo, env) if store else None
+    if backend == "ray":
+        from jaxrl.backends.ray import run_groups
+        outcomes = run_groups(specs, address=address)
+    else:
+        outcomes = [None] * len(specs)
+
+    results: list[Any] = [None] * len(configs)
+    failures: dict[int, str] = {}
+    run_ids: list[Any] = [None] * len(configs)
+    for spec, idx, outcome in zip(specs, groups, outcomes):
+        group_results, group_failures = _run_one_group(
+            spec, outcome, store=store, runs_dir=runs_dir, sweep_id=sweep_id, progress=progress,
+            command=command, swept=[(i, swept[i]) for i in idx])
+        for local, i in enumerate(idx):
+            results[i] = group_results[local]
+            run_ids[i] = group_results[local].run_id
+            if local in group_failures:
+                failures[i] = group_failures[local]
+    table = sweep_table(swept, [r.final_eval_return for r in results], failures,
+                        run_ids if store else None, groups)
+    return SweepResult(sweep_id, algo, env, seeds, swept, groups, results, failures, table)
+
+
+def _group_spec(algo, env, total_steps, seeds, seed, configs, driver) -> GroupSpec:
+    return GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
+                     seed=int(seed), configs=configs, env_kwargs=driver.get("env_kwargs"),
+                     eval_every=driver.get("eval_every"),
+                     eval_episodes=int(driver.get("eval_episodes", 16)),
+                     max_chunk_updates=int(driver.get("max_chunk_updates", MAX_CHUNK_UPDATES)),
+                     shard=bool(driver.get("shard_seeds", True)),
+                     checkpoint_every=driver.get("checkpoint_every"),
+                     memory_check=bool(driver.get("memory_check", True)))
+
+
+def _run_one_group(spec: GroupSpec, outcome, *, store, runs_dir, sweep_id, progress, command,
+                   swept) -> tuple[list[TrainResult], dict[int, str]]:
+    """Run (or, for a remote ``outcome``, just record) one group; one result per config."""
+    from jaxrl import driver
+
+    resolved = resolve_group(spec)
+    if not store:
+        if outcome is None:
+            outcome = driver.run_group(spec, resolved, progress=progress, stop_on_non_finite=False)
+        act = driver._act_fn(resolved)
+        return ([outcome.config_result(i, resolved.algorithm.name, spec.env, act)
+                 for i in range(len(spec.configs))], dict(outcome.failures))
+    from jaxrl.runs.store import RunStore
+
+    run_store = RunStore(runs_dir)
+    run_store.ensure_writable()
+    runs = [run_store.new_run(resolved.algorithm.name, spec.env, c.to_dict(), spec.seeds,
+                              spec.total_steps, command, sweep_id=sweep_id)
+            for c in resolved.configs]
+    checkpoints = runs[0].folder / "checkpoints" if spec.checkpoint_every else None
+    for run, (index, params) in zip(runs, swept):
+        run.meta.update(sweep_params=params, sweep_index=index)
+        run.set_group(spec, [r.run_id for r in runs], checkpoints)
+    results = driver._run_recorded(spec, resolved, runs, progress=progress,
+                                   stop_on_non_finite=False, outcome=outcome)
+    failures = {i: r.meta["message"] for i, r in enumerate(runs) if r.meta["status"] == "failed"}
+    return results, failures
+
+
+def load_sweep(sweep_id: str, runs_dir: str | None = None) -> pd.DataFrame:
+    """The ranked table of a stored sweep, rebuilt from its runs."""
+    from jaxrl.runs.store import RunStore, StoreError
+
+    run_store = RunStore(runs_dir)
+    metas = [m for m in (run_store.load(p.name) for p in run_store.run_dirs())
+             if m.get("sweep_id") == sweep_id]
+    if not metas:
+        raise StoreError(f"no sweep {sweep_id!r} in {str(run_store.root)!r}")
+    metas.sort(key=lambda m: (m.get("sweep_index", 0), m["run_id"]))
+    group_ids = list(dict.fromkeys(tuple(m.get("group", {}).get("runs", [m["run_id"]]))
+                                   for m in metas))
+    index = {m["run_id"]: i for i, m in enumerate(metas)}
+    groups = [[index[r] for r in g if r in index] for g in group_ids]
+    returns = [[np.nan if v is None else v for v in (m.get("final_eval_return") or [np.nan])]
+               for m in metas]
+    failures = {i: m.get("message") for i, m in enumerate(metas) if m["status"] != "finished"}
+    table = sweep_table([m.get("sweep_params") or {} for m in metas], returns, failures,
+                        [m["run_id"] for m in metas], groups)
+    table["status"] = [metas[i]["status"] for i in table["config"]]
+    return table

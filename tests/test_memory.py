@@ -1,0 +1,174 @@
+"""The memory plan: exact state sizes from abstract evaluation, refusals before any compile."""
+
+import math
+import re
+import resource
+import time
+
+import jax
+import pytest
+
+from jaxrl import driver, memory
+from jaxrl.config import ConfigError
+
+GiB = 1 << 30
+
+
+def build(algo, env, seeds=1, **overrides):
+    algorithm, wrapped, env_params, config, _ = driver.resolve(algo, env, 100_000, seeds,
+                                                               **overrides)
+    return algorithm, config, wrapped, env_params
+
+
+def initialized(algorithm, config, env, env_params):
+    """A real train state (one jitted init: quicker than dispatching its ops one by one)."""
+    return jax.jit(lambda k: algorithm.init(k, env, env_params, config))(jax.random.key(0))
+
+
+def concrete_bytes(tree):
+    return sum(leaf.nbytes for leaf in jax.tree.leaves(tree))
+
+
+@pytest.fixture
+def no_override(monkeypatch):
+    monkeypatch.delenv(memory.MEMORY_ENV_VAR, raising=False)
+
+
+def test_ppo_state_bytes_are_exact():
+    algorithm, config, env, env_params = build("ppo", "CartPole-v1")
+    est = memory.estimate(algorithm, config, env, env_params, members=1)
+    state = initialized(algorithm, config, env, env_params)
+    assert est.state_bytes == concrete_bytes(state)
+    assert est.replay_bytes == 0
+    assert est.transient_bytes > 0
+
+
+def test_off_policy_replay_bytes_are_exact():
+    algorithm, config, env, env_params = build("dqn", "CartPole-v1", buffer_size=1000)
+    est = memory.estimate(algorithm, config, env, env_params, members=1)
+    state = initialized(algorithm, config, env, env_params)
+    assert est.state_bytes == concrete_bytes(state)
+    assert est.replay_bytes == concrete_bytes(state.buffer) > 0
+
+
+def test_huge_replay_request_is_refused_fast_without_allocating(no_override):
+    start = time.perf_counter()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    algorithm, config, env, env_params = build("sac", "Pendulum-v1", seeds=10_000,
+                                               buffer_size=10_000_000)
+    with pytest.raises(memory.MemoryPlanError) as info:
+        memory.check(algorithm, config, env, env_params, members=10_000)
+    elapsed = time.perf_counter() - start
+    rss_growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) * 1024
+    assert elapsed < 5.0, elapsed
+    # One member's buffer alone would be ~390 MiB if it were ever materialized.
+    assert rss_growth < 256 << 20, rss_growth
+
+    message = str(info.value)
+    assert isinstance(info.value, ConfigError) and "\n" not in message
+    est = memory.estimate(algorithm, config, env, env_params, members=10_000)
+    # 10M transitions of (obs 3 + action 1 + reward + discount + next obs 3) float32, a bool
+    # and an int32 write step; then the int32 position and size
+    assert est.replay_bytes == 10_000_000 * (4 * (3 + 1 + 1 + 1 + 3) + 1 + 4) + 8
+    assert message.startswith("memory plan: 10000 seeds of sac need ~")
+    assert memory.format_bytes(est.per_device()) in message
+    assert memory.format_bytes(est.per_member()) + " per seed" in message
+    assert f"replay buffer {memory.format_bytes(est.replay_bytes)}" in message
+    fit = int(re.search(r"at most (\d+) seeds fit", message).group(1))
+    assert fit == est.max_members(memory.device_capacity_bytes()) < 10_000
+
+
+def test_max_members_is_the_boundary():
+    algorithm, config, env, env_params = build("sac", "Pendulum-v1", buffer_size=50_000)
+    for devices in (1, 3):
+        est = memory.estimate(algorithm, config, env, env_params, members=1, devices=devices)
+        for capacity in (est.per_member() - 1, est.per_member(), 10 * GiB + 12345):
+            fit = est.max_members(capacity)
+            if fit:
+                assert est.replace(members=fit).per_device() <= capacity
+            assert est.replace(members=fit + 1).per_device() > capacity
+            if fit:
+                memory.check(algorithm, config, env, env_params, members=fit, devices=devices,
+                             capacity_bytes=capacity)
+            with pytest.raises(memory.MemoryPlanError, match=rf"at most {fit} seeds? fit"):
+                memory.check(algorithm, config, env, env_params, members=fit + 1,
+                             devices=devices, capacity_bytes=capacity)
+        assert est.max_members(est.per_member() - 1) == 0
+        assert est.max_members(est.per_member()) == devices
+
+
+def test_seeds_per_config_message():
+    algorithm, config, env, env_params = build("sac", "Pendulum-v1", buffer_size=50_000)
+    est = memory.estimate(algorithm, config, env, env_params, members=1)
+    capacity = 10 * est.per_member()  # 10 members fit: 2 seeds for each of 4 configs
+    with pytest.raises(memory.MemoryPlanError) as info:
+        memory.check(algorithm, config, env, env_params, members=4 * 8,
+                     capacity_bytes=capacity, seeds_per_config=8)
+    message = str(info.value)
+    assert "4 configs x 8 seeds (32 members) of sac" in message
+    assert "at most 10 members fit (2 seeds per config)" in message
+
+
+def test_capacity_override(monkeypatch):
+    monkeypatch.setenv(memory.MEMORY_ENV_VAR, "123456789")
+    assert memory.device_capacity_bytes() == 123456789
+    monkeypatch.setenv(memory.MEMORY_ENV_VAR, "2e9")
+    assert memory.device_capacity_bytes() == 2_000_000_000
+
+    algorithm, config, env, env_params = build("ppo", "CartPole-v1")
+    est = memory.estimate(algorithm, config, env, env_params, members=1)
+    monkeypatch.setenv(memory.MEMORY_ENV_VAR, str(4 * est.per_member()))
+    memory.check(algorithm, config, env, env_params, members=4)
+    with pytest.raises(memory.MemoryPlanError, match=r"\$JAXRL_DEVICE_MEMORY_BYTES.*at most 4 "):
+        memory.check(algorithm, config, env, env_params, members=5)
+
+    monkeypatch.setenv(memory.MEMORY_ENV_VAR, "lots")
+    with pytest.raises(memory.MemoryPlanError, match="JAXRL_DEVICE_MEMORY_BYTES"):
+        memory.device_capacity_bytes()
+
+
+def test_cpu_capacity_is_physical_ram(no_override):
+    device = jax.devices("cpu")[0]
+    ram = memory._physical_ram()
+    cpus = len([d for d in jax.local_devices() if d.platform == "cpu"]) or 1
+    assert memory.device_capacity_bytes(device) == ram // cpus > 0
+
+
+def test_small_run_fits_and_bounds_the_compiled_program(no_override):
+    algorithm, config, env, env_params = build("ppo", "CartPole-v1", seeds=8)
+    est = memory.check(algorithm, config, env, env_params, members=8)
+    assert est.members == 8 and est.per_device() == 8 * est.per_member()
+    assert "8 members on 1 device" in est.describe() and "MiB" in est.describe()
+    # Two devices: the busiest holds ceil(9 / 2) = 5 members.
+    assert est.replace(members=9, devices=2).per_device() == 5 * est.per_member()
+
+    # The estimate bounds what XLA actually assigns for a vmapped scan of train steps.
+    keys = jax.random.split(jax.random.key(0), 8)
+    states = jax.eval_shape(jax.vmap(lambda k: algorithm.init(k, env, env_params, config)),
+                            keys)
+
+    def chunk(state):
+        step = lambda s, _: algorithm.train_step(s, config, env, env_params)
+        return jax.lax.scan(step, state, None, length=2)
+
+    analysis = jax.jit(jax.vmap(chunk)).lower(states).compile().memory_analysis()
+    if analysis is None:
+        pytest.skip("this backend reports no memory analysis")
+    xla = (analysis.argument_size_in_bytes + analysis.output_size_in_bytes
+           + analysis.temp_size_in_bytes - analysis.alias_size_in_bytes)
+    assert analysis.argument_size_in_bytes == 8 * est.state_bytes
+    assert xla <= est.per_device(), (xla, est.describe())
+
+
+def test_format_bytes():
+    assert memory.format_bytes(512) == "512 B"
+    assert memory.format_bytes(364 << 20) == "364 MiB"
+    assert memory.format_bytes(int(3.6 * (1 << 40))) == "3.6 TiB"
+    assert memory.format_bytes(int(23.4 * GiB)) == "23.4 GiB"
+    assert math.isclose(memory.STATE_COPIES, 2)
+
+
+def test_bad_member_count():
+    algorithm, config, env, env_params = build("ppo", "CartPole-v1")
+    with pytest.raises(memory.MemoryPlanError):
+        memory.estimate(algorithm, config, env, env_params, members=0)

@@ -1,0 +1,92 @@
+"""Exact resume: 2K chunks straight == K chunks, SIGKILL, `jaxrl resume`, K more (bitwise, CPU).
+
+The killed run is a real `jaxrl train` process: ``JAXRL_KILL_AFTER_CHUNK=K`` SIGKILLs it right
+after checkpoint K is on disk, with no chance to clean up."""
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+from jaxrl.checkpoint import CheckpointWarning
+from jaxrl.driver import resume, train_unrecorded
+from jaxrl.runs.store import RunStore
+
+K = 2  # chunks before the kill; 2K in all
+
+CASES = {
+    "ppo": ("CartPole-v1", dict(num_envs=4, num_steps=16, hidden=(16, 16), update_epochs=2,
+                                num_minibatches=2), 64),
+    "sac": ("Pendulum-v1", dict(num_envs=2, buffer_size=256, batch_size=32, learning_starts=32,
+                                log_interval=8, hidden=(16, 16)), 16),
+}
+
+
+def _cli_sets(config: dict) -> list[str]:
+    out = []
+    for key, value in config.items():
+        value = ",".join(map(str, value)) if isinstance(value, tuple) else value
+        out += ["--set", f"{key}={value}"]
+    return out
+
+
+def _killed_run(algo: str, runs_dir: Path) -> str:
+    env, config, steps_per_update = CASES[algo]
+    total = steps_per_update * 2 * (2 * K)  # 2 updates per chunk, 2K chunks
+    cmd = [sys.executable, "-m", "jaxrl.cli", "train", algo, "--env", env, "--seeds", "2",
+           "--total-steps", str(total), "--max-chunk-updates", "2", "--checkpoint-every", "1",
+           "--runs-dir", str(runs_dir), "--no-progress", *_cli_sets(config)]
+    proc = subprocess.run(cmd, env=dict(os.environ, JAXRL_KILL_AFTER_CHUNK=str(K)),
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert proc.returncode == -9, proc.stderr[-2000:]  # SIGKILLed, not finished
+    (run_id,) = [p.name for p in runs_dir.iterdir()]
+    assert RunStore(runs_dir).load(run_id)["status"] == "interrupted"
+    return run_id
+
+
+def _straight(algo: str):
+    env, config, steps_per_update = CASES[algo]
+    return train_unrecorded(algo, env=env, seeds=2, total_steps=steps_per_update * 2 * (2 * K),
+                            max_chunk_updates=2, progress=False, **config)
+
+
+def _assert_bitwise(a, b):
+    la, lb = jax.tree.leaves(a), jax.tree.leaves(b)
+    assert len(la) == len(lb)
+    for x, y in zip(la, lb):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.parametrize("algo", ["ppo", "sac"])
+def test_resume_after_kill_is_bitwise_exact(algo, tmp_path):
+    run_id = _killed_run(algo, tmp_path)
+    (resumed,) = resume(run_id, runs_dir=str(tmp_path), progress=False)
+    straight = _straight(algo)
+    _assert_bitwise(resumed.state.params, straight.state.params)
+    if algo == "sac":  # the replay buffer and its indices came back too
+        _assert_bitwise(resumed.state.buffer, straight.state.buffer)
+    assert resumed.metrics.shape == straight.metrics.shape  # chunks before the kill included
+    np.testing.assert_array_equal(resumed.metrics["env_steps"], straight.metrics["env_steps"])
+    meta = RunStore(tmp_path).load(run_id)
+    assert meta["status"] == "finished" and len(meta["resumed"]) == 1
+
+
+def test_corrupted_latest_checkpoint_falls_back_with_a_warning(tmp_path):
+    run_id = _killed_run("ppo", tmp_path)
+    latest = tmp_path / run_id / "checkpoints" / str(K)
+    data = max((p for p in latest.rglob("*") if p.is_file() and "state" in p.parts),
+               key=lambda p: p.stat().st_size)
+    raw = bytearray(data.read_bytes())
+    raw[len(raw) // 2:len(raw) // 2 + 16] = b"\xff" * 16
+    data.write_bytes(bytes(raw))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (resumed,) = resume(run_id, runs_dir=str(tmp_path), progress=False)
+    assert any(issubclass(w.category, CheckpointWarning) and f"{K}" in str(w.message)
+               for w in caught), [str(w.message) for w in caught]
+    _assert_bitwise(resumed.state.params, _straight("ppo").state.params)

@@ -1,0 +1,101 @@
+"""Sweeps: configs x seeds in one program per static group, equal to separate runs; parsing;
+the stored sweep; a real local Ray instance gives the local backend's results."""
+
+import jax
+import numpy as np
+import pytest
+
+from jaxrl import driver
+from jaxrl.config import ConfigError
+from jaxrl.sweep import (load_sweep, make_configs, parse_distribution, parse_grid, parse_random,
+                         split_values, sweep)
+
+SMALL = dict(num_envs=4, num_steps=16, hidden=(16, 16), update_epochs=2, num_minibatches=2)
+STEPS = 64 * 8  # 8 updates
+
+
+def _chunk_programs() -> int:
+    return sum(1 for key in driver._PROGRAMS if key[0][0] == "chunk")
+
+
+def test_three_learning_rates_compile_once_and_equal_separate_runs(tmp_path):
+    lrs = ["1e-3", "3e-3", "1e-2"]
+    before = _chunk_programs()
+    s = sweep("ppo", seeds=8, total_steps=STEPS, grid={"learning_rate": lrs}, seed=5,
+              runs_dir=str(tmp_path), progress=False, max_chunk_updates=4,
+              **{**SMALL, "hidden": (16, 8)})  # a static shape no other test compiles
+    assert s.groups == [[0, 1, 2]]
+    assert _chunk_programs() == before + 1  # one program for 3 configs x 8 seeds
+    for i, lr in enumerate(lrs):
+        alone = driver.train_unrecorded("ppo", seeds=8, total_steps=STEPS, seed=5, progress=False,
+                                        max_chunk_updates=4, learning_rate=float(lr),
+                                        **{**SMALL, "hidden": (16, 8)})
+        for a, b in zip(jax.tree.leaves(s.results[i].state.params),
+                        jax.tree.leaves(alone.state.params)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(s.results[i].final_eval_return, alone.final_eval_return,
+                                   rtol=1e-5)
+    # stored as one sweep: three runs, one sweep id, the same ranked table
+    stored = load_sweep(s.sweep_id, str(tmp_path))
+    assert list(stored["learning_rate"]) == list(s.table["learning_rate"])
+    np.testing.assert_allclose(stored["iqm"], s.table["iqm"])
+    assert set(stored["seeds"]) == {8} and list(s.table["rank"]) == [1, 2, 3]
+    assert (np.diff(s.table["iqm"].to_numpy()) <= 0).all()
+
+
+def test_a_static_change_makes_a_separate_group():
+    s = sweep("ppo", seeds=2, total_steps=STEPS, grid={"hidden": ["(16,16)", "(8,8)"],
+                                                       "learning_rate": ["1e-3", "3e-3"]},
+              store=False, progress=False, **{k: v for k, v in SMALL.items() if k != "hidden"})
+    assert s.groups == [[0, 1], [2, 3]]
+    assert [r.config.hidden for r in s.results] == [(16, 16), (16, 16), (8, 8), (8, 8)]
+    assert s.sweep_id is None and s.table["run_id"].isna().all()
+
+
+def test_parsing_and_random_search():
+    assert split_values("(64,64),(32,32)") == ["(64,64)", "(32,32)"]
+    assert parse_grid(["hidden=(64,64),(32,32)", "lr=1,2"]) == {"hidden": ["64,64", "32,32"],
+                                                               "lr": ["1", "2"]}
+    d = parse_distribution("loguniform(1e-4, 1e-2)")
+    rng = np.random.default_rng(0)
+    draws = np.array([d.sample(rng) for _ in range(2000)])
+    assert draws.min() >= 1e-4 and draws.max() <= 1e-2
+    assert abs(np.mean(np.log10(draws)) + 3) < 0.05  # uniform in log space
+    configs = make_configs({"a": [1, 2]}, parse_random(["b=uniform(0,1)", "c=choice(x,y)"]),
+                           trials=3, seed=1)
+    assert len(configs) == 6 and {c["c"] for c in configs} <= {"x", "y"}
+    assert configs[:3] == make_configs({"a": [1]}, {"b": "uniform(0,1)", "c": "choice(x,y)"},
+                                       trials=3, seed=1)  # same draws for every grid point
+    for bad in ("loguniform(0,1)", "uniform(2,1)", "normal(0,1)", "uniform(a,b)"):
+        with pytest.raises(ConfigError):
+            parse_distribution(bad)
+    with pytest.raises(ConfigError, match="trials"):
+        make_configs({"a": [1]}, trials=4)
+
+
+def test_bad_sweep_values_are_rejected_before_compiling():
+    with pytest.raises(ConfigError, match="learning_rat"):
+        sweep("ppo", seeds=2, total_steps=STEPS, grid={"learning_rat": ["1e-3"]}, store=False)
+    with pytest.raises(ConfigError, match="expects"):
+        sweep("ppo", seeds=2, total_steps=STEPS, grid={"num_envs": ["four"]}, store=False)
+
+
+def test_ray_backend_equals_local(tmp_path):
+    ray = pytest.importorskip("ray")
+    grid = {"hidden": ["(8,8)", "(16,16)"], "learning_rate": ["1e-3", "3e-3"]}
+    fixed = {k: v for k, v in SMALL.items() if k != "hidden"}
+    local = sweep("ppo", seeds=2, total_steps=STEPS, grid=grid, store=False, progress=False,
+                  **fixed)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = sweep("ppo", seeds=2, total_steps=STEPS, grid=grid, backend="ray",
+                       runs_dir=str(tmp_path), progress=False, **fixed)
+    finally:
+        ray.shutdown()
+    assert remote.groups == local.groups and len(remote.groups) == 2
+    for a, b in zip(remote.results, local.results):
+        np.testing.assert_array_equal(a.final_eval_return, b.final_eval_return)
+        for x, y in zip(jax.tree.leaves(a.state.params), jax.tree.leaves(b.state.params)):
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(a.metrics["value_loss"], b.metrics["value_loss"], rtol=1e-5)
+    assert len(load_sweep(remote.sweep_id, str(tmp_path))) == 4  # gathered into the local store
