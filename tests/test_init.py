@@ -2,11 +2,9 @@
 algorithm's (seed-vmapped) init program — a batched LAPACK QR there deadlocked XLA's CPU pool."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrl import algos
 from jaxrl.driver import resolve
 from jaxrl.ops.init import orthogonal, orthonormal_columns
 

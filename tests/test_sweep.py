@@ -7,8 +7,15 @@ import pytest
 
 from jaxrl import driver
 from jaxrl.config import ConfigError
-from jaxrl.sweep import (load_sweep, make_configs, parse_distribution, parse_grid, parse_random,
-                         split_values, sweep)
+from jaxrl.sweep import (
+    load_sweep,
+    make_configs,
+    parse_distribution,
+    parse_grid,
+    parse_random,
+    split_values,
+    sweep,
+)
 
 SMALL = dict(num_envs=4, num_steps=16, hidden=(16, 16), update_epochs=2, num_minibatches=2)
 STEPS = 64 * 8  # 8 updates
