@@ -320,10 +320,27 @@ class Resolved:
     env_params: Any
     configs: tuple
     num_updates: int
+    memory_checked: bool = False
 
     @property
     def config(self) -> AlgoConfig:
         return self.configs[0]
+
+
+def plan_memory(spec: GroupSpec, r: Resolved):
+    """The memory plan (`jaxrl.memory`) for this program on the local devices: raises
+    `MemoryPlanError` (with the estimate and the largest seed count that fits) before anything
+    compiles or is recorded. No-op when ``spec.memory_check`` is off or it already ran."""
+    if not spec.memory_check or r.memory_checked:
+        return None
+    from jaxrl import memory
+
+    sharding, padded = member_sharding(spec.seeds * len(r.configs), spec.shard)
+    devices = len(sharding.device_set) if sharding is not None else 1
+    estimate = memory.check(r.algorithm, r.config, r.env, r.env_params, padded, devices,
+                            seeds_per_config=spec.seeds if len(r.configs) > 1 else None)
+    r.memory_checked = True
+    return estimate
 
 
 def resolve_group(spec: GroupSpec) -> Resolved:
@@ -401,13 +418,8 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     k = chunk_length(r.num_updates, spec.max_chunk_updates)
     num_chunks = r.num_updates // k
     eval_every = spec.eval_every or max(1, num_chunks // 10)
+    plan_memory(spec, r)
     sharding, padded = member_sharding(members.size, spec.shard)
-    if spec.memory_check:
-        from jaxrl import memory
-
-        devices = len(sharding.device_set) if sharding is not None else 1
-        memory.check(algorithm, config, env, env_params, padded, devices,
-                     seeds_per_config=spec.seeds if len(r.configs) > 1 else None)
     place = (lambda x: jax.device_put(x, sharding)) if sharding else (lambda x: x)
     keys = place(pad_members(members.keys(), padded))
     eval_keys = place(pad_members(members.eval_keys(), padded))
@@ -574,6 +586,7 @@ def train(
     run_store.ensure_writable()
     spec = _spec(algo, env, seeds, total_steps, **kwargs)
     resolved = resolve_group(spec)
+    plan_memory(spec, resolved)  # refuse before a run is recorded
     run = run_store.new_run(resolved.algorithm.name, env, resolved.config.to_dict(), seeds,
                             total_steps, command)
     run.set_group(spec, [run.run_id], run.folder / "checkpoints" if spec.checkpoint_every else None)

@@ -27,7 +27,7 @@ import pandas as pd
 
 from jaxrl import stats
 from jaxrl.config import ConfigError
-from jaxrl.driver import MAX_CHUNK_UPDATES, GroupSpec, TrainResult, resolve_group
+from jaxrl.driver import MAX_CHUNK_UPDATES, GroupSpec, TrainResult, plan_memory, resolve_group
 
 DISTRIBUTIONS = ("loguniform", "uniform", "randint", "choice")
 
@@ -243,6 +243,9 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     groups = group_configs(algo, env, total_steps, seeds, configs, driver.get("env_kwargs"))
     specs = [_group_spec(algo, env, total_steps, seeds, seed, [configs[i] for i in idx], driver)
              for idx in groups]
+    resolved = [resolve_group(spec) for spec in specs]
+    for spec, r in zip(specs, resolved):  # every plan before anything compiles or is recorded
+        plan_memory(spec, r)
     sweep_id = new_sweep_id(algo, env) if store else None
     if backend == "ray":
         from jaxrl.backends.ray import run_groups
@@ -253,9 +256,9 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     results: list[Any] = [None] * len(configs)
     failures: dict[int, str] = {}
     run_ids: list[Any] = [None] * len(configs)
-    for spec, idx, outcome in zip(specs, groups, outcomes):
+    for spec, r, idx, outcome in zip(specs, resolved, groups, outcomes):
         group_results, group_failures = _run_one_group(
-            spec, outcome, store=store, runs_dir=runs_dir, sweep_id=sweep_id, progress=progress,
+            spec, r, outcome, store=store, runs_dir=runs_dir, sweep_id=sweep_id, progress=progress,
             command=command, swept=[(i, swept[i]) for i in idx])
         for local, i in enumerate(idx):
             results[i] = group_results[local]
@@ -278,12 +281,11 @@ def _group_spec(algo, env, total_steps, seeds, seed, configs, driver) -> GroupSp
                      memory_check=bool(driver.get("memory_check", True)))
 
 
-def _run_one_group(spec: GroupSpec, outcome, *, store, runs_dir, sweep_id, progress, command,
-                   swept) -> tuple[list[TrainResult], dict[int, str]]:
+def _run_one_group(spec: GroupSpec, resolved, outcome, *, store, runs_dir, sweep_id, progress,
+                   command, swept) -> tuple[list[TrainResult], dict[int, str]]:
     """Run (or, for a remote ``outcome``, just record) one group; one result per config."""
     from jaxrl import driver
 
-    resolved = resolve_group(spec)
     if not store:
         if outcome is None:
             outcome = driver.run_group(spec, resolved, progress=progress, stop_on_non_finite=False)

@@ -172,3 +172,28 @@ def test_bad_member_count():
     algorithm, config, env, env_params = build("ppo", "CartPole-v1")
     with pytest.raises(memory.MemoryPlanError):
         memory.estimate(algorithm, config, env, env_params, members=0)
+
+
+def test_train_and_cli_refuse_an_impossible_run_before_compiling_or_recording(tmp_path):
+    """The driver runs the memory plan before anything compiles or is recorded."""
+    import subprocess
+    import sys
+    import time
+
+    from jaxrl import driver
+
+    programs = len(driver._PROGRAMS)
+    start = time.perf_counter()
+    with pytest.raises(memory.MemoryPlanError, match="at most"):
+        driver.train("sac", env="Pendulum-v1", seeds=10_000, total_steps=100_000,
+                     runs_dir=str(tmp_path), progress=False, buffer_size=10_000_000)
+    assert time.perf_counter() - start < 10
+    assert len(driver._PROGRAMS) == programs and not list(tmp_path.iterdir())
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxrl.cli", "train", "sac", "--env", "Pendulum-v1", "--seeds",
+         "10000", "--set", "buffer_size=10000000", "--runs-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "memory plan" in lines[0] and "seeds fit" in lines[0], lines
+    assert not list(tmp_path.iterdir())

@@ -1,4 +1,5 @@
-"""The seed axis sharded over 2 (forced host) devices gives the same per-seed results."""
+"""The member axis (configs x seeds) sharded over 2 and 4 (forced host) devices gives the same
+per-seed results as 1 device, including a sweep whose 6 members are padded to 8."""
 
 import json
 import os
@@ -6,17 +7,23 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 SCRIPT = r"""
-import json, sys, jax, numpy as np
+import json, jax, numpy as np
 from jaxrl.driver import train_unrecorded
+from jaxrl.sweep import sweep
+small = dict(num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=(16, 16))
 r = train_unrecorded("ppo", env="CartPole-v1", seeds=4, total_steps=64 * 6, progress=False, seed=3,
-          num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=(16, 16))
+                     **small)
+s = sweep("ppo", seeds=2, total_steps=64 * 6, grid={"learning_rate": [1e-3, 3e-3, 1e-2]},
+          store=False, progress=False, seed=3, **small)
 leaf = jax.tree.leaves(r.state.params)[0]
-print(json.dumps({"devices": jax.device_count(),
-                  "shards": len(leaf.sharding.device_set),
-                  "value_loss": r.metrics.value_loss.tolist(),
-                  "params": [np.asarray(x).tolist() for x in jax.tree.leaves(r.state.params)]}))
+params = lambda res: [np.asarray(x).tolist() for x in jax.tree.leaves(res.state.params)]
+print(json.dumps({"devices": jax.device_count(), "shards": len(leaf.sharding.device_set),
+                  "value_loss": r.metrics.value_loss.tolist(), "params": params(r),
+                  "sweep": [params(x) for x in s.results],
+                  "sweep_returns": [x.final_eval_return.tolist() for x in s.results]}))
 """
 
 
@@ -24,14 +31,28 @@ def _run(devices: int) -> dict:
     env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
-                          check=False)
+                          check=False, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_two_devices_match_one():
-    one, two = _run(1), _run(2)
-    assert one["devices"] == 1 and two["devices"] == 2 and two["shards"] == 2
-    np.testing.assert_allclose(two["value_loss"], one["value_loss"], rtol=1e-5, atol=1e-6)
-    for a, b in zip(one["params"], two["params"]):
-        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-5, atol=1e-6)
+def _close(a, b):
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-5, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def one_device():
+    return _run(1)
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+def test_sharded_members_match_one_device(devices, one_device):
+    many = _run(devices)
+    assert one_device["devices"] == 1 and one_device["shards"] == 1
+    assert many["devices"] == devices and many["shards"] == devices
+    np.testing.assert_allclose(many["value_loss"], one_device["value_loss"], rtol=1e-5, atol=1e-6)
+    _close(one_device["params"], many["params"])
+    for a, b in zip(one_device["sweep"], many["sweep"]):
+        _close(a, b)
+    np.testing.assert_allclose(many["sweep_returns"], one_device["sweep_returns"], rtol=1e-5)
