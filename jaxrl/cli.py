@@ -110,7 +110,7 @@ def _result_json(result) -> dict:
 
 
 def cmd_sweep(args) -> int:
-    from jaxrl.sweep import format_table, parse_grid, parse_random, sweep
+    from jaxrl.sweeps import format_table, parse_grid, parse_random, sweep
 
     _check_writable(args.json)
     if not args.grid and not args.random:
@@ -204,7 +204,7 @@ def cmd_runs(args) -> int:
         _print_frame(query.ls(store, algo=args.algo, env=args.env, status=args.status,
                               sweep=args.sweep))
     elif args.runs_command == "sweep":
-        from jaxrl.sweep import format_table, load_sweep
+        from jaxrl.sweeps import format_table, load_sweep
 
         print(format_table(load_sweep(args.sweep_id, store.root)))
     elif args.runs_command == "show":

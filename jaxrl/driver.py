@@ -1,14 +1,18 @@
 """The multi-seed training driver.
 
-    state = jit(vmap(init))(seed_keys)                       # one program, all seeds
-    for chunk in chunks:                                     # host loop: progress, eval, NaN guard
-        state, metrics = jit(vmap(scan(train_step, K)))(state)   # K updates, all seeds
-        metrics -> host (np arrays [seeds, K]), checked, appended
+    state = jit(vmap(init))(member_keys, member_hparams)       # one program, all members
+    for chunk in chunks:                                       # host loop: progress, eval, NaN guard
+        state, metrics = jit(vmap(scan(train_step, K)))(state) # K updates, all members
+        metrics -> host (np arrays [members, K]), checked, streamed to the run store
+        every N chunks: checkpoint (orbax, async write)
 
-Compiled programs are cached by (algorithm, static config fields, env, shapes): traced
-hyperparameters live in ``state.hparams``, so changing only e.g. the learning rate reuses the
-compiled program. Compile time is measured apart from run time (ahead-of-time ``lower().compile()``).
-The seed axis is sharded over the local devices when there are several (``jax.sharding``).
+A *member* is one (config, seed) pair: a plain run has one config, a sweep group several
+configs that share their static fields (`GroupSpec`, `run_group`). Compiled programs are cached
+by (algorithm, static config fields, env, shapes): traced hyperparameters live in
+``state.hparams`` (one row per member), so changing only e.g. the learning rate reuses the
+compiled program and configs vmap like seeds. Compile time is measured apart from run time
+(ahead-of-time ``lower().compile()``). The member axis is sharded over the local devices when
+there are several (``jax.sharding``). A memory plan (`jaxrl.memory`) runs before compiling.
 `make_train` gives the fully fused ``train(key)`` (init + all updates in one program).
 """
 

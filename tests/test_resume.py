@@ -62,10 +62,29 @@ def _assert_bitwise(a, b):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
-@pytest.mark.parametrize("algo", ["ppo", "sac"])
-def test_resume_after_kill_is_bitwise_exact(algo, tmp_path):
+def _corrupt_newest_checkpoint(runs_dir: Path, run_id: str) -> None:
+    latest = runs_dir / run_id / "checkpoints" / str(K)
+    data = max((p for p in latest.rglob("*") if p.is_file() and "state" in p.parts),
+               key=lambda p: p.stat().st_size)
+    raw = bytearray(data.read_bytes())
+    raw[len(raw) // 2:len(raw) // 2 + 16] = b"\xff" * 16
+    data.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("algo,corrupt", [("sac", False), ("ppo", True)])
+def test_resume_after_kill_is_bitwise_exact(algo, corrupt, tmp_path):
+    """SAC: the newest checkpoint resumes. PPO: the newest checkpoint is corrupted (bytes
+    overwritten in a data file), so resume warns, falls back to the one before it, and replays
+    the extra chunk, still bitwise exact."""
     run_id = _killed_run(algo, tmp_path)
-    (resumed,) = resume(run_id, runs_dir=str(tmp_path), progress=False)
+    if corrupt:
+        _corrupt_newest_checkpoint(tmp_path, run_id)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (resumed,) = resume(run_id, runs_dir=str(tmp_path), progress=False)
+    fell_back = [w for w in caught if issubclass(w.category, CheckpointWarning)
+                 and f"{K}" in str(w.message)]
+    assert bool(fell_back) == corrupt, [str(w.message) for w in caught]
     straight = _straight(algo)
     _assert_bitwise(resumed.state.params, straight.state.params)
     if algo == "sac":  # the replay buffer and its indices came back too
@@ -74,19 +93,3 @@ def test_resume_after_kill_is_bitwise_exact(algo, tmp_path):
     np.testing.assert_array_equal(resumed.metrics["env_steps"], straight.metrics["env_steps"])
     meta = RunStore(tmp_path).load(run_id)
     assert meta["status"] == "finished" and len(meta["resumed"]) == 1
-
-
-def test_corrupted_latest_checkpoint_falls_back_with_a_warning(tmp_path):
-    run_id = _killed_run("ppo", tmp_path)
-    latest = tmp_path / run_id / "checkpoints" / str(K)
-    data = max((p for p in latest.rglob("*") if p.is_file() and "state" in p.parts),
-               key=lambda p: p.stat().st_size)
-    raw = bytearray(data.read_bytes())
-    raw[len(raw) // 2:len(raw) // 2 + 16] = b"\xff" * 16
-    data.write_bytes(bytes(raw))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        (resumed,) = resume(run_id, runs_dir=str(tmp_path), progress=False)
-    assert any(issubclass(w.category, CheckpointWarning) and f"{K}" in str(w.message)
-               for w in caught), [str(w.message) for w in caught]
-    _assert_bitwise(resumed.state.params, _straight("ppo").state.params)

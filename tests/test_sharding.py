@@ -12,7 +12,7 @@ import pytest
 SCRIPT = r"""
 import json, jax, numpy as np
 from jaxrl.driver import train_unrecorded
-from jaxrl.sweep import sweep
+from jaxrl.sweeps import sweep
 small = dict(num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=(16, 16))
 r = train_unrecorded("ppo", env="CartPole-v1", seeds=4, total_steps=64 * 6, progress=False, seed=3,
                      **small)

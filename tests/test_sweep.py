@@ -7,7 +7,7 @@ import pytest
 
 from jaxrl import driver
 from jaxrl.config import ConfigError
-from jaxrl.sweep import (
+from jaxrl.sweeps import (
     load_sweep,
     make_configs,
     parse_distribution,
