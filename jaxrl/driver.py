@@ -662,6 +662,12 @@ def resume(run_id: str, runs_dir: str | None = None, progress: bool = True) -> l
     if not group or not group.get("checkpoint_dir"):
         raise StoreError(f"run {run_id!r} was not checkpointed (train with --checkpoint-every)")
     runs = [run_store.open(rid) for rid in group["runs"]]
+    statuses = {run.meta["status"] for run in runs}
+    if "running" in statuses:
+        raise StoreError(f"run {run_id!r} is still running (pid {meta.get('pid')} on "
+                         f"{meta.get('host')})")
+    if statuses == {"finished"}:
+        raise StoreError(f"run {run_id!r} already finished; nothing to resume")
     spec = GroupSpec.from_dict(group["spec"])
     spec.configs = [{k: v for k, v in run.meta["config"].items() if k != "total_steps"}
                     for run in runs]  # the exact configs that ran

@@ -93,3 +93,18 @@ def test_resume_after_kill_is_bitwise_exact(algo, corrupt, tmp_path):
     np.testing.assert_array_equal(resumed.metrics["env_steps"], straight.metrics["env_steps"])
     meta = RunStore(tmp_path).load(run_id)
     assert meta["status"] == "finished" and len(meta["resumed"]) == 1
+
+
+def test_resume_refuses_finished_and_unchecked_runs(tmp_path):
+    from jaxrl.driver import train
+    from jaxrl.runs.store import StoreError
+
+    env, config, steps_per_update = CASES["ppo"]
+    plain = train("ppo", env=env, seeds=1, total_steps=steps_per_update * 2,
+                  runs_dir=str(tmp_path), progress=False, **config)
+    with pytest.raises(StoreError, match="not checkpointed"):
+        resume(plain.run_id, runs_dir=str(tmp_path))
+    done = train("ppo", env=env, seeds=1, total_steps=steps_per_update * 2, checkpoint_every=1,
+                 runs_dir=str(tmp_path), progress=False, **config)
+    with pytest.raises(StoreError, match="already finished"):
+        resume(done.run_id, runs_dir=str(tmp_path))

@@ -1,5 +1,5 @@
 """The member axis (configs x seeds) sharded over 2 and 4 (forced host) devices gives the same
-per-seed results as 1 device, including a sweep whose 6 members are padded to 8."""
+per-seed results as 1 device: a sweep of 3 configs x 2 seeds (6 members, padded to 8 on 4)."""
 
 import json
 import os
@@ -11,19 +11,18 @@ import pytest
 
 SCRIPT = r"""
 import json, jax, numpy as np
-from jaxrl.driver import train_unrecorded
+from jaxrl.driver import member_sharding
 from jaxrl.sweeps import sweep
 small = dict(num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=(16, 16))
-r = train_unrecorded("ppo", env="CartPole-v1", seeds=4, total_steps=64 * 6, progress=False, seed=3,
-                     **small)
 s = sweep("ppo", seeds=2, total_steps=64 * 6, grid={"learning_rate": [1e-3, 3e-3, 1e-2]},
-          store=False, progress=False, seed=3, **small)
-leaf = jax.tree.leaves(r.state.params)[0]
+          store=False, progress=False, seed=3, eval_episodes=4, **small)
+sharding, padded = member_sharding(6, True)
 params = lambda res: [np.asarray(x).tolist() for x in jax.tree.leaves(res.state.params)]
-print(json.dumps({"devices": jax.device_count(), "shards": len(leaf.sharding.device_set),
-                  "value_loss": r.metrics.value_loss.tolist(), "params": params(r),
-                  "sweep": [params(x) for x in s.results],
-                  "sweep_returns": [x.final_eval_return.tolist() for x in s.results]}))
+print(json.dumps({"devices": jax.device_count(), "padded": padded,
+                  "shards": 1 if sharding is None else len(sharding.device_set),
+                  "value_loss": [x.metrics.value_loss.tolist() for x in s.results],
+                  "params": [params(x) for x in s.results],
+                  "returns": [x.final_eval_return.tolist() for x in s.results]}))
 """
 
 
@@ -46,13 +45,14 @@ def one_device():
     return _run(1)
 
 
-@pytest.mark.parametrize("devices", [2, 4])
-def test_sharded_members_match_one_device(devices, one_device):
+@pytest.mark.parametrize("devices,padded", [(2, 6), (4, 8)])
+def test_sharded_members_match_one_device(devices, padded, one_device):
+    """3 configs x 2 seeds = 6 members: split 3 + 3 over 2 devices, padded to 8 over 4."""
     many = _run(devices)
     assert one_device["devices"] == 1 and one_device["shards"] == 1
     assert many["devices"] == devices and many["shards"] == devices
+    assert many["padded"] == padded
     np.testing.assert_allclose(many["value_loss"], one_device["value_loss"], rtol=1e-5, atol=1e-6)
-    _close(one_device["params"], many["params"])
-    for a, b in zip(one_device["sweep"], many["sweep"]):
+    for a, b in zip(one_device["params"], many["params"]):
         _close(a, b)
-    np.testing.assert_allclose(many["sweep_returns"], one_device["sweep_returns"], rtol=1e-5)
+    np.testing.assert_allclose(many["returns"], one_device["returns"], rtol=1e-5)
