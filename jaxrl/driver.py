@@ -488,11 +488,13 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
                 evals.append(((c + 1) * k, returns))
             if checkpointer is not None and spec.checkpoint_every and (
                     (c + 1) % spec.checkpoint_every == 0 or c + 1 == num_chunks):
+                t0 = time.perf_counter()  # the blocking part of a save counts as run time
                 checkpointer.save(c + 1, take_members(state, members.size), {
                     "chunks_done": c + 1, "run_seconds": run_seconds,
                     "evals": [(u, _json_floats(v)) for u, v in evals],
                     "failures": {str(i): m for i, m in failures.items()},
                     "spec": spec.to_dict(), "versions": _versions()})
+                run_seconds += time.perf_counter() - t0
                 _fault_injection(c + 1, checkpointer)
             if bar is not None:
                 bar.update(steps_per_chunk)
