@@ -278,6 +278,22 @@ def cmd_export(args) -> int:
     return 0
 
 
+def _add_run_flags(p, seeds: int, seed_help: str) -> None:
+    """What `train` and `sweep` share: algorithm, env, budget, overrides, outputs, driver flags."""
+    p.add_argument("algo")
+    p.add_argument("--env", default="CartPole-v1")
+    p.add_argument("--seeds", type=int, default=seeds)
+    p.add_argument("--total-steps", type=float, default=100_000, help="env steps per seed")
+    p.add_argument("--seed", type=int, default=0, help=seed_help)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
+    p.add_argument("--eval-episodes", type=int, default=16)
+    p.add_argument("--json", metavar="PATH")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--runs-dir", default=None, help="run store root (default $JAXRL_RUNS_DIR or ./runs)")
+    p.add_argument("--no-store", action="store_true", help="do not record the run")
+    _add_driver_flags(p)
+
+
 def _add_driver_flags(p) -> None:
     p.add_argument("--checkpoint-every", type=int, default=None, metavar="CHUNKS",
                    help="checkpoint every N chunks (orbax, async) so `jaxrl resume` can continue")
@@ -294,40 +310,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train an algorithm on an env over many seeds")
-    t.add_argument("algo")
-    t.add_argument("--env", default="CartPole-v1")
-    t.add_argument("--seeds", type=int, default=1)
-    t.add_argument("--total-steps", type=float, default=100_000, help="env steps per seed")
-    t.add_argument("--seed", type=int, default=0, help="root seed")
-    t.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
-    t.add_argument("--eval-episodes", type=int, default=16)
-    t.add_argument("--json", metavar="PATH")
-    t.add_argument("--no-progress", action="store_true")
-    t.add_argument("--runs-dir", default=None, help="run store root (default $JAXRL_RUNS_DIR or ./runs)")
-    t.add_argument("--no-store", action="store_true", help="do not record the run")
-    _add_driver_flags(t)
+    _add_run_flags(t, seeds=1, seed_help="root seed")
     t.set_defaults(func=cmd_train)
 
     sw = sub.add_parser("sweep", help="train many configs x seeds; one program per static group")
-    sw.add_argument("algo")
-    sw.add_argument("--env", default="CartPole-v1")
-    sw.add_argument("--seeds", type=int, default=8)
-    sw.add_argument("--total-steps", type=float, default=100_000, help="env steps per seed")
-    sw.add_argument("--seed", type=int, default=0, help="root seed (and random-search seed)")
+    _add_run_flags(sw, seeds=8, seed_help="root seed (and random-search seed)")
     sw.add_argument("--grid", action="append", metavar="KEY=V1,V2,...",
                     help="grid values (tuples in brackets: hidden=(64,64),(128,128))")
     sw.add_argument("--random", action="append", metavar="KEY=DIST",
                     help="loguniform(a,b) | uniform(a,b) | randint(a,b) | choice(v1,v2,...)")
     sw.add_argument("--trials", type=int, default=None, help="random draws (default 8)")
-    sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="fixed config override")
     sw.add_argument("--backend", choices=("local", "ray"), default="local")
     sw.add_argument("--address", default=None, help="Ray cluster address (default: local Ray)")
-    sw.add_argument("--eval-episodes", type=int, default=16)
-    sw.add_argument("--json", metavar="PATH")
-    sw.add_argument("--no-progress", action="store_true")
-    sw.add_argument("--runs-dir", default=None)
-    sw.add_argument("--no-store", action="store_true")
-    _add_driver_flags(sw)
     sw.set_defaults(func=cmd_sweep)
 
     rm = sub.add_parser("resume", help="continue an interrupted, checkpointed run (or sweep group)")
