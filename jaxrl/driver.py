@@ -181,7 +181,8 @@ def pad_members(tree, count: int):
 
 
 def take_members(tree, count: int):
-    return jax.tree.map(lambda x: x[:count], tree)
+    """Drop the padding members (no copy when there is none)."""
+    return jax.tree.map(lambda x: x if x.shape[0] == count else x[:count], tree)
 
 
 @dataclasses.dataclass(frozen=True)
