@@ -3,7 +3,7 @@
 Times, for 1/8/... seeds vmapped, programs that do cumulatively more of one PPO update:
 
 * ``rollout``: collecting 5 envs x 100 steps;
-* ``+advantages``: plus the value passes and GAE (`ppo.make_batch`);
+* ``+advantages``: plus the value passes and GAE (`onpolicy.make_batch`);
 * ``+update``: plus 5 epochs x 5 minibatches of SGD (no rollout metrics);
 * ``train_step``: the real `ppo.train_step` (diagnostics included);
 * ``fused``: `make_train` (init + every update in one program, no host loop, no eval);
@@ -54,13 +54,13 @@ def programs(config, env, env_params, num_updates):
     def advantages(s, _):
         key, rollout_key = jax.random.split(s.key)
         carry, traj = onpolicy.rollout(s, rollout_key, config, env, env_params, net)
-        batch = ppo.make_batch(s, traj, traj.reward, config, net)
+        batch = onpolicy.make_batch(s, traj, traj.reward, config, net)
         return s.replace(carry=carry, key=key), batch.advantage.sum()
 
     def update(s, _):
         key, rollout_key, update_key = jax.random.split(s.key, 3)
         carry, traj = onpolicy.rollout(s, rollout_key, config, env, env_params, net)
-        batch = ppo.make_batch(s, traj, traj.reward, config, net)
+        batch = onpolicy.make_batch(s, traj, traj.reward, config, net)
         params, opt_state, metrics = ppo.update(s, batch, update_key, config, net)
         return s.replace(carry=carry, key=key, params=params, opt_state=opt_state,
                          env_steps=s.env_steps + config.steps_per_update), metrics["entropy"]

@@ -161,9 +161,10 @@ def _compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *
 
 def member_sharding(count: int, shard: bool):
     """``(sharding, padded_count)`` for a program of ``count`` members: with several local
-    devices (and ``shard``) the member axis is split over all of them, padded up to a multiple
-    of the device count (the padding repeats the last member and is dropped from results)."""
-    devices = jax.local_devices()
+    devices (and ``shard``) the member axis is split over ``min(devices, count)`` of them,
+    padded up to a multiple of that (the padding repeats the last member and is dropped from
+    results). One member stays on one device: splitting it would only add padding work."""
+    devices = jax.local_devices()[:count]
     if not shard or len(devices) < 2:
         return None, count
     mesh = jax.sharding.Mesh(np.array(devices), ("members",))

@@ -1,0 +1,61 @@
+"""One JAX CPU device per core, so multi-seed programs use every core of a CPU-only machine.
+
+XLA runs one program on one CPU device with (almost) one thread: the per-seed work of PPO is
+a chain of small matrix products that the intra-op pool cannot split profitably. The driver
+shards the member axis (configs x seeds) over the local devices, so giving the CPU backend one
+device per core turns a 2-core machine into two devices that each train half of the seeds,
+concurrently (measured: 1.9-2x env-steps/s for 8 and 32 PPO seeds on 2 cores).
+
+`configure_cpu_devices` runs when `jaxrl` is imported, before JAX creates its backends. It
+does nothing when the count is already chosen (``--xla_force_host_platform_device_count`` in
+``XLA_FLAGS`` or ``jax_num_cpu_devices`` set) or when a backend already exists (JAX was used
+before `jaxrl` was imported). ``JAXRL_CPU_DEVICES=N`` picks the count; ``1`` turns it off.
+On a GPU machine the extra CPU devices are idle: the default backend is the GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+ENV_VAR = "JAXRL_CPU_DEVICES"
+
+
+def cpu_cores() -> int:
+    """Cores this process may run on (its CPU affinity, not the machine's total)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def requested_cpu_devices() -> int:
+    """``$JAXRL_CPU_DEVICES`` if set to a positive integer, else the number of cores (a bad
+    value is reported with a warning and ignored: the import must not fail over it)."""
+    raw = os.environ.get(ENV_VAR, "").strip()
+    if not raw:
+        return cpu_cores()
+    try:
+        count = int(raw)
+    except ValueError:
+        count = 0
+    if count < 1:
+        warnings.warn(f"ignoring {ENV_VAR}={raw!r} (not a positive integer); using one CPU "
+                      f"device per core ({cpu_cores()})", stacklevel=2)
+        return cpu_cores()
+    return count
+
+
+def configure_cpu_devices() -> int | None:
+    """Give the CPU backend `requested_cpu_devices` devices if nothing has chosen a count yet.
+    Returns the count set, or None when it left JAX alone."""
+    import jax
+    from jax._src import xla_bridge
+
+    if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
+        return None
+    if jax.config.jax_num_cpu_devices != -1 or xla_bridge.backends_are_initialized():
+        return None
+    count = requested_cpu_devices()
+    jax.config.update("jax_num_cpu_devices", count)
+    return count

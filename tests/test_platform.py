@@ -1,0 +1,61 @@
+"""`import jaxrl` gives the CPU backend one device per core (so seeds run on every core), unless
+the count was already chosen or JAX was already in use; and the driver shards a program over
+``min(devices, members)`` devices."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+PROBE = r"""
+import json, os, sys, warnings
+warnings.simplefilter("always")
+if sys.argv[1] == "jax-first":
+    import jax; jax.numpy.zeros(1)  # a backend exists before jaxrl is imported
+import jaxrl, jax
+from jaxrl.driver import member_sharding
+from jaxrl.platform import cpu_cores
+shards = {n: (None if s is None else len(s.device_set), p)
+          for n in (1, 2, 3, 5) for s, p in [member_sharding(n, True)]}
+print(json.dumps({"devices": jax.local_device_count(), "cores": cpu_cores(),
+                  "shards": {str(k): v for k, v in shards.items()}}))
+"""
+
+
+def _probe(mode="plain", **env_vars) -> tuple[dict, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAXRL_CPU_DEVICES")}
+    env.update(env_vars)
+    proc = subprocess.run([sys.executable, "-c", PROBE, mode], env=env, capture_output=True,
+                          text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def test_one_cpu_device_per_core_by_default():
+    out, _ = _probe()
+    assert out["devices"] == out["cores"]
+
+
+def test_env_var_and_xla_flags_choose_the_count():
+    out, _ = _probe(JAXRL_CPU_DEVICES="3")
+    assert out["devices"] == 3
+    # members are split over min(devices, members) devices, padded to a multiple of that
+    assert out["shards"] == {"1": [None, 1], "2": [2, 2], "3": [3, 3], "5": [3, 6]}
+    out, _ = _probe(JAXRL_CPU_DEVICES="1")
+    assert out["devices"] == 1 and out["shards"]["5"] == [None, 5]
+    out, _ = _probe(XLA_FLAGS="--xla_force_host_platform_device_count=4", JAXRL_CPU_DEVICES="2")
+    assert out["devices"] == 4  # an explicit XLA flag wins
+
+
+def test_bad_env_var_warns_and_falls_back():
+    out, err = _probe(JAXRL_CPU_DEVICES="lots")
+    assert out["devices"] == out["cores"]
+    assert "ignoring JAXRL_CPU_DEVICES='lots'" in err
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores to tell apart")
+def test_jax_used_before_import_is_left_alone():
+    out, _ = _probe("jax-first")
+    assert out["devices"] == 1
