@@ -24,14 +24,16 @@ def main():
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     rows = []
-    print(f"{'seeds':>5} {'compile s':>10} {'run s':>8} {'env-steps/s':>12} {'IQM return':>11}")
+    print(f"{'seeds':>5} {'compile s':>10} {'run s':>8} {'env-steps/s':>12} {'IQM return':>11} "
+          f"{'devices':>8}")
     for seeds in args.seeds:
         r = train("ppo", env="CartPole-v1", seeds=seeds, total_steps=args.total_steps,
                   progress=False, **CONFIG)
         s = r.summary()
         rows.append(s)
         print(f"{seeds:>5} {r.compile_seconds:>10.1f} {r.run_seconds:>8.1f} "
-              f"{r.env_steps_per_second:>12,.0f} {s['final_eval_return_iqm']:>11.1f}", flush=True)
+              f"{r.env_steps_per_second:>12,.0f} {s['final_eval_return_iqm']:>11.1f} "
+              f"{r.devices:>8}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

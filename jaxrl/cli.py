@@ -90,7 +90,7 @@ def _print_result(result) -> None:
     print(f"{'mean':>6}  {np.nanmean(returns):>18.2f}")
     print(f"{'IQM':>6}  {stats.iqm(returns):>18.2f}")
     print(f"compile {result.compile_seconds:.1f} s | run {result.run_seconds:.1f} s | "
-          f"{result.env_steps_per_second:,.0f} env-steps/s (all seeds)")
+          f"{result.env_steps_per_second:,.0f} env-steps/s (all seeds) | {result.devices}")
 
 
 def _result_json(result) -> dict:
@@ -102,7 +102,7 @@ def _result_json(result) -> dict:
         "algo": result.algo, "env": result.env, "seeds": result.seeds,
         "total_steps_per_seed": result.total_steps_per_seed,
         "compile_seconds": result.compile_seconds, "run_seconds": result.run_seconds,
-        "env_steps_per_second": result.env_steps_per_second,
+        "env_steps_per_second": result.env_steps_per_second, "devices": result.devices,
         "final_eval_return": [finite_or_none(r) for r in returns],
         "final_eval_return_iqm": finite_or_none(stats.iqm(returns)),
         "config": result.config.to_dict(), "run_id": result.run_id,

@@ -68,6 +68,7 @@ class TrainResult:
     run_seconds: float
     env_steps_per_second: float
     _act: Callable = dataclasses.field(repr=False, default=None)
+    devices: str = "1 x cpu"  # what the program ran on, e.g. "2 x cpu" (members sharded)
     run_id: str | None = None
     run_dir: str | None = None
 
@@ -89,7 +90,7 @@ class TrainResult:
                 "total_steps_per_seed": self.total_steps_per_seed,
                 "final_eval_return_mean": float(np.mean(r)), "final_eval_return_iqm": stats.iqm(r),
                 "compile_seconds": self.compile_seconds, "run_seconds": self.run_seconds,
-                "env_steps_per_second": self.env_steps_per_second}
+                "env_steps_per_second": self.env_steps_per_second, "devices": self.devices}
 
 
 # -- setup ------------------------------------------------------------------------------------
@@ -170,6 +171,14 @@ def member_sharding(count: int, shard: bool):
     mesh = jax.sharding.Mesh(np.array(devices), ("members",))
     padded = -(-count // len(devices)) * len(devices)
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("members")), padded
+
+
+def describe_devices(sharding) -> str:
+    """``"N x platform"`` for the devices a program's members run on."""
+    if sharding is None:
+        return f"1 x {jax.local_devices()[0].platform}"
+    devices = sorted(sharding.device_set, key=lambda d: d.id)
+    return f"{len(devices)} x {devices[0].platform}"
 
 
 def pad_members(tree, count: int):
@@ -381,6 +390,7 @@ class GroupOutcome:
     run_seconds: float
     failures: dict  # {config index: message} for configs whose metrics went non-finite
     steps_per_update: int
+    devices: str = "1 x cpu"  # e.g. "2 x cpu": the devices the member axis was sharded over
 
     def done_updates(self) -> int:
         return sum(m["env_steps"].shape[1] for m in self.chunks)
@@ -400,7 +410,7 @@ class GroupOutcome:
             state=m.of_config(self.state, i), compile_seconds=self.compile_seconds,
             run_seconds=self.run_seconds,
             env_steps_per_second=m.seeds * done * self.steps_per_update / max(self.run_seconds, 1e-9),
-            _act=act,
+            _act=act, devices=self.devices,
         )
 
 
@@ -509,7 +519,8 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
         if checkpointer is not None:
             checkpointer.close()  # waits for a pending asynchronous save
     return GroupOutcome(members, chunks, evals, take_members(state, members.size),
-                        t_init + t_chunk + t_eval, run_seconds, failures, config.steps_per_update)
+                        t_init + t_chunk + t_eval, run_seconds, failures, config.steps_per_update,
+                        describe_devices(sharding))
 
 
 def _note_failures(failures: dict, members: Members, metrics: dict, first_update: int,

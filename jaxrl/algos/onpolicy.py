@@ -28,6 +28,7 @@ from jaxrl.config import AlgoConfig, ConfigError, env_family, static, traced  # 
 from jaxrl.networks import ActorCritic, to_env_action
 from jaxrl.ops import (
     RunningMeanStd,
+    permutation,
     gae,
     normalize,
     running_stats_init,
@@ -279,7 +280,7 @@ def standardize(advantages: jax.Array, config) -> jax.Array:
 def shuffle_into_minibatches(key, batch, num_minibatches: int):
     """Permute a ``[B, ...]`` pytree and split it into ``[M, B / M, ...]``."""
     size = jax.tree.leaves(batch)[0].shape[0]
-    perm = jax.random.permutation(key, size)
+    perm = permutation(key, size)
     return jax.tree.map(
         lambda x: x[perm].reshape(num_minibatches, size // num_minibatches, *x.shape[1:]), batch
     )

@@ -1,5 +1,5 @@
 """Shared RL math: returns and advantages, running statistics, Polyak averaging, distributions,
-conjugate gradient.
+conjugate gradient, the minibatch shuffle.
 
 Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are time-major
 ``[T, B]``. See each module's docstring for the episode-boundary conventions.
@@ -15,6 +15,7 @@ from jaxrl.ops.returns import (
     n_step_targets,
     reverse_discounted_cumsum,
 )
+from jaxrl.ops.shuffle import permutation
 from jaxrl.ops.running_stats import (
     RunningMeanStd,
     denormalize,
@@ -35,6 +36,7 @@ __all__ = [
     "lambda_returns",
     "n_step_targets",
     "normalize",
+    "permutation",
     "polyak_update",
     "reverse_discounted_cumsum",
     "running_stats_init",

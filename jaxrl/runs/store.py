@@ -266,6 +266,7 @@ class Run:
                 compile_seconds=result.compile_seconds, run_seconds=result.run_seconds,
                 env_steps_per_second=result.env_steps_per_second,
                 total_steps_per_seed=int(result.total_steps_per_seed),
+                devices=getattr(result, "devices", None),
             )
             evals = result.evaluations.copy()
             evals.insert(0, "run_id", self.run_id)
