@@ -3,10 +3,6 @@ import os
 # A persistent compilation cache makes repeated local runs fast; CI starts cold.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(os.path.dirname(__file__), "..", ".jax_cache"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1")
-# pytest-xdist already keeps every core busy with one worker each, so in-process tests use one
-# CPU device (test_platform checks the one-device-per-core default in subprocesses, and
-# test_sharding runs 2 and 4 devices).
-os.environ.setdefault("JAXRL_CPU_DEVICES", "1")
 
 import pytest  # noqa: E402
 
