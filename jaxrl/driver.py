@@ -24,6 +24,7 @@ import os
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -469,6 +470,10 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
             run_seconds, failures = meta["run_seconds"], {int(i): m for i, m in meta["failures"].items()}
             chunks = chunks[:first]
         else:
+            from jaxrl.checkpoint import CheckpointWarning
+
+            warnings.warn(f"no usable checkpoint in {checkpoint_dir}; the run starts again from "
+                          f"its first update", CheckpointWarning, stacklevel=2)
             chunks = []
     if len(chunks) != first:
         raise ValueError(f"resume needs the metrics of the {first} chunks the checkpoint covers; "
@@ -633,7 +638,7 @@ def _run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: 
         per_run = [run.read_chunks() for run in runs]
         prior = [{n: np.concatenate([p[c][n] for p in per_run]) for n in per_run[0][c]}
                  for c in range(min(len(p) for p in per_run))]
-    checkpoint_dir = runs[0].meta["group"].get("checkpoint_dir")
+    checkpoint_dir = runs[0].checkpoint_dir
     try:
         if outcome is None:
             outcome = run_group(spec, resolved, progress=progress, on_chunk=record,

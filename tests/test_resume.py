@@ -4,6 +4,7 @@ The killed run is a real `jaxrl train` process: ``JAXRL_KILL_AFTER_CHUNK=K`` SIG
 after checkpoint K is on disk, with no chance to clean up."""
 
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -63,12 +64,16 @@ def _assert_bitwise(a, b):
 
 
 def _corrupt_newest_checkpoint(runs_dir: Path, run_id: str) -> None:
-    latest = runs_dir / run_id / "checkpoints" / str(K)
-    data = max((p for p in latest.rglob("*") if p.is_file() and "state" in p.parts),
-               key=lambda p: p.stat().st_size)
-    raw = bytearray(data.read_bytes())
-    raw[len(raw) // 2:len(raw) // 2 + 16] = b"\xff" * 16
-    data.write_bytes(bytes(raw))
+    """Overwrite 16 bytes in the middle of every data file of the state item. Which OCDBT
+    data file holds the leaves (and which holds only unreferenced or index bytes) varies from
+    run to run, so corrupting a single file (say the largest) does not always touch data."""
+    latest = runs_dir / run_id / "checkpoints" / str(K) / "state"
+    data_files = [p for p in latest.rglob("*") if p.is_file() and p.parent.name == "d"]
+    assert data_files, sorted(str(p) for p in latest.rglob("*"))
+    for data in data_files:
+        raw = bytearray(data.read_bytes())
+        raw[len(raw) // 2:len(raw) // 2 + 16] = b"\xff" * 16
+        data.write_bytes(bytes(raw))
 
 
 @pytest.mark.parametrize("algo,corrupt", [("sac", False), ("ppo", True)])
@@ -76,12 +81,14 @@ def test_resume_after_kill_is_bitwise_exact(algo, corrupt, tmp_path):
     """SAC: the newest checkpoint resumes. PPO: the newest checkpoint is corrupted (bytes
     overwritten in a data file), so resume warns, falls back to the one before it, and replays
     the extra chunk, still bitwise exact."""
-    run_id = _killed_run(algo, tmp_path)
+    run_id = _killed_run(algo, tmp_path / "written")
+    runs_dir = tmp_path / "moved"  # a run store is relocatable: resume reads its own checkpoints
+    shutil.move(tmp_path / "written", runs_dir)
     if corrupt:
-        _corrupt_newest_checkpoint(tmp_path, run_id)
+        _corrupt_newest_checkpoint(runs_dir, run_id)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        (resumed,) = resume(run_id, runs_dir=str(tmp_path), progress=False)
+        (resumed,) = resume(run_id, runs_dir=str(runs_dir), progress=False)
     fell_back = [w for w in caught if issubclass(w.category, CheckpointWarning)
                  and f"{K}" in str(w.message)]
     assert bool(fell_back) == corrupt, [str(w.message) for w in caught]
@@ -91,7 +98,7 @@ def test_resume_after_kill_is_bitwise_exact(algo, corrupt, tmp_path):
         _assert_bitwise(resumed.state.buffer, straight.state.buffer)
     assert resumed.metrics.shape == straight.metrics.shape  # chunks before the kill included
     np.testing.assert_array_equal(resumed.metrics["env_steps"], straight.metrics["env_steps"])
-    meta = RunStore(tmp_path).load(run_id)
+    meta = RunStore(runs_dir).load(run_id)
     assert meta["status"] == "finished" and len(meta["resumed"]) == 1
 
 
@@ -108,3 +115,23 @@ def test_resume_refuses_finished_and_unchecked_runs(tmp_path):
                  runs_dir=str(tmp_path), progress=False, **config)
     with pytest.raises(StoreError, match="already finished"):
         resume(done.run_id, runs_dir=str(tmp_path))
+
+
+def test_resume_without_any_checkpoint_warns_and_starts_over(tmp_path):
+    """A run whose checkpoints are all gone restarts from update 0, saying so, and ends where
+    an uninterrupted run ends."""
+    import json
+
+    from jaxrl.driver import train
+
+    env, config, steps_per_update = CASES["ppo"]
+    done = train("ppo", env=env, seeds=1, total_steps=steps_per_update * 2, checkpoint_every=1,
+                 max_chunk_updates=1, runs_dir=str(tmp_path), progress=False, **config)
+    folder = tmp_path / done.run_id
+    shutil.rmtree(folder / "checkpoints")
+    meta = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**meta, "status": "interrupted"}))
+    with pytest.warns(CheckpointWarning, match="no usable checkpoint .* starts again"):
+        (again,) = resume(done.run_id, runs_dir=str(tmp_path), progress=False)
+    _assert_bitwise(again.state.params, done.state.params)
+    assert again.metrics.shape == done.metrics.shape

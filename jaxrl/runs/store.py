@@ -218,10 +218,25 @@ class Run:
 
     def set_group(self, spec, run_ids: list[str], checkpoint_dir) -> None:
         """Record the program this run is part of (`jaxrl.driver.GroupSpec`, the runs it
-        produces, where its checkpoints go), so `jaxrl resume` can rebuild it."""
+        produces, where its checkpoints go), so `jaxrl resume` can rebuild it. A checkpoint
+        folder inside the run store is recorded relative to the store, so a store that is
+        moved or copied resumes from its own checkpoints."""
+        recorded = None
+        if checkpoint_dir is not None:
+            checkpoint_dir = Path(checkpoint_dir)
+            try:
+                recorded = checkpoint_dir.relative_to(self.folder.parent).as_posix()
+            except ValueError:  # outside the store: keep it absolute
+                recorded = str(checkpoint_dir.absolute())
         self.meta["group"] = {"spec": spec.to_dict(), "runs": list(run_ids),
-                              "checkpoint_dir": None if checkpoint_dir is None else str(checkpoint_dir)}
+                              "checkpoint_dir": recorded}
         self.save_meta()
+
+    @property
+    def checkpoint_dir(self) -> Path | None:
+        """Where the group's checkpoints are (absolute), or None if it is not checkpointed."""
+        recorded = self.meta.get("group", {}).get("checkpoint_dir")
+        return None if not recorded else self.folder.parent / recorded
 
     def reopen(self) -> None:
         """Mark a stopped run as running again in this process (resume)."""
