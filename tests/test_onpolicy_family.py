@@ -23,10 +23,14 @@ def test_train_step_under_key_reuse_checking(algo):
     config = algorithm.default_config("Pendulum-v1").replace(num_envs=2, num_steps=8)
     if algo != "a2c":
         config = config.replace(value_minibatches=2)
+    # Jitted, as in training: the checker analyses each program's jaxpr (reuse inside a
+    # step) and marks the keys a call consumes (reuse across the two steps).
+    init = jax.jit(algorithm.init, static_argnums=(1, 2, 3))
+    train_step = jax.jit(algorithm.train_step, static_argnums=(1, 2, 3))
     with jax.debug_key_reuse(True):
-        state = algorithm.init(jax.random.key(0), env, params, config)
-        state, metrics = algorithm.train_step(state, config, env, params)
-        state, metrics = algorithm.train_step(state, config, env, params)
+        state = init(jax.random.key(0), env, params, config)
+        state, metrics = train_step(state, config, env, params)
+        state, metrics = train_step(state, config, env, params)
     assert np.isfinite(float(metrics["entropy"]))
 
 

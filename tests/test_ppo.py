@@ -73,10 +73,14 @@ def test_train_step_under_key_reuse_checking():
     env, params = envs.make("CartPole-v1")
     env = envs.EpisodeStatistics(env)
     config = algo.default_config("CartPole-v1").replace(num_envs=2, num_steps=8)
+    # Jitted, as in training: the checker analyses each program's jaxpr (reuse inside a
+    # step) and marks the keys a call consumes (reuse across the two steps).
+    init = jax.jit(algo.init, static_argnums=(1, 2, 3))
+    train_step = jax.jit(algo.train_step, static_argnums=(1, 2, 3))
     with jax.debug_key_reuse(True):
-        state = algo.init(jax.random.key(0), env, params, config)
-        state, metrics = algo.train_step(state, config, env, params)
-        state, metrics = algo.train_step(state, config, env, params)
+        state = init(jax.random.key(0), env, params, config)
+        state, metrics = train_step(state, config, env, params)
+        state, metrics = train_step(state, config, env, params)
     assert np.isfinite(float(metrics["value_loss"]))
 
 
