@@ -46,7 +46,8 @@ def test_train_json(tmp_path, capsys):
 
 def test_probe_json(tmp_path):
     out = tmp_path / "probe.json"
-    rc = main(["probe", "ppo", "--seeds", "2", "--rungs", "value", "obs-action", "--json", str(out)])
+    # 4 seeds: the same programs as test_ppo's ladder, so one of the two hits the compile cache.
+    rc = main(["probe", "ppo", "--seeds", "4", "--rungs", "value", "obs-action", "--json", str(out)])
     payload = json.loads(out.read_text())
     assert payload["algo"] == "ppo" and len(payload["rungs"]) == 2
     for rung in payload["rungs"]:
