@@ -20,8 +20,9 @@ def test_probe_ladder_all_rungs_pass():
 
 
 def _truncation_value(bootstrap: bool) -> np.ndarray:
+    # The settings of the ladder's truncation rung, so the right-answer run shares its programs.
     result = train("ppo", env="probe:truncation", seeds=4, total_steps=40_960, progress=False,
-                   bootstrap_truncation=bootstrap)
+                   eval_episodes=4, bootstrap_truncation=bootstrap)
     env, params = envs.make("probe:truncation")
     value = jax.vmap(algos.get("ppo").make_value(result.config, env, params), (0, None))
     return np.asarray(value(result.state, np.zeros((1, 1), np.float32)))[:, 0]
