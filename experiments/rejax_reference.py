@@ -57,6 +57,8 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1, got {args.repeats}")
     print(f"jax {jax.__version__}")
     for name in args.algos:
         cls, env_name, total, config = SETTINGS[name]
