@@ -229,10 +229,27 @@ class Members:
 
 
 # -- programs ---------------------------------------------------------------------------------
-def _init_program(algorithm, config, env, env_params):
+def over_members(fn: Callable, members: int) -> Callable:
+    """``fn`` mapped over the leading member axis of every argument and result.
+
+    Several members are vmapped. A single member runs unbatched, with the axis taken off the
+    arguments and put back on the results: XLA's CPU program for a size-1 batch axis is
+    about 7% slower per PPO update than the plain one (measured in-process, interleaved)."""
+    if members > 1:
+        return jax.vmap(fn)
+
+    def single(*args):
+        out = fn(*jax.tree.map(lambda x: x[0], args))
+        return jax.tree.map(lambda x: x[None], out)
+
+    return single
+
+
+def _init_program(algorithm, config, env, env_params, members: int):
     def build():
         def init_all(keys, hparams):
-            states = jax.vmap(lambda k: algorithm.init(k, env, env_params, config))(keys)
+            init = lambda k: algorithm.init(k, env, env_params, config)
+            states = over_members(init, members)(keys)
             return states.replace(hparams=hparams)  # hparams [seeds] come in as arguments
 
         return init_all
@@ -240,25 +257,27 @@ def _init_program(algorithm, config, env, env_params):
     return build
 
 
-def _chunk_program(algorithm, config, env, env_params, length: int):
+def _chunk_program(algorithm, config, env, env_params, length: int, members: int):
     def build():
         def one_seed(state):
             step = lambda s, _: algorithm.train_step(s, config, env, env_params)
             return jax.lax.scan(step, state, None, length=length)
 
-        return jax.vmap(one_seed)
+        return over_members(one_seed, members)
 
     return build
 
 
-def _eval_program(algorithm, config, env, env_params, episodes: int, max_steps: int):
+def _eval_program(algorithm, config, env, env_params, episodes: int, max_steps: int,
+                  members: int):
     act = algorithm.make_act(config, env, env_params)
 
     def build():
-        def one_seed(state, key):
+        def one_seed(state, key, chunk):  # the eval key of chunk c is fold_in(key, c)
+            key = jax.random.fold_in(key, chunk)
             return evaluate(state, key, act, env, env_params, episodes, max_steps)
 
-        return jax.vmap(one_seed)
+        return over_members(one_seed, members)
 
     return build
 
@@ -441,19 +460,20 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     keys = place(pad_members(members.keys(), padded))
     eval_keys = place(pad_members(members.eval_keys(), padded))
     hparams = place(pad_members(members.hparams(), padded))
+    chunk_index = lambda c: place(np.full(padded, c, np.int32))  # [members], for eval keys
 
     init_fn, t_init = _compiled(("init",), algorithm, config, env, env_params,
-                                _init_program(algorithm, config, env, env_params),
+                                _init_program(algorithm, config, env, env_params, padded),
                                 keys, hparams, sharding=sharding)
     state = init_fn(keys, hparams)
     chunk_fn, t_chunk = _compiled(("chunk", k), algorithm, config, env, env_params,
-                                  _chunk_program(algorithm, config, env, env_params, k), state,
-                                  sharding=sharding)
+                                  _chunk_program(algorithm, config, env, env_params, k, padded),
+                                  state, sharding=sharding)
     horizon = eval_horizon(env_params)
     eval_fn, t_eval = _compiled(("eval", spec.eval_episodes, horizon), algorithm, config, env,
                                 env_params, _eval_program(algorithm, config, env, env_params,
-                                                          spec.eval_episodes, horizon),
-                                state, eval_keys, sharding=sharding)
+                                                          spec.eval_episodes, horizon, padded),
+                                state, eval_keys, chunk_index(0), sharding=sharding)
 
     checkpointer, first, evals, run_seconds, failures = None, 0, [], 0.0, {}
     chunks = list(prior_chunks or [])
@@ -499,8 +519,8 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
                 break
             if (c + 1) % eval_every == 0 or c + 1 == num_chunks:
                 t0 = time.perf_counter()
-                fold = jax.vmap(jax.random.fold_in, (0, None))
-                returns = take_members(np.asarray(eval_fn(state, fold(eval_keys, c))), members.size)
+                returns = take_members(np.asarray(eval_fn(state, eval_keys, chunk_index(c))),
+                                       members.size)
                 run_seconds += time.perf_counter() - t0
                 evals.append(((c + 1) * k, returns))
             if checkpointer is not None and spec.checkpoint_every and (

@@ -52,6 +52,22 @@ def test_fused_train_matches_chunked_driver():
         np.asarray(metrics["value_loss"]).T, rtol=1e-4, atol=1e-6)
 
 
+def test_single_seed_program_matches_first_seed_of_several():
+    """One member runs unbatched (no size-1 vmap); it must train seed 0 exactly as a vmapped
+    group of three does, evaluations included (same programs' keys, same chunk folding)."""
+    kw = dict(num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=(16, 16),
+              total_steps=64 * 8, progress=False, max_chunk_updates=2, eval_every=1,
+              eval_episodes=4, seed=3, shard_seeds=False)
+    one = train("ppo", env="CartPole-v1", seeds=1, **kw)
+    three = train("ppo", env="CartPole-v1", seeds=3, **kw)
+    for a, b in zip(jax.tree.leaves(one.state.params), jax.tree.leaves(three.state.params)):
+        assert a.shape[0] == 1 and b.shape[0] == 3
+        np.testing.assert_allclose(np.asarray(a)[0], np.asarray(b)[0], rtol=1e-5, atol=1e-6)
+    first = three.evaluations[three.evaluations.seed == 0].reset_index(drop=True)
+    assert len(one.evaluations) == len(first) == 4
+    np.testing.assert_allclose(one.evaluations.eval_return, first.eval_return)
+
+
 def test_changing_a_traced_hyperparameter_does_not_recompile():
     compiles = []
     jax.monitoring.register_event_duration_secs_listener(
