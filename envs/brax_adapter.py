@@ -85,9 +85,22 @@ class BraxEnvState:
 class BraxEnv(Environment):
     """Adapter around a raw (unwrapped) brax ``Env`` instance.
 
-    Static and hashable by identity; close over it in ``jit``. ``episode_length`` only sets
-    ``default_params``; the time limit actually used is ``params.episode_length``.
+    Static; close over it in ``jit``. Adapters made by `make_brax` with the same name,
+    backend, ``action_repeat`` and constructor arguments are equal (and hash alike), so
+    compiled programs keyed by the env are reused; others compare by identity.
+    ``episode_length`` only sets ``default_params``; the time limit actually used is
+    ``params.episode_length``.
     """
+
+    _make_args: tuple | None = None  # set by make_brax
+
+    def __eq__(self, other) -> bool:
+        if self._make_args is None or not isinstance(other, BraxEnv):
+            return self is other
+        return self._make_args == other._make_args
+
+    def __hash__(self) -> int:
+        return hash(self._make_args) if self._make_args is not None else id(self)
 
     def __init__(
         self,
@@ -211,4 +224,6 @@ def make_brax(
         episode_length=episode_length,
         action_repeat=action_repeat,
     )
+    env._make_args = (name, backend, int(action_repeat),
+                      tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
     return env, env.default_params

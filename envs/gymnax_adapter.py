@@ -97,13 +97,16 @@ def _host_key(params: Any) -> tuple | None:
 class GymnaxEnv(Environment):
     """Adapter around a ``gymnax.environments.environment.Environment`` instance.
 
-    Static and hashable by identity (like the gymnax env it wraps), so it can be closed over
-    by ``jit``; all numbers live in ``params`` (gymnax's ``EnvParams``).
+    Static, so it can be closed over by ``jit``; all numbers live in ``params`` (gymnax's
+    ``EnvParams``). Two adapters made by `make_gymnax` with the same name and arguments are
+    equal (and hash alike), so compiled programs keyed by the env are reused across calls;
+    an adapter around a gymnax env built elsewhere compares by identity.
     """
 
-    def __init__(self, gymnax_env: Any, name: str | None = None):
+    def __init__(self, gymnax_env: Any, name: str | None = None, make_args: tuple | None = None):
         self._env = gymnax_env
         self.name = name if name is not None else gymnax_env.name
+        self._make_args = make_args  # (name, sorted kwargs) when built by make_gymnax
         params = gymnax_env.default_params
         gobs = gymnax_env.observation_space(params)
         from gymnax.environments import spaces as gspaces
@@ -121,6 +124,14 @@ class GymnaxEnv(Environment):
 
     def __repr__(self) -> str:
         return f"GymnaxEnv({self.name!r})"
+
+    def __eq__(self, other) -> bool:
+        if self._make_args is None or not isinstance(other, GymnaxEnv):
+            return self is other
+        return self._make_args == other._make_args
+
+    def __hash__(self) -> int:
+        return hash(self._make_args) if self._make_args is not None else id(self)
 
     # -- spaces ------------------------------------------------------------------------------
     def _convert_obs_space(self, gspace: Any) -> Box:
@@ -214,4 +225,5 @@ def make_gymnax(name: str, **kwargs: Any) -> tuple[GymnaxEnv, Any]:
         genv, params = gymnax.make(name, **kwargs)
     except OSError as e:  # MNISTBandit-bsuite downloads MNIST on construction
         raise RuntimeError(f"gymnax could not construct {name!r}: {e}") from e
-    return GymnaxEnv(genv, name=name), params
+    make_args = (name, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+    return GymnaxEnv(genv, name=name, make_args=make_args), params

@@ -16,6 +16,7 @@ from jaxrl.driver import (  # noqa: E402
 
 __version__ = "0.1.0"
 from jaxrl.sweeps import sweep  # noqa: E402
+from jaxrl.benchmarks import bench  # noqa: E402
 
-__all__ = ["NonFiniteMetricError", "TrainResult", "make_train", "resume", "seed_keys", "sweep",
-           "train", "train_unrecorded"]
+__all__ = ["NonFiniteMetricError", "TrainResult", "bench", "make_train", "resume", "seed_keys",
+           "sweep", "train", "train_unrecorded"]

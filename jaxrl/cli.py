@@ -1,5 +1,5 @@
-"""The ``jaxrl`` command line: ``train``, ``sweep``, ``resume``, ``probe``, ``runs``, ``plot``,
-``compare``, ``export``.
+"""The ``jaxrl`` command line: ``train``, ``sweep``, ``bench``, ``resume``, ``probe``, ``runs``,
+``plot``, ``compare``, ``export``.
 
 Bad input (unknown algorithm or env, unknown or ill-typed ``--set`` key, seeds < 1, too few
 steps for one update, an unwritable ``--json`` path) exits with status 2 and one line on stderr.
@@ -133,6 +133,36 @@ def cmd_sweep(args) -> int:
     return 0 if not result.failures else 1
 
 
+def cmd_bench(args) -> int:
+    from jaxrl.benchmarks import bench
+
+    _check_writable(args.json)
+    result = bench(args.suite, only=args.only, seeds=args.seeds, budget_scale=args.budget_scale,
+                   runs_dir=args.runs_dir, progress=not args.no_progress, out=args.out,
+                   command=["jaxrl", *sys.argv[1:]])
+    _print_frame(_bench_view(result.table))
+    print(f"bench {result.bench_id}: ran {len(result.ran)}, skipped {len(result.skipped)} "
+          f"already finished, {len(result.failed)} failed; report in {result.report_dir}"
+          + (f" and {args.out}" if args.out else ""))
+    for name, message in result.failed.items():
+        print(f"  {name}: {message}", file=sys.stderr)
+    _write_json(args.json, {"bench_id": result.bench_id, "report_dir": result.report_dir,
+                            "ran": result.ran, "skipped": result.skipped,
+                            "failed": result.failed,
+                            "entries": result.table.to_dict(orient="records")})
+    return 1 if result.failed else 0
+
+
+def _bench_view(table):
+    """The bench table for a terminal: IQM [CI] in one column."""
+    view = table.copy()
+    view["IQM [95% CI]"] = [
+        "–" if r.iqm is None or r.iqm != r.iqm else f"{r.iqm:.1f} [{r.ci_low:.1f}, {r.ci_high:.1f}]"
+        for r in table.itertuples()]
+    return view[["entry", "seeds", "total_steps", "measure", "IQM [95% CI]", "reference",
+                 "verdict", "wall_seconds", "env_steps_per_second", "status"]]
+
+
 def cmd_resume(args) -> int:
     from jaxrl.driver import NonFiniteMetricError, resume
 
@@ -207,6 +237,12 @@ def cmd_runs(args) -> int:
         from jaxrl.sweeps import format_table, load_sweep
 
         print(format_table(load_sweep(args.sweep_id, store.root)))
+    elif args.runs_command == "bench":
+        from jaxrl.runs import bench_report
+
+        folder = bench_report.write(store, args.bench_id, out=args.out)
+        _print_frame(_bench_view(bench_report.entry_table(store, args.bench_id)))
+        print(f"report in {folder}" + (f" and {args.out}" if args.out else ""))
     elif args.runs_command == "show":
         print(json.dumps(query.show(args.run_id, store), indent=2))
     elif args.runs_command == "top":
@@ -324,6 +360,19 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--address", default=None, help="Ray cluster address (default: local Ray)")
     sw.set_defaults(func=cmd_sweep)
 
+    b = sub.add_parser("bench", help="run a benchmark suite against its published references")
+    b.add_argument("suite", help="a suite name (experiments/benchmarks/NAME.yaml) or a YAML path")
+    b.add_argument("--only", action="append", metavar="PATTERN",
+                   help="only entries whose name (algo/env) matches this glob or substring")
+    b.add_argument("--seeds", type=int, default=None, help="seeds per entry (default: the suite's)")
+    b.add_argument("--budget-scale", type=float, default=1.0,
+                   help="multiply every budget (smoke runs); at least one update per entry")
+    b.add_argument("--out", default=None, help="also copy report.md, results.json, curves.png here")
+    b.add_argument("--runs-dir", default=None, help="run store root (default $JAXRL_RUNS_DIR or ./runs)")
+    b.add_argument("--json", metavar="PATH")
+    b.add_argument("--no-progress", action="store_true")
+    b.set_defaults(func=cmd_bench)
+
     rm = sub.add_parser("resume", help="continue an interrupted, checkpointed run (or sweep group)")
     rm.add_argument("run_id")
     rm.add_argument("--runs-dir", default=None)
@@ -341,6 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--sweep", help="only the runs of this sweep id")
     swq = rs.add_parser("sweep", help="the ranked table of a stored sweep")
     swq.add_argument("sweep_id")
+    bq = rs.add_parser("bench", help="rebuild a stored benchmark's report")
+    bq.add_argument("bench_id")
+    bq.add_argument("--out", default=None, help="also copy the report files here")
     show = rs.add_parser("show")
     show.add_argument("run_id")
     top = rs.add_parser("top")
@@ -351,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_parser("latest")
     q = rs.add_parser("sql")
     q.add_argument("query")
-    for sp in (ls, show, top, q, swq, rs.choices["latest"]):
+    for sp in (ls, show, top, q, swq, bq, rs.choices["latest"]):
         sp.add_argument("--runs-dir", default=argparse.SUPPRESS)
     r.set_defaults(func=cmd_runs)
 

@@ -38,6 +38,7 @@ from envs.wrappers import EpisodeStatistics
 from jaxrl import algos
 from jaxrl.config import AlgoConfig, ConfigError
 from jaxrl.diagnostics import first_non_finite
+from jaxrl.networks import resolve_torso
 from jaxrl.rollout import flatten_obs
 
 MAX_CHUNK_UPDATES = 50
@@ -108,6 +109,8 @@ def resolve(algo: str, env: str, total_steps: int, seeds: int, env_kwargs=None, 
         raise ConfigError(f"{algorithm.name} handles {' and '.join(algorithm.action_kinds)} "
                           f"actions; {env} has {kind} actions")
     config = algorithm.default_config(env).replace(**overrides, total_steps=float(total_steps))
+    obs_shape = base_env.observation_space(env_params).shape
+    config = config.replace(torso=resolve_torso(config.torso, obs_shape))  # "auto" -> concrete
     num_updates = int(total_steps) // config.steps_per_update
     if num_updates < 1:
         raise ConfigError(
@@ -610,11 +613,13 @@ def train(
     command: list[str] | None = None,
     on_chunk: Callable[[dict], None] | None = None,
     progress: bool = True,
+    meta: dict | None = None,
     **kwargs,
 ) -> TrainResult:
     """Train ``algo`` on ``env`` for ``total_steps`` env steps per seed, ``seeds`` seeds at once,
     and archive the run in the run store (``runs_dir``, ``$JAXRL_RUNS_DIR`` or ``./runs``;
-    ``store=False`` to skip). Other keyword arguments: see `train_unrecorded` and the config;
+    ``store=False`` to skip). ``meta``: extra JSON fields for the run's ``run.json`` (e.g. the
+    bench id). Other keyword arguments: see `train_unrecorded` and the config;
     ``checkpoint_every=N`` checkpoints every N chunks into the run folder (`resume` continues).
 
     The run folder gets metrics chunk by chunk as training goes; the run ends ``finished``,
@@ -633,6 +638,7 @@ def train(
     plan_memory(spec, resolved)  # refuse before a run is recorded
     run = run_store.new_run(resolved.algorithm.name, env, resolved.config.to_dict(), seeds,
                             total_steps, command)
+    run.meta.update(meta or {})
     run.set_group(spec, [run.run_id], run.folder / "checkpoints" if spec.checkpoint_every else None)
     return _run_recorded(spec, resolved, [run], progress=progress, on_chunk=on_chunk)[0]
 

@@ -71,8 +71,8 @@ def default_config(env_name: str) -> DDPGConfig:
 
 def networks(config, space):
     dim = offpolicy.action_dim(space)
-    return (DeterministicActor(dim, tuple(config.hidden), config.activation),
-            Critic(tuple(config.hidden), config.activation))
+    return (DeterministicActor(dim, tuple(config.hidden), config.activation, config.torso),
+            Critic(tuple(config.hidden), config.activation, config.torso))
 
 
 def optimizers(hp: dict) -> dict:

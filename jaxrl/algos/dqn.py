@@ -87,7 +87,8 @@ def default_config(env_name: str) -> DQNConfig:
 def make_network(config: DQNConfig, space: Discrete) -> QNetwork:
     if not isinstance(space, Discrete):
         raise ConfigError(f"DQN needs a discrete action space, got {space!r}")
-    return QNetwork(space.n, tuple(config.hidden), config.activation, config.dueling)
+    return QNetwork(space.n, tuple(config.hidden), config.activation, config.dueling,
+                    config.torso)
 
 
 def learning_rate(state, config: DQNConfig) -> jax.Array:

@@ -37,6 +37,7 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl.buffers import nstep, prioritized, uniform
 from jaxrl.config import AlgoConfig, ConfigError, env_family, static, traced  # noqa: F401
+from jaxrl.networks import TORSOS
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, reset_envs
 
 
@@ -53,6 +54,8 @@ class OffPolicyConfig(AlgoConfig):
     n_step: int = static(1, "n of the n-step return")
     prioritized: bool = static(False, "proportional prioritized replay")
     hidden: tuple[int, ...] = static((256, 256), "MLP widths")
+    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn (auto: by observation "
+                        "shape, resolved by the driver; a conv torso replaces hidden)")
     activation: str = static("relu")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
@@ -82,6 +85,8 @@ class OffPolicyConfig(AlgoConfig):
             raise ConfigError("gamma must lie in [0, 1]")
         if self.activation not in ("tanh", "relu", "elu", "silu"):
             raise ConfigError(f"unknown activation {self.activation!r}")
+        if self.torso not in TORSOS:
+            raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
 
 
 def warmup_rounds(config: OffPolicyConfig) -> int:

@@ -25,7 +25,7 @@ from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl.config import AlgoConfig, ConfigError, env_family, static, traced  # noqa: F401
-from jaxrl.networks import ActorCritic, to_env_action
+from jaxrl.networks import TORSOS, ActorCritic, resolve_torso, to_env_action
 from jaxrl.ops import (
     RunningMeanStd,
     permutation,
@@ -46,6 +46,8 @@ class OnPolicyConfig(AlgoConfig):
     num_envs: int = static(4, "parallel envs per seed")
     num_steps: int = static(128, "rollout length T per env per update")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths (policy and value nets)")
+    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn (auto: by observation "
+                        "shape; a conv torso ends in its own dense layer and replaces hidden)")
     activation: str = static("tanh")
     init_log_std: float = static(0.0, "initial log-std of Gaussian policies")
     normalize_obs: bool = static(True, "running mean/var observation normalization")
@@ -77,6 +79,8 @@ class OnPolicyConfig(AlgoConfig):
             raise ConfigError(f"unknown activation {self.activation!r}")
         if any(h < 1 for h in self.hidden):
             raise ConfigError(f"hidden widths must be >= 1, got {self.hidden}")
+        if self.torso not in TORSOS:
+            raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,8 +131,9 @@ class OnPolicyState:
 
 
 def make_network(config: OnPolicyConfig, env, env_params) -> ActorCritic:
+    torso = resolve_torso(config.torso, env.observation_space(env_params).shape)
     return ActorCritic(env.action_space(env_params), tuple(config.hidden), config.activation,
-                       config.init_log_std, config.shared_network)
+                       config.init_log_std, config.shared_network, torso)
 
 
 # ----------------------------------------------------------------------------- parameters

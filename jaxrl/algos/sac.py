@@ -53,8 +53,8 @@ def default_config(env_name: str) -> SACConfig:
 
 def networks(config, space):
     dim = offpolicy.action_dim(space)
-    return (SquashedGaussianActor(dim, tuple(config.hidden), config.activation),
-            Critic(tuple(config.hidden), config.activation))
+    return (SquashedGaussianActor(dim, tuple(config.hidden), config.activation, config.torso),
+            Critic(tuple(config.hidden), config.activation, config.torso))
 
 
 def optimizers(hp: dict) -> dict:

@@ -272,10 +272,13 @@ class Run:
         self.meta.update(status=status, ended_at=_now(), message=message)
         if result is not None:
             from jaxrl import stats
+            from jaxrl.measures import train_return_last100
 
             returns = np.asarray(result.final_eval_return, dtype=float)
+            last100 = train_return_last100(result.metrics, len(returns))
             self.meta.update(
                 final_eval_return=[finite_or_none(r) for r in returns],
+                train_return_last100=[finite_or_none(r) for r in last100],
                 final_eval_return_mean=finite_or_none(np.nanmean(returns)) if np.isfinite(returns).any() else None,
                 final_eval_return_iqm=finite_or_none(stats.iqm(returns)),
                 compile_seconds=result.compile_seconds, run_seconds=result.run_seconds,

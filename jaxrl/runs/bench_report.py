@@ -1,0 +1,323 @@
+"""A benchmark's report, rebuilt from the run store: per entry IQM [95% CI] over seeds of the
+measure its reference uses, the reference beside it and a verdict; one figure with a panel per
+env (every algorithm's IQM curve with its CI band, the reference dashed).
+
+A bench lives in the store as ``benches/<bench_id>/bench.json`` (the manifest: suite, entries,
+references, budget scale) plus the runs that carry its ``bench_id``; the report files
+(``report.md``, ``results.json``, ``curves.png``) are written next to the manifest. Nothing here
+imports the training engine: a report can be rebuilt on any machine that has the store.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from jaxrl import stats
+from jaxrl.measures import MEASURES, LAST_EPISODES, last_episodes_mean, per_seed
+from jaxrl.runs.plots import curve_band
+from jaxrl.runs.store import (RunStore, StoreError, atomic_write_text, json_default,
+                              repair_if_dead)
+
+CONFIDENCE = 0.95
+BOOTSTRAP_REPS = 2000
+
+
+def bench_dir(store: RunStore, bench_id: str) -> Path:
+    return Path(store.root) / "benches" / bench_id
+
+
+def write_manifest(store: RunStore, bench_id: str, manifest: dict) -> None:
+    folder = bench_dir(store, bench_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "bench.json"
+    created = _now()
+    if path.is_file():
+        try:
+            created = json.loads(path.read_text()).get("created_at", created)
+        except (OSError, json.JSONDecodeError):
+            pass
+    atomic_write_text(path, json.dumps({**manifest, "created_at": created}, indent=2,
+                                       default=json_default))
+
+
+def load_manifest(store: RunStore, bench_id: str) -> dict:
+    path = bench_dir(store, bench_id) / "bench.json"
+    if not path.is_file():
+        known = sorted(p.name for p in (Path(store.root) / "benches").glob("*")
+                       if (p / "bench.json").is_file())
+        raise StoreError(f"no bench {bench_id!r} in {str(store.root)!r}"
+                         + (f"; benches: {', '.join(known)}" if known else ""))
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise StoreError(f"bench manifest {str(path)!r} is unreadable ({err})") from None
+
+
+def bench_runs(store: RunStore, bench_id: str) -> dict[str, dict]:
+    """``{entry name: run.json}`` of the bench's runs: per entry the newest finished run, else
+    its newest run of any status. A damaged ``run.json`` is skipped with a warning."""
+    chosen: dict[str, dict] = {}
+    for folder in store.run_dirs():
+        try:
+            meta = repair_if_dead(folder / "run.json", json.loads((folder / "run.json").read_text()))
+        except (OSError, json.JSONDecodeError) as err:
+            warnings.warn(f"skipping run {folder.name}: unreadable run.json ({err})", stacklevel=2)
+            continue
+        if meta.get("bench_id") != bench_id or "bench_entry" not in meta:
+            continue
+        name, current = meta["bench_entry"], chosen.get(meta["bench_entry"])
+        rank = (meta.get("status") == "finished", meta.get("started_at") or "", meta["run_id"])
+        if current is None or rank > (current.get("status") == "finished",
+                                      current.get("started_at") or "", current["run_id"]):
+            chosen[name] = meta
+    return chosen
+
+
+def finished_entries(store: RunStore, bench_id: str) -> dict[str, str]:
+    """``{entry name: run id}`` of the entries this bench has finished."""
+    return {name: meta["run_id"] for name, meta in bench_runs(store, bench_id).items()
+            if meta.get("status") == "finished"}
+
+
+# -- the numbers --------------------------------------------------------------------------------
+def verdict(reference: float, low: float, high: float) -> str:
+    if not np.isfinite(low) or not np.isfinite(high):
+        return "no result"
+    if low > reference:
+        return "above reference"
+    if high < reference:
+        return "below reference"
+    return "reference inside CI"
+
+
+def _wall_seconds(meta: dict) -> float | None:
+    try:
+        start = _dt.datetime.fromisoformat(meta["started_at"])
+        end = _dt.datetime.fromisoformat(meta["ended_at"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (end - start).total_seconds()
+
+
+def entry_result(entry: dict, meta: dict | None) -> dict:
+    """One entry's row: its measure per seed, IQM [CI], the reference, verdict, timings."""
+    reference = entry.get("reference") or {}
+    measure = reference.get("measure", "final_eval")
+    row = {"entry": entry["name"], "algo": entry["algo"], "env": entry["env"],
+           "total_steps": entry["total_steps"], "seeds": entry["seeds"], "measure": measure,
+           "reference": reference.get("value"), "reference_source": reference.get("source"),
+           "reference_budget": reference.get("budget"), "reference_note": reference.get("note"),
+           "status": "not run", "run_id": None, "per_seed": [], "iqm": None, "ci_low": None,
+           "ci_high": None, "mean": None, "verdict": "not run", "wall_seconds": None,
+           "compile_seconds": None, "run_seconds": None, "env_steps_per_second": None,
+           "devices": None, "device_kind": None, "git_commit": None}
+    if meta is None:
+        return row
+    values = per_seed(meta, measure)
+    finite = values[np.isfinite(values)]
+    row.update(status=meta.get("status"), run_id=meta["run_id"],
+               per_seed=[None if not np.isfinite(v) else float(v) for v in values],
+               wall_seconds=_wall_seconds(meta), compile_seconds=meta.get("compile_seconds"),
+               run_seconds=meta.get("run_seconds"),
+               env_steps_per_second=meta.get("env_steps_per_second"),
+               devices=meta.get("devices"), device_kind=meta.get("device_kind"),
+               git_commit=meta.get("git_commit"),
+               total_steps=meta.get("total_steps_per_seed", entry["total_steps"]))
+    if finite.size:
+        summary = stats.summarize(finite, confidence=CONFIDENCE, reps=BOOTSTRAP_REPS)
+        row.update(iqm=summary["iqm"], ci_low=summary["iqm_ci_low"],
+                   ci_high=summary["iqm_ci_high"], mean=summary["mean"])
+        row["verdict"] = ("no reference" if row["reference"] is None
+                          else verdict(row["reference"], row["ci_low"], row["ci_high"]))
+    else:
+        row["verdict"] = "no result"
+    if meta.get("status") != "finished":
+        row["verdict"] = f"{meta.get('status')}: {row['verdict']}"
+    return row
+
+
+def current_references(manifest: dict) -> dict[str, dict]:
+    """``{entry name: reference}`` from the suite file the bench came from, if it is still
+    there and readable: a reference corrected after the runs (its source, its value) shows in
+    a rebuilt report. The bench id does not depend on references, so the runs stay valid."""
+    try:
+        raw = yaml.safe_load(Path(manifest.get("suite_path", "")).read_text())
+        entries = raw["entries"]
+        return {str(e.get("name") or f"{str(e['algo']).lower()}/{e['env']}"): e["reference"]
+                for e in entries if isinstance(e, dict) and isinstance(e.get("reference"), dict)}
+    except (OSError, TypeError, KeyError, AttributeError, yaml.YAMLError):
+        return {}
+
+
+def results(store: RunStore, bench_id: str) -> dict:
+    """Everything the report shows, as one JSON-able dict."""
+    manifest = load_manifest(store, bench_id)
+    runs = bench_runs(store, bench_id)
+    fresh = current_references(manifest)
+    entries = [{**e, "reference": fresh.get(e["name"], e.get("reference"))}
+               for e in manifest["entries"]]
+    rows = [entry_result(e, runs.get(e["name"])) for e in entries]
+    ran = [r for r in rows if r["run_id"]]
+    return {"bench_id": bench_id, "suite": manifest.get("suite"), "title": manifest.get("title"),
+            "note": manifest.get("note"), "budget_scale": manifest.get("budget_scale", 1.0),
+            "created_at": manifest.get("created_at"), "report_written_at": _now(),
+            "devices": sorted({f"{r['devices']} ({r['device_kind']})" for r in ran}),
+            "git_commits": sorted({r["git_commit"] for r in ran if r["git_commit"]}),
+            "confidence": CONFIDENCE, "bootstrap_reps": BOOTSTRAP_REPS, "entries": rows}
+
+
+def entry_table(store: RunStore, bench_id: str) -> pd.DataFrame:
+    cols = ["entry", "seeds", "total_steps", "measure", "iqm", "ci_low", "ci_high",
+            "reference", "verdict", "wall_seconds", "compile_seconds", "env_steps_per_second",
+            "devices", "status", "run_id"]
+    return pd.DataFrame([{c: r[c] for c in cols} for r in results(store, bench_id)["entries"]],
+                        columns=cols)
+
+
+# -- curves -------------------------------------------------------------------------------------
+def rolling_last_episodes(means: np.ndarray, counts: np.ndarray,
+                          n: int = LAST_EPISODES) -> np.ndarray:
+    """``[U]``: at every update, the mean return of the last ``n`` episodes so far."""
+    return np.array([last_episodes_mean(means[:u + 1], counts[:u + 1], n)
+                     for u in range(len(means))])
+
+
+def entry_curve(store: RunStore, meta: dict, measure: str) -> pd.DataFrame:
+    """Columns seed, env_steps, value: evaluation returns (``final_eval``) or the running mean
+    of the last 100 training episodes (``train_last100``)."""
+    folder = Path(store.root) / meta["run_id"]
+    try:
+        if measure == "final_eval":
+            frame = pd.read_parquet(folder / "evaluations.parquet")
+            return frame.rename(columns={"eval_return": "value"})[["seed", "env_steps", "value"]]
+        files = sorted((folder / "metrics").glob("chunk-*.parquet"))
+        frame = pd.concat([pd.read_parquet(f, columns=["seed", "update", "env_steps",
+                                                       "episode_return_mean", "episode_count"])
+                           for f in files])
+    except (OSError, ValueError, KeyError) as err:  # a damaged file costs this curve only
+        warnings.warn(f"no curve for run {meta['run_id']}: {err}", stacklevel=2)
+        return pd.DataFrame(columns=["seed", "env_steps", "value"])
+    parts = []
+    for seed, rows in frame.sort_values("update").groupby("seed"):
+        value = rolling_last_episodes(rows["episode_return_mean"].to_numpy(float),
+                                      rows["episode_count"].to_numpy(float))
+        parts.append(pd.DataFrame({"seed": seed, "env_steps": rows["env_steps"].to_numpy(),
+                                   "value": value}))
+    return pd.concat(parts) if parts else pd.DataFrame(columns=["seed", "env_steps", "value"])
+
+
+def plot(store: RunStore, bench_id: str, report: dict, path: Path) -> None:
+    """One panel per env: each entry's IQM curve with its 95% CI band, references dashed."""
+    from matplotlib.figure import Figure
+
+    runs = bench_runs(store, bench_id)
+    envs = list(dict.fromkeys(r["env"] for r in report["entries"]))
+    cols = min(3, len(envs))
+    rows_n = -(-len(envs) // cols)
+    fig = Figure(figsize=(5.2 * cols, 3.6 * rows_n), dpi=100)
+    axes = np.atleast_1d(fig.subplots(rows_n, cols)).ravel()
+    for ax, env in zip(axes, envs):
+        for row in (r for r in report["entries"] if r["env"] == env):
+            meta = runs.get(row["entry"])
+            line = None
+            if meta is not None:
+                c = curve_band(entry_curve(store, meta, row["measure"]), "value", reps=300)
+                if not c.empty:
+                    line, = ax.plot(c["env_steps"], c["center"],
+                                    label=f"{row['algo']} (n={int(c['n'].max())})")
+                    ax.fill_between(c["env_steps"], c["low"], c["high"], alpha=0.2,
+                                    color=line.get_color())
+            if row["reference"] is not None:
+                ax.axhline(row["reference"], ls="--", lw=1,
+                           color=line.get_color() if line is not None else "gray",
+                           label=f"{row['algo']} reference")
+        ax.set_title(env, fontsize=10)
+        ax.set_xlabel("env steps per seed")
+        ax.set_ylabel("return (IQM, 95% CI)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes[len(envs):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{report['title']} ({report['bench_id']})", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+# -- the report ---------------------------------------------------------------------------------
+def _fmt(x, digits: int = 1) -> str:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return "–"
+    return f"{x:,.{digits}f}"
+
+
+def markdown(report: dict) -> str:
+    scale = report.get("budget_scale", 1.0)
+    title = report["title"] + (f" (budget x{scale:g}: a smoke run, not a result)"
+                               if scale != 1.0 else "")
+    lines = [f"# {title}", ""]
+    if report.get("note"):
+        lines += [report["note"], ""]
+    lines += [f"Bench `{report['bench_id']}` (suite `{report['suite']}`); devices: "
+              f"{', '.join(report['devices']) or '–'}; commit "
+              f"{', '.join(c[:10] for c in report['git_commits']) or '–'}; report written "
+              f"{report['report_written_at']}.", "",
+              f"Ours: IQM over seeds with a {int(report['confidence'] * 100)}% stratified-"
+              f"bootstrap CI ({report['bootstrap_reps']} resamples) of the measure the reference "
+              "uses: " + "; ".join(f"`{k}` = {v}" for k, v in MEASURES.items()) + ".", "",
+              "| entry | steps/seed | seeds | measure | ours: IQM [95% CI] | reference | verdict "
+              "| wall s | compile s | env-steps/s | devices |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in report["entries"]:
+        ours = (f"{_fmt(r['iqm'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
+                if r["iqm"] is not None else "–")
+        budget = r.get("reference_budget")
+        reduced = budget is not None and r["total_steps"] < float(budget)
+        steps = f"{r['total_steps']:,}" + (" (reduced)" if reduced else "")
+        lines.append(f"| {r['entry']} | {steps} | {r['seeds']} | {r['measure']} | {ours} | "
+                     f"{_fmt(r['reference'])} | {r['verdict']} | {_fmt(r['wall_seconds'], 0)} | "
+                     f"{_fmt(r['compile_seconds'], 1)} | {_fmt(r['env_steps_per_second'], 0)} | "
+                     f"{r['devices'] or '–'} |")
+    lines += ["", "Per seed:", ""]
+    for r in report["entries"]:
+        if r["per_seed"]:
+            values = ", ".join(_fmt(v) for v in r["per_seed"])
+            lines.append(f"* {r['entry']} ({r['measure']}): {values} (run `{r['run_id']}`)")
+    lines += ["", "References:", ""]
+    for r in report["entries"]:
+        if r["reference"] is not None:
+            budget = f", at {float(r['reference_budget']):,.0f} env steps" if r.get(
+                "reference_budget") is not None else ""
+            note = f" {r['reference_note']}" if r.get("reference_note") else ""
+            lines.append(f"* {r['entry']}: {_fmt(r['reference'])} ({r['measure']}{budget}): "
+                         f"{r['reference_source']}.{note}")
+    lines += ["", "![curves](curves.png)", ""]
+    return "\n".join(lines)
+
+
+def write(store: RunStore, bench_id: str, out: str | None = None) -> Path:
+    """Write ``report.md``, ``results.json`` and ``curves.png`` for the bench (into its folder
+    in the store, and into ``out`` if given). Returns the folder in the store."""
+    report = results(store, bench_id)
+    folder = bench_dir(store, bench_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(folder / "results.json", json.dumps(report, indent=2, default=json_default))
+    atomic_write_text(folder / "report.md", markdown(report))
+    plot(store, bench_id, report, folder / "curves.png")
+    if out is not None:
+        target = Path(out)
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("report.md", "results.json", "curves.png"):
+            shutil.copyfile(folder / name, target / name)
+    return folder
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,157 @@
+"""`jaxrl bench`: suite files checked with one-line errors, entries run as recorded runs tied by a
+bench id, finished entries skipped on a re-run, the report rebuilt from the store, a damaged
+run file costing only its own entry, and the committed suites valid."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from jaxrl import benchmarks as benchmod
+from jaxrl.cli import main
+from jaxrl.runs import bench_report
+from jaxrl.runs.store import RunStore
+
+TINY = """
+name: tiny
+note: two tiny CartPole entries
+seeds: 2
+eval_episodes: 4
+entries:
+  - algo: ppo
+    env: CartPole-v1
+    total_steps: 512
+    config: {num_envs: 2, num_steps: 64, hidden: [8], num_minibatches: 2, update_epochs: 1}
+    reference: {value: 9.0, measure: final_eval, source: a test, budget: 512}
+  - algo: a2c
+    env: CartPole-v1
+    total_steps: 512
+    config: {num_envs: 2, num_steps: 8, hidden: [8]}
+    reference: {value: 1000.0, measure: train_last100, source: a test}
+"""
+
+
+@pytest.fixture
+def tiny_suite(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY)
+    return path
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("entries: [", "not valid YAML"),
+    ("name: x\n", "needs a non-empty 'entries' list"),
+    ("entries:\n  - {algo: ppo, env: CartPole-v1}\n", "missing total_steps"),
+    ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10, colour: red}\n",
+     "unknown keys ['colour']"),
+    ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: -5}\n",
+     "total_steps must be a positive integer"),
+    ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10, reference: {value: 1, "
+     "measure: median, source: s}}\n", "reference measure 'median' is not one of"),
+    ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10, reference: {value: x, "
+     "measure: final_eval, source: s}}\n", "reference value must be a number"),
+    ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10}\n"
+     "  - {algo: ppo, env: CartPole-v1, total_steps: 20}\n", "duplicate entry names"),
+])
+def test_bad_suites_are_one_line(tmp_path, text, fragment):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(benchmod.SuiteError) as err:
+        benchmod.load_suite(str(path))
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path, tiny_suite, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 5000, "
+                   "config: {learning_rat: 1}}\n")
+    for argv, fragment in [(["bench", "nosuchsuite"], "unknown suite 'nosuchsuite'"),
+                           (["bench", str(bad)], "unknown config key 'learning_rat'"),
+                           (["bench", str(tiny_suite), "--only", "sac/*"], "no entry of suite"),
+                           (["bench", str(tiny_suite), "--budget-scale", "0"], "budget_scale"),
+                           (["runs", "bench", "nope"], "no bench 'nope'")]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and fragment in err[0], (argv, err)
+
+
+def test_selection_scaling_and_bench_id(tiny_suite):
+    suite = benchmod.load_suite(str(tiny_suite))
+    assert [e.name for e in suite.entries] == ["ppo/CartPole-v1", "a2c/CartPole-v1"]
+    assert benchmod.matches("ppo/gymnax:Breakout-MinAtar", ["ppo/*Breakout*"])
+    assert benchmod.matches("ppo/gymnax:Breakout-MinAtar", ["Breakout"])
+    assert not benchmod.matches("a2c/gymnax:Breakout-MinAtar", ["ppo/*"])
+    small = benchmod.scaled(suite.entries[0], 3, 0.001)
+    assert small.seeds == 3 and small.total_steps == 128  # never below one update (2 x 64)
+    entries = list(suite.entries)
+    bid = benchmod.bench_id(suite, entries, 1.0)
+    # references do not change the id; what runs does
+    relabelled = [e.__class__(**{**e.to_dict(), "reference": None}) for e in entries]
+    assert benchmod.bench_id(suite, relabelled, 1.0) == bid
+    assert benchmod.bench_id(suite, entries, 0.5) != bid
+    assert benchmod.bench_id(suite, [benchmod.scaled(e, 3, 1.0) for e in entries], 1.0) != bid
+
+
+def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):
+    store = RunStore(tmp_path / "runs")
+    # "killed midway": only the first entry finished
+    first = benchmod.bench(str(tiny_suite), only="ppo/*", runs_dir=str(store.root),
+                           progress=False)
+    assert first.ran == ["ppo/CartPole-v1"] and first.skipped == []
+    again = benchmod.bench(str(tiny_suite), runs_dir=str(store.root), progress=False,
+                           out=str(tmp_path / "out"))
+    assert again.bench_id == first.bench_id
+    assert again.ran == ["a2c/CartPole-v1"] and again.skipped == ["ppo/CartPole-v1"]
+    for name in ("report.md", "results.json", "curves.png"):
+        assert (tmp_path / "out" / name).is_file()
+    report = json.loads((tmp_path / "out" / "results.json").read_text())
+    rows = {r["entry"]: r for r in report["entries"]}
+    ppo, a2c = rows["ppo/CartPole-v1"], rows["a2c/CartPole-v1"]
+    assert len(ppo["per_seed"]) == 2 and np.isfinite(ppo["iqm"])
+    assert ppo["ci_low"] <= ppo["iqm"] <= ppo["ci_high"]
+    assert ppo["verdict"] == bench_report.verdict(9.0, ppo["ci_low"], ppo["ci_high"])
+    assert a2c["measure"] == "train_last100" and a2c["verdict"] == "below reference"
+    meta = RunStore(store.root).load(ppo["run_id"])
+    assert meta["bench_id"] == first.bench_id and len(meta["train_return_last100"]) == 2
+    assert ppo["wall_seconds"] is not None and ppo["env_steps_per_second"] > 0
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "| ppo/CartPole-v1 |" in markdown and "reference inside CI" in (
+        markdown + "reference inside CI" * (ppo["verdict"] != "reference inside CI"))
+
+    # a third run trains nothing; `jaxrl runs bench ID` rebuilds the same numbers
+    third = benchmod.bench(str(tiny_suite), runs_dir=str(store.root), progress=False)
+    assert third.ran == [] and len(third.skipped) == 2
+    assert main(["runs", "--runs-dir", str(store.root), "bench", first.bench_id]) == 0
+    rebuilt = json.loads((bench_report.bench_dir(store, first.bench_id) / "results.json").read_text())
+    strip = lambda rs: [{k: v for k, v in r.items()} for r in rs]
+    assert strip(rebuilt["entries"]) == strip(report["entries"])
+    assert first.bench_id in capsys.readouterr().out or True
+
+    # one damaged run file costs only its own entry
+    (store.root / a2c["run_id"] / "run.json").write_text("{not json")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        damaged = bench_report.results(store, first.bench_id)
+    by_name = {r["entry"]: r for r in damaged["entries"]}
+    assert by_name["a2c/CartPole-v1"]["status"] == "not run"
+    assert by_name["ppo/CartPole-v1"]["iqm"] == ppo["iqm"]
+    assert any("unreadable run.json" in str(w.message) for w in caught)
+
+
+def test_committed_suites_are_valid():
+    """Every entry of the committed suites resolves (algorithm, env, config) without training."""
+    for name in ("classic", "minatar", "mujoco"):
+        suite = benchmod.load_suite(name)
+        benchmod.validate(suite, list(suite.entries))
+        assert all(e.reference is not None for e in suite.entries), name
+
+
+@pytest.mark.slow
+def test_minatar_smoke_subset(tmp_path):
+    """A representative entry of the minatar suite at a tiny budget: compiles, finite."""
+    result = benchmod.bench("minatar", only="ppo/*Breakout*", seeds=2, budget_scale=1e-6,
+                            runs_dir=str(tmp_path / "runs"), progress=False)
+    assert result.ran == ["ppo/gymnax:Breakout-MinAtar"] and not result.failed
+    row = result.table.set_index("entry").loc["ppo/gymnax:Breakout-MinAtar"]
+    assert row.status == "finished" and row.total_steps == 8192
