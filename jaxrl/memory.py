@@ -43,6 +43,7 @@ import jax
 import numpy as np
 
 from jaxrl.config import ConfigError
+from jaxrl.networks import CONV_TORSOS, conv_units
 
 __all__ = [
     "MEMORY_ENV_VAR",
@@ -202,11 +203,17 @@ def _split_bytes(state: Any) -> tuple[int, int]:
 
 
 def _units(params: Any, config) -> int:
-    """Activation units per sample over all networks: the bias elements of every layer."""
+    """Activation units per sample over all networks: the bias elements of every dense layer,
+    and each conv torso's feature maps and patch matrices (`networks.conv_units`)."""
     units = 0
     for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
-        if path and _key_name(path[-1]) == "bias" and hasattr(leaf, "shape"):
+        if not path or not hasattr(leaf, "shape"):
+            continue
+        name = _key_name(path[-1])
+        if name == "bias":
             units += math.prod(leaf.shape)
+        elif name == "conv_0_kernel" and getattr(config, "torso", "mlp") in CONV_TORSOS:
+            units += conv_units(config.torso, int(leaf.shape[-2])) * math.prod(leaf.shape[:-4])
     if units == 0:  # no Dense biases found: assume two networks of the configured widths
         units = 2 * (sum(getattr(config, "hidden", ())) or 512)
     return units

@@ -109,6 +109,18 @@ def conv2d_valid(x: jax.Array, kernel: jax.Array, stride: int) -> jax.Array:
     return jnp.concatenate(views, axis=-1) @ kernel.reshape(k * k * c, f)
 
 
+def conv_units(kind: str, channels: int) -> int:
+    """Activation floats per sample of a `ConvTorso` on ``channels`` input channels: every conv
+    layer's output and its im2col patch matrix (the memory plan's working set)."""
+    side, convs, _ = CONV_TORSOS[kind]
+    units = 0
+    for filters, kernel, stride in convs:
+        side = (side - kernel) // stride + 1
+        units += side * side * (filters + kernel * kernel * channels)
+        channels = filters
+    return units
+
+
 def _trunk(x: jax.Array, torso: str, hidden: Sequence[int], activation: str) -> jax.Array:
     """The layers under an output head: the MLP's hidden layers (``mlp``; ``auto`` not resolved
     against an env is the MLP), or a `ConvTorso` (whose dense layer replaces ``hidden``)."""

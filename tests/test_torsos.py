@@ -79,3 +79,20 @@ def test_one_compile_per_shape():
     assert first.config.torso == "minatar_cnn"
     assert first.compile_seconds > 0 and second.compile_seconds == 0.0
     assert np.isfinite(first.metrics["policy_loss"]).all()
+
+
+def test_memory_plan_counts_conv_activations():
+    """Feature maps and im2col patches per sample: 8x8 positions x (16 outputs + 3*3*4 inputs)
+    for minatar_cnn on 4 channels; the plan's working set grows by them."""
+    from jaxrl import driver, memory
+    from jaxrl.networks import conv_units
+
+    assert conv_units("minatar_cnn", 4) == 8 * 8 * (16 + 9 * 4)
+    assert conv_units("nature_cnn", 4) == (20 * 20 * (32 + 64 * 4) + 9 * 9 * (64 + 16 * 32)
+                                           + 7 * 7 * (64 + 9 * 64))
+    plans = {}
+    for torso in ("mlp", "minatar_cnn"):
+        a, env, params, config, _ = driver.resolve("ppo", "gymnax:Breakout-MinAtar", 10**6, 1,
+                                                   torso=torso, hidden=(8,))
+        plans[torso] = memory.estimate(a, config, env, params, 1).transient_bytes
+    assert plans["minatar_cnn"] > 10 * plans["mlp"]
