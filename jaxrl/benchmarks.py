@@ -30,9 +30,11 @@ A suite is YAML::
           budget: 500000                     # the reference's env steps
           note: anything else worth knowing
 
-The bench id is the suite name plus a digest of what runs (entries, seeds, root seed, budget
-scale), not of ``--only``: running a suite piece by piece, or again after a kill, fills in the
-same bench, and entries it already finished are skipped.
+Each entry's request (algorithm, env, budget after ``--budget-scale``, seeds, root seed,
+overrides, evaluation episodes) has a key; a stored bench run with that key finishes the entry,
+so re-running a suite after a kill, piece by piece with ``--only``, or after editing some of
+its entries trains only what is missing. The bench id is the suite name plus a digest of the
+entries' names and keys (not of ``--only``, not of the references).
 """
 
 from __future__ import annotations
@@ -209,12 +211,17 @@ def scaled(entry: Entry, seeds: int | None, budget_scale: float) -> Entry:
     return dataclasses.replace(entry, seeds=int(seeds or entry.seeds), total_steps=int(steps))
 
 
+def entry_key(entry: Entry, seed: int) -> str:
+    """What the entry runs (algorithm, env, budget, seeds, root seed, overrides, evaluation),
+    digested: a stored run with the same key finishes this entry (`bench_report.spec_key`)."""
+    return bench_report.spec_key({**entry.to_dict(), "seed": seed})
+
+
 def bench_id(suite: Suite, entries: list[Entry], budget_scale: float) -> str:
-    """``<suite>-<digest>`` of everything that decides the results: not of the selection, and
-    not of the references (correcting a reference's source keeps the bench's runs)."""
-    runs = [{k: v for k, v in e.to_dict().items() if k != "reference"} for e in entries]
-    payload = json.dumps({"entries": runs, "seed": suite.seed, "budget_scale": budget_scale},
-                         sort_keys=True, default=str)
+    """``<suite>-<digest>`` of the entries' keys and names: not of the selection (``--only``)
+    and not of the references (correcting a reference's source keeps the bench)."""
+    del budget_scale  # already in each entry's total_steps
+    payload = json.dumps(sorted((e.name, entry_key(e, suite.seed)) for e in entries))
     return f"{suite.name}-{hashlib.sha1(payload.encode()).hexdigest()[:8]}"
 
 
@@ -256,7 +263,7 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     bench_report.write_manifest(store, bid, {
         "bench_id": bid, "suite": spec.name, "title": spec.title, "note": spec.note,
         "suite_path": spec.path, "seed": spec.seed, "budget_scale": float(budget_scale),
-        "entries": [e.to_dict() for e in entries]})
+        "entries": [{**e.to_dict(), "key": entry_key(e, spec.seed)} for e in entries]})
     done = bench_report.finished_entries(store, bid)
     ran, skipped, failed = [], [], {}
     for entry in chosen:

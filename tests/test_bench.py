@@ -89,8 +89,13 @@ def test_selection_scaling_and_bench_id(tiny_suite):
     # references do not change the id; what runs does
     relabelled = [e.__class__(**{**e.to_dict(), "reference": None}) for e in entries]
     assert benchmod.bench_id(suite, relabelled, 1.0) == bid
-    assert benchmod.bench_id(suite, entries, 0.5) != bid
+    halved = [benchmod.scaled(e, None, 0.5) for e in entries]
+    assert benchmod.bench_id(suite, halved, 0.5) != bid
     assert benchmod.bench_id(suite, [benchmod.scaled(e, 3, 1.0) for e in entries], 1.0) != bid
+    # an entry's key follows what it runs, not its neighbours
+    keys = [benchmod.entry_key(e, suite.seed) for e in entries]
+    assert benchmod.entry_key(halved[1], suite.seed) != keys[1]
+    assert benchmod.entry_key(relabelled[0], suite.seed) == keys[0]
 
 
 def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):
@@ -127,6 +132,13 @@ def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):
     strip = lambda rs: [{k: v for k, v in r.items()} for r in rs]
     assert strip(rebuilt["entries"]) == strip(report["entries"])
     assert first.bench_id in capsys.readouterr().out or True
+
+    # editing one entry makes a new bench that trains only that entry
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(TINY.replace("num_envs: 2, num_steps: 8", "num_envs: 4, num_steps: 8"))
+    fourth = benchmod.bench(str(edited), runs_dir=str(store.root), progress=False)
+    assert fourth.bench_id != first.bench_id
+    assert fourth.ran == ["a2c/CartPole-v1"] and fourth.skipped == ["ppo/CartPole-v1"]
 
     # one damaged run file costs only its own entry
     (store.root / a2c["run_id"] / "run.json").write_text("{not json")

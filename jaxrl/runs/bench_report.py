@@ -11,6 +11,7 @@ imports the training engine: a report can be rebuilt on any machine that has the
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import shutil
 import warnings
@@ -61,9 +62,31 @@ def load_manifest(store: RunStore, bench_id: str) -> dict:
         raise StoreError(f"bench manifest {str(path)!r} is unreadable ({err})") from None
 
 
+def spec_key(spec: dict) -> str:
+    """A digest of what an entry runs: ``{algo, env, total_steps, seeds, seed, config,
+    env_kwargs, eval_episodes}`` (JSON-normalized, so tuples and lists agree)."""
+    fields = ("algo", "env", "total_steps", "seeds", "seed", "config", "env_kwargs",
+              "eval_episodes")
+    normal = json.loads(json.dumps({k: spec.get(k) for k in fields}, default=str))
+    normal["algo"] = str(normal["algo"]).lower()
+    return hashlib.sha1(json.dumps(normal, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def run_spec_key(meta: dict) -> str | None:
+    """`spec_key` of a stored run, from the request its ``group.spec`` recorded."""
+    spec = (meta.get("group") or {}).get("spec")
+    if not spec or len(spec.get("configs") or []) != 1:
+        return None
+    return spec_key({**spec, "config": spec["configs"][0]})
+
+
 def bench_runs(store: RunStore, bench_id: str) -> dict[str, dict]:
-    """``{entry name: run.json}`` of the bench's runs: per entry the newest finished run, else
-    its newest run of any status. A damaged ``run.json`` is skipped with a warning."""
+    """``{entry name: run.json}``: for each entry of the bench's manifest, the runs launched by
+    a bench (any bench) with exactly that entry's request (`spec_key`), the newest finished one
+    first, else the newest of any status. So an entry finished once is never trained again,
+    even after other entries of its suite changed. A damaged ``run.json`` is skipped with a
+    warning."""
+    names = {e["key"]: e["name"] for e in load_manifest(store, bench_id)["entries"]}
     chosen: dict[str, dict] = {}
     for folder in store.run_dirs():
         try:
@@ -71,9 +94,10 @@ def bench_runs(store: RunStore, bench_id: str) -> dict[str, dict]:
         except (OSError, json.JSONDecodeError) as err:
             warnings.warn(f"skipping run {folder.name}: unreadable run.json ({err})", stacklevel=2)
             continue
-        if meta.get("bench_id") != bench_id or "bench_entry" not in meta:
+        if not meta.get("bench_id") or run_spec_key(meta) not in names:
             continue
-        name, current = meta["bench_entry"], chosen.get(meta["bench_entry"])
+        name = names[run_spec_key(meta)]
+        current = chosen.get(name)
         rank = (meta.get("status") == "finished", meta.get("started_at") or "", meta["run_id"])
         if current is None or rank > (current.get("status") == "finished",
                                       current.get("started_at") or "", current["run_id"]):
@@ -194,6 +218,8 @@ def entry_curve(store: RunStore, meta: dict, measure: str) -> pd.DataFrame:
     """Columns seed, env_steps, value: evaluation returns (``final_eval``) or the running mean
     of the last 100 training episodes (``train_last100``)."""
     folder = Path(store.root) / meta["run_id"]
+    if measure == "final_eval" and not (folder / "evaluations.parquet").is_file():
+        return pd.DataFrame(columns=["seed", "env_steps", "value"])  # still running, or failed
     try:
         if measure == "final_eval":
             frame = pd.read_parquet(folder / "evaluations.parquet")
