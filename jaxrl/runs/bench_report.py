@@ -142,7 +142,8 @@ def entry_result(entry: dict, meta: dict | None) -> dict:
            "status": "not run", "run_id": None, "per_seed": [], "iqm": None, "ci_low": None,
            "ci_high": None, "mean": None, "verdict": "not run", "wall_seconds": None,
            "compile_seconds": None, "run_seconds": None, "env_steps_per_second": None,
-           "devices": None, "device_kind": None, "git_commit": None}
+           "devices": None, "device_kind": None, "git_commit": None, "git_dirty": None,
+           "requested_steps": entry["total_steps"]}
     if meta is None:
         return row
     values = per_seed(meta, measure)
@@ -153,7 +154,7 @@ def entry_result(entry: dict, meta: dict | None) -> dict:
                run_seconds=meta.get("run_seconds"),
                env_steps_per_second=meta.get("env_steps_per_second"),
                devices=meta.get("devices"), device_kind=meta.get("device_kind"),
-               git_commit=meta.get("git_commit"),
+               git_commit=meta.get("git_commit"), git_dirty=meta.get("git_dirty"),
                total_steps=meta.get("total_steps_per_seed", entry["total_steps"]))
     if finite.size:
         summary = stats.summarize(finite, confidence=CONFIDENCE, reps=BOOTSTRAP_REPS)
@@ -195,6 +196,7 @@ def results(store: RunStore, bench_id: str) -> dict:
             "created_at": manifest.get("created_at"), "report_written_at": _now(),
             "devices": sorted({f"{r['devices']} ({r['device_kind']})" for r in ran}),
             "git_commits": sorted({r["git_commit"] for r in ran if r["git_commit"]}),
+            "git_dirty": any(r["git_dirty"] for r in ran),
             "confidence": CONFIDENCE, "bootstrap_reps": BOOTSTRAP_REPS, "entries": rows}
 
 
@@ -281,7 +283,7 @@ def plot(store: RunStore, bench_id: str, report: dict, path: Path) -> None:
 def _fmt(x, digits: int = 1) -> str:
     if x is None or (isinstance(x, float) and not np.isfinite(x)):
         return "–"
-    return f"{x:,.{digits}f}"
+    return f"{0.0 if round(x, digits) == 0 else x:,.{digits}f}"  # no "-0.0"
 
 
 def markdown(report: dict) -> str:
@@ -293,7 +295,9 @@ def markdown(report: dict) -> str:
         lines += [report["note"], ""]
     lines += [f"Bench `{report['bench_id']}` (suite `{report['suite']}`); devices: "
               f"{', '.join(report['devices']) or '–'}; commit "
-              f"{', '.join(c[:10] for c in report['git_commits']) or '–'}; report written "
+              f"{', '.join(c[:10] for c in report['git_commits']) or '–'}"
+              + (" (with uncommitted changes: each run's code.diff in the store has them)"
+                 if report.get("git_dirty") else "") + "; report written "
               f"{report['report_written_at']}.", "",
               f"Ours: IQM over seeds with a {int(report['confidence'] * 100)}% stratified-"
               f"bootstrap CI ({report['bootstrap_reps']} resamples) of the measure the reference "
@@ -305,13 +309,22 @@ def markdown(report: dict) -> str:
         ours = (f"{_fmt(r['iqm'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
                 if r["iqm"] is not None else "–")
         budget = r.get("reference_budget")
-        reduced = budget is not None and r["total_steps"] < float(budget)
+        reduced = budget is not None and r["requested_steps"] < float(budget)
         steps = f"{r['total_steps']:,}" + (" (reduced)" if reduced else "")
+        verdict_text = r["verdict"] + (" (see note)" if r.get("reference_note") and
+                                       r["verdict"] != "reference inside CI" else "")
         lines.append(f"| {r['entry']} | {steps} | {r['seeds']} | {r['measure']} | {ours} | "
-                     f"{_fmt(r['reference'])} | {r['verdict']} | {_fmt(r['wall_seconds'], 0)} | "
+                     f"{_fmt(r['reference'])} | {verdict_text} | {_fmt(r['wall_seconds'], 0)} | "
                      f"{_fmt(r['compile_seconds'], 1)} | {_fmt(r['env_steps_per_second'], 0)} | "
                      f"{r['devices'] or '–'} |")
-    lines += ["", "Per seed:", ""]
+    walls = [r["wall_seconds"] for r in report["entries"] if r["wall_seconds"] is not None]
+    counts = {v: sum(r["verdict"] == v for r in report["entries"])
+              for v in ("reference inside CI", "above reference", "below reference")}
+    lines += ["", f"{len(walls)} of {len(report['entries'])} entries run, {sum(walls) / 60:.1f} "
+              f"min of wall time in all (compiles included); reference inside the CI: "
+              f"{counts['reference inside CI']}, above: {counts['above reference']}, below: "
+              f"{counts['below reference']} (the notes under References say why).",
+              "", "Per seed:", ""]
     for r in report["entries"]:
         if r["per_seed"]:
             values = ", ".join(_fmt(v) for v in r["per_seed"])
