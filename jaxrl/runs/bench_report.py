@@ -86,7 +86,9 @@ def bench_runs(store: RunStore, bench_id: str) -> dict[str, dict]:
     first, else the newest of any status. So an entry finished once is never trained again,
     even after other entries of its suite changed. A damaged ``run.json`` is skipped with a
     warning."""
-    names = {e["key"]: e["name"] for e in load_manifest(store, bench_id)["entries"]}
+    manifest = load_manifest(store, bench_id)
+    names = {e.get("key") or spec_key({**e, "seed": manifest.get("seed", 0)}): e["name"]
+             for e in manifest["entries"]}  # manifests of early benches carry no keys
     chosen: dict[str, dict] = {}
     for folder in store.run_dirs():
         try:
