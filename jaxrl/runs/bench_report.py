@@ -273,7 +273,8 @@ def plot(store: RunStore, bench_id: str, report: dict, path: Path) -> None:
         ax.set_xlabel("env steps per seed")
         ax.set_ylabel("return (IQM, 95% CI)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     for ax in axes[len(envs):]:
         ax.set_visible(False)
     fig.suptitle(f"{report['title']} ({report['bench_id']})", fontsize=11)
