@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from envs.core import Environment
+from envs.core import Environment, EqualByConstruction
 from envs.spaces import Box
 
 #: The physics pipelines brax 0.14.2's ``PipelineEnv`` accepts.
@@ -82,7 +82,7 @@ class BraxEnvState:
     t: jax.Array
 
 
-class BraxEnv(Environment):
+class BraxEnv(EqualByConstruction, Environment):
     """Adapter around a raw (unwrapped) brax ``Env`` instance.
 
     Static; close over it in ``jit``. Adapters made by `make_brax` with the same name,
@@ -91,16 +91,6 @@ class BraxEnv(Environment):
     ``episode_length`` only sets ``default_params``; the time limit actually used is
     ``params.episode_length``.
     """
-
-    _make_args: tuple | None = None  # set by make_brax
-
-    def __eq__(self, other) -> bool:
-        if self._make_args is None or not isinstance(other, BraxEnv):
-            return self is other
-        return self._make_args == other._make_args
-
-    def __hash__(self) -> int:
-        return hash(self._make_args) if self._make_args is not None else id(self)
 
     def __init__(
         self,

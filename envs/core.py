@@ -30,6 +30,22 @@ from envs.spaces import Space
 StepResult = tuple[jax.Array, Any, jax.Array, jax.Array, jax.Array, dict]
 
 
+class EqualByConstruction:
+    """Mixin for adapters built by a factory: two built with the same arguments (``_make_args``,
+    set by the factory) are equal and hash alike, so programs compiled for one are reused for
+    the other; an adapter built any other way compares by identity."""
+
+    _make_args: tuple | None = None
+
+    def __eq__(self, other) -> bool:
+        if self._make_args is None or type(other) is not type(self):
+            return self is other
+        return self._make_args == other._make_args
+
+    def __hash__(self) -> int:
+        return hash(self._make_args) if self._make_args is not None else id(self)
+
+
 class Environment:
     """Base class. Subclasses implement `default_params`, `reset_env`, `step_env` and spaces.
 

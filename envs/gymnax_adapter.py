@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs.core import Environment, StepResult
+from envs.core import Environment, EqualByConstruction, StepResult
 from envs.spaces import Box, Discrete, Space
 
 #: All env ids gymnax registers (``gymnax.registered_envs``). Computed on first access (module
@@ -94,7 +94,7 @@ def _host_key(params: Any) -> tuple | None:
                                     np.asarray(x).tobytes()) for x in leaves)
 
 
-class GymnaxEnv(Environment):
+class GymnaxEnv(EqualByConstruction, Environment):
     """Adapter around a ``gymnax.environments.environment.Environment`` instance.
 
     Static, so it can be closed over by ``jit``; all numbers live in ``params`` (gymnax's
@@ -125,13 +125,6 @@ class GymnaxEnv(Environment):
     def __repr__(self) -> str:
         return f"GymnaxEnv({self.name!r})"
 
-    def __eq__(self, other) -> bool:
-        if self._make_args is None or not isinstance(other, GymnaxEnv):
-            return self is other
-        return self._make_args == other._make_args
-
-    def __hash__(self) -> int:
-        return hash(self._make_args) if self._make_args is not None else id(self)
 
     # -- spaces ------------------------------------------------------------------------------
     def _convert_obs_space(self, gspace: Any) -> Box:

@@ -31,6 +31,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from jaxrl.measures import train_return_last100
+
 DEFAULT_ROOT = "runs"
 STATUSES = ("running", "finished", "failed", "interrupted")
 
@@ -272,7 +274,6 @@ class Run:
         self.meta.update(status=status, ended_at=_now(), message=message)
         if result is not None:
             from jaxrl import stats
-            from jaxrl.measures import train_return_last100
 
             returns = np.asarray(result.final_eval_return, dtype=float)
             last100 = train_return_last100(result.metrics, len(returns))
