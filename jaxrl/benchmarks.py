@@ -50,7 +50,7 @@ from typing import Any
 import yaml
 
 from jaxrl import algos
-from jaxrl.config import ConfigError
+from jaxrl.config import ConfigError, check_run_args
 from jaxrl.driver import NonFiniteMetricError, resolve, train
 from jaxrl.measures import MEASURES
 from jaxrl.runs import bench_report
@@ -245,8 +245,8 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     ``budget_scale``. Entries this bench already finished are skipped. Writes the report
     (``report.md``, ``results.json``, ``curves.png``) to the bench folder of the run store and,
     with ``out``, to that folder too."""
-    if seeds is not None and int(seeds) < 1:
-        raise ConfigError(f"seeds must be >= 1, got {seeds}")
+    if seeds is not None:  # None: the suite's
+        check_run_args(seeds=seeds)
     if not budget_scale > 0:
         raise ConfigError(f"budget_scale must be > 0, got {budget_scale}")
     patterns = [only] if isinstance(only, str) else list(only or [])

@@ -1,22 +1,45 @@
 """The ``jaxrl`` command line: ``train``, ``sweep``, ``bench``, ``resume``, ``probe``, ``runs``,
 ``plot``, ``compare``, ``export``.
 
-Bad input (unknown algorithm or env, unknown or ill-typed ``--set`` key, seeds < 1, too few
-steps for one update, an unwritable ``--json`` path) exits with status 2 and one line on stderr.
+Bad input (unknown algorithm or env, unknown or ill-typed ``--set`` key, an out-of-range
+hyperparameter, seeds that are not a whole number >= 1, too few steps for one update, an
+unwritable ``--json`` file or ``--out`` folder, any argument argparse refuses) exits with status 2
+and one line on stderr, before anything compiles.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 import numpy as np
 
+from jaxrl.output_paths import check_file, check_folder
+
 
 class UsageError(ValueError):
     pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (a `UsageError`, printed by `main`), not
+    usage text and a second line."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _whole_number(text: str) -> int:
+    """A CLI whole number: ``8``, ``1e6``, ``100_000`` (not ``2.5``). Ranges are checked by the
+    API (`jaxrl.config.check_run_args`), so the CLI and Python say the same thing."""
+    try:
+        value = float(text.replace("_", ""))
+        if value.is_integer():
+            return int(value)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}")
 
 
 def _parse_sets(items: list[str]) -> dict[str, str]:
@@ -29,12 +52,10 @@ def _parse_sets(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _check_writable(path: str | None) -> None:
-    if path is None:
-        return
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-        raise UsageError(f"cannot write --json file {path!r}: folder {folder!r} is not writable")
+def _check_writable(path: str | None, flag: str = "--json") -> None:
+    """One line (exit 2) now, before anything compiles, if ``path`` could not be written."""
+    if path is not None:
+        check_file(path, flag)
 
 
 def _write_json(path: str | None, payload: dict) -> None:
@@ -137,6 +158,8 @@ def cmd_bench(args) -> int:
     from jaxrl.benchmarks import bench
 
     _check_writable(args.json)
+    if args.out is not None:
+        check_folder(args.out, "--out")
     result = bench(args.suite, only=args.only, seeds=args.seeds, budget_scale=args.budget_scale,
                    runs_dir=args.runs_dir, progress=not args.no_progress, out=args.out,
                    command=["jaxrl", *sys.argv[1:]])
@@ -269,7 +292,7 @@ def cmd_plot(args) -> int:
             else query.load_metrics(row.run_id, store)
         curves[f"{row.algo} {row.run_id[-6:]}"] = frame
     out = args.out or f"{args.env.replace(':', '_')}-{args.metric}.png"
-    _check_writable(out)
+    _check_writable(out, "--out")
     plot_runs(curves, args.metric, f"{args.env}: latest run per algorithm", path=out,
               band=args.band)
     print(f"wrote {out} ({len(curves)} runs)")
@@ -318,9 +341,10 @@ def _add_run_flags(p, seeds: int, seed_help: str) -> None:
     """What `train` and `sweep` share: algorithm, env, budget, overrides, outputs, driver flags."""
     p.add_argument("algo")
     p.add_argument("--env", default="CartPole-v1")
-    p.add_argument("--seeds", type=int, default=seeds)
-    p.add_argument("--total-steps", type=float, default=100_000, help="env steps per seed")
-    p.add_argument("--seed", type=int, default=0, help=seed_help)
+    p.add_argument("--seeds", type=_whole_number, default=seeds)
+    p.add_argument("--total-steps", type=_whole_number, default=100_000,
+                   help="env steps per seed (1e6 is fine)")
+    p.add_argument("--seed", type=_whole_number, default=0, help=seed_help)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
     p.add_argument("--eval-episodes", type=int, default=16)
     p.add_argument("--json", metavar="PATH")
@@ -342,7 +366,7 @@ def _add_driver_flags(p) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxrl", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="jaxrl", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train an algorithm on an env over many seeds")
@@ -364,7 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("suite", help="a suite name (experiments/benchmarks/NAME.yaml) or a YAML path")
     b.add_argument("--only", action="append", metavar="PATTERN",
                    help="only entries whose name (algo/env) matches this glob or substring")
-    b.add_argument("--seeds", type=int, default=None, help="seeds per entry (default: the suite's)")
+    b.add_argument("--seeds", type=_whole_number, default=None,
+                   help="seeds per entry (default: the suite's)")
     b.add_argument("--budget-scale", type=float, default=1.0,
                    help="multiply every budget (smoke runs); at least one update per entry")
     b.add_argument("--out", default=None, help="also copy report.md, results.json, curves.png here")
@@ -441,13 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if getattr(args, "total_steps", None) is not None:
-        if args.total_steps != int(args.total_steps):
-            print("jaxrl: --total-steps must be a whole number", file=sys.stderr)
-            return 2
-        args.total_steps = int(args.total_steps)
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
     except ValueError as err:  # our config/env/algo errors are ValueError subclasses
         print(f"jaxrl: {err}", file=sys.stderr)

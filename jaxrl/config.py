@@ -8,11 +8,20 @@
 
 Declare fields with `static` / `traced`; subclasses add ``validate`` checks and derived
 properties. Configs are never mutated: use ``config.replace(**overrides)`` (validated).
+
+Every numeric field is checked against one table, `RANGES` (field name -> `Interval`, shared by
+all algorithms), whenever a config is built: by `jaxrl.train`, the CLI, each point of a sweep
+and each bench entry, before anything compiles. An ``int`` field not in the table is a count
+(>= 1). `check_run_args` holds the same kind of rule for a run's ``seeds``, ``total_steps`` and
+root ``seed``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
+import numbers
 import typing
 from typing import Any
 
@@ -38,6 +47,7 @@ class AlgoConfig:
     """Base class for algorithm configs (frozen dataclass of static and traced fields)."""
 
     def __post_init__(self):
+        check_ranges(self)  # first: a subclass's validate may divide by a count
         self.validate()
 
     # -- field bookkeeping --------------------------------------------------------------------
@@ -79,7 +89,8 @@ class AlgoConfig:
         return dataclasses.replace(self, **coerced)
 
     def validate(self) -> None:
-        """Raise `ConfigError` for out-of-range values. Subclasses extend this."""
+        """Raise `ConfigError` for inconsistent values (choices, divisibility). Numeric ranges
+        are not checked here but in `RANGES`. Subclasses extend this."""
 
 
 def _field_type(cls: type, name: str) -> Any:
@@ -122,6 +133,142 @@ def coerce(key: str, value: Any, typ: Any) -> Any:
         name = getattr(typ, "__name__", str(typ))
         raise ConfigError(f"config key {key!r} expects {name}, got {value!r}") from None
     return value
+
+
+# -- ranges: one table for the numeric fields of every algorithm ------------------------------
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    """The finite numbers from ``low`` to ``high``; an end is excluded when ``*_open``."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+
+    def __contains__(self, x: float) -> bool:
+        above = x > self.low if self.low_open else x >= self.low
+        below = x < self.high if self.high_open else x <= self.high
+        return math.isfinite(x) and above and below
+
+    def __str__(self) -> str:
+        """``> 0``, ``>= 1``, ``in (0, 1]`` or ``a finite number``."""
+        if self.high == math.inf:
+            if self.low == -math.inf:
+                return "a finite number"
+            return f"{'>' if self.low_open else '>='} {_number(self.low)}"
+        return (f"in {'(' if self.low_open else '['}{_number(self.low)}, "
+                f"{_number(self.high)}{')' if self.high_open else ']'}")
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+ANY = Interval()
+POSITIVE = Interval(0.0, low_open=True)
+NON_NEGATIVE = Interval(0.0)
+COUNT = Interval(1)  # every int field not in RANGES: envs, steps, epochs, sizes, periods
+UNIT = Interval(0.0, 1.0)  # [0, 1]
+UNIT_NO_ZERO = Interval(0.0, 1.0, low_open=True)  # (0, 1]
+UNIT_NO_ONE = Interval(0.0, 1.0, high_open=True)  # [0, 1)
+UNIT_OPEN = Interval(0.0, 1.0, low_open=True, high_open=True)  # (0, 1)
+
+RANGES: dict[str, Interval] = {
+    # learning rates: 0 never learns, < 0 ascends the loss
+    "learning_rate": POSITIVE, "vf_learning_rate": POSITIVE, "actor_lr": POSITIVE,
+    "critic_lr": POSITIVE, "alpha_lr": POSITIVE,
+    # returns: gamma = 1 is the undiscounted finite-horizon return; lambda = 0 is TD(0) and
+    # lambda = 1 Monte Carlo (A2C's n-step)
+    "gamma": UNIT, "gae_lambda": UNIT,
+    # target networks: tau = 1 copies the online net; tau = 0 would freeze the target forever
+    "tau": UNIT_NO_ZERO,
+    # exploration: probabilities, a fraction of the run (0 = no decay), noise scales
+    "eps_start": UNIT, "eps_end": UNIT, "eps_decay_fraction": UNIT,
+    "exploration_noise": NON_NEGATIVE, "target_noise": NON_NEGATIVE,
+    "target_noise_clip": NON_NEGATIVE,
+    # prioritized replay: alpha = 0 is uniform sampling; beta = 1 corrects the bias fully
+    "per_alpha": UNIT, "per_beta": UNIT,
+    # policy steps: a trust region or clip range of 0 never moves; the line search must shrink
+    "clip_eps": POSITIVE, "max_kl": POSITIVE, "backtrack_coef": UNIT_OPEN,
+    "cg_damping": NON_NEGATIVE,
+    # loss weights (0 switches a term off)
+    "ent_coef": NON_NEGATIVE, "vf_coef": NON_NEGATIVE,
+    # optimizers: a clip norm of 0 zeroes every update (NaN at a zero gradient); eps = 0
+    # divides by zero wherever a gradient is 0; a decay of 1 never updates the average
+    "max_grad_norm": POSITIVE, "adam_eps": POSITIVE, "rmsprop_eps": POSITIVE,
+    "rmsprop_decay": UNIT_NO_ONE,
+    # SAC: the temperature is learned as its log
+    "init_alpha": POSITIVE, "target_entropy_scale": ANY,
+    # Gaussian policies start at any log-std
+    "init_log_std": ANY,
+    # set by the driver (0 = not yet set)
+    "total_steps": NON_NEGATIVE,
+    # counts that may be 0
+    "learning_starts": NON_NEGATIVE,
+}
+
+
+@functools.cache
+def numeric_fields(cls: type) -> dict[str, type]:
+    """``{name: int | float}`` for the numeric fields of a config class (tuples of ints, such as
+    ``hidden``, count as int: each element is checked)."""
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in dataclasses.fields(cls):
+        typ = hints[f.name]
+        if typing.get_origin(typ) is tuple:
+            typ = typing.get_args(typ)[0]
+        if typ in (int, float):
+            out[f.name] = typ
+    return out
+
+
+def allowed(name: str, typ: type) -> Interval:
+    """The interval of field ``name``: its `RANGES` entry; a count (>= 1) for an int field."""
+    return RANGES.get(name, COUNT if typ is int else ANY)
+
+
+def check_ranges(config: AlgoConfig) -> None:
+    """Raise `ConfigError` (one line: field, value, allowed range) for the first numeric field
+    of ``config`` outside its interval."""
+    for name, typ in numeric_fields(type(config)).items():
+        value = getattr(config, name)
+        interval = allowed(name, typ)
+        for x in value if isinstance(value, tuple) else (value,):
+            if not _is_real(x) or x not in interval:
+                each = "each element " if isinstance(value, tuple) else ""
+                raise ConfigError(f"{name}={value!r} is out of range for {type(config).__name__}:"
+                                  f" {each}must be {interval}")
+
+
+def _is_real(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+# -- run arguments ------------------------------------------------------------------------------
+SEED_LIMIT = 2**32  # a PRNG key keeps 32 bits of the root seed: seed 2**32 would repeat seed 0
+_UNSET: Any = object()
+
+
+def check_run_args(*, seeds: Any = _UNSET, total_steps: Any = _UNSET, seed: Any = _UNSET) -> None:
+    """Refuse a run's whole-number arguments before anything is built (`int` would truncate
+    them): ``seeds`` >= 1 and the root ``seed`` in ``[0, 2**32)`` must be ints; ``total_steps``
+    >= 1 may also be a float with a whole value (``1e6``). Arguments not given are not checked."""
+    if seeds is not _UNSET:
+        _check_whole("seeds", seeds, COUNT)
+    if total_steps is not _UNSET:
+        _check_whole("total_steps", total_steps, COUNT, whole_floats=True)
+    if seed is not _UNSET:
+        _check_whole("seed", seed, Interval(0, SEED_LIMIT, high_open=True))
+
+
+def _check_whole(name: str, value: Any, interval: Interval, whole_floats: bool = False) -> None:
+    whole = isinstance(value, numbers.Integral) or (
+        whole_floats and _is_real(value) and math.isfinite(value) and value == int(value))
+    if not whole or isinstance(value, bool):
+        raise ConfigError(f"{name} must be a whole number, got {value!r}")
+    if value not in interval:
+        raise ConfigError(f"{name} must be {interval}, got {value!r}")
 
 
 def env_family(env_name: str) -> str:

@@ -36,7 +36,7 @@ import pandas as pd
 import envs
 from envs.wrappers import EpisodeStatistics
 from jaxrl import algos
-from jaxrl.config import AlgoConfig, ConfigError
+from jaxrl.config import AlgoConfig, ConfigError, check_run_args
 from jaxrl.diagnostics import first_non_finite
 from jaxrl.networks import resolve_torso
 from jaxrl.rollout import flatten_obs
@@ -100,6 +100,7 @@ def resolve(algo: str, env: str, total_steps: int, seeds: int, env_kwargs=None, 
     """Validate the request and build ``(algorithm, env, env_params, config, num_updates)``.
     Every bad input raises a `ValueError` subclass with a one-line message."""
     algorithm = algos.get(algo)
+    check_run_args(seeds=seeds, total_steps=total_steps)
     if int(seeds) < 1:
         raise ConfigError(f"seeds must be >= 1, got {seeds}")
     base_env, env_params = envs.make(env, **(env_kwargs or {}))
@@ -592,6 +593,7 @@ _DRIVER_ARGS = {"seed", "eval_every", "eval_episodes", "progress", "shard_seeds"
 def _spec(algo, env, seeds, total_steps, seed=0, eval_every=None, eval_episodes=16,
           shard_seeds=True, max_chunk_updates=MAX_CHUNK_UPDATES, env_kwargs=None,
           checkpoint_every=None, memory_check=True, **overrides) -> GroupSpec:
+    check_run_args(seeds=seeds, total_steps=total_steps, seed=seed)  # before int() truncates
     return GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
                      seed=int(seed), configs=[overrides], env_kwargs=env_kwargs,
                      eval_every=eval_every, eval_episodes=int(eval_episodes),

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from jaxrl import stats
-from jaxrl.config import ConfigError
+from jaxrl.config import ConfigError, check_run_args
 from jaxrl.driver import MAX_CHUNK_UPDATES, GroupSpec, TrainResult, plan_memory, resolve_group
 
 DISTRIBUTIONS = ("loguniform", "uniform", "randint", "choice")
@@ -233,6 +233,7 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     ``backend="ray"`` sends each group to a Ray cluster (``address``; default: start a local
     one) and gathers the results into the local run store.
     """
+    check_run_args(seeds=seeds, total_steps=total_steps, seed=seed)  # before int() truncates
     driver = {k: kwargs.pop(k) for k in _DRIVER_KEYS if k in kwargs}
     if driver.get("checkpoint_every") and not store:
         raise ConfigError("checkpoint_every needs the run store (store=True)")

@@ -45,8 +45,6 @@ class DDPGConfig(offpolicy.OffPolicyConfig):
         super().validate()
         if self.num_critics not in (1, 2):
             raise ConfigError(f"num_critics must be 1 or 2, got {self.num_critics}")
-        if self.policy_delay < 1:
-            raise ConfigError("policy_delay must be >= 1")
 
 
 def continuous_defaults(family: str) -> dict:

@@ -54,12 +54,8 @@ class DQNConfig(offpolicy.OffPolicyConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.target_update_period < 1:
-            raise ConfigError("target_update_period must be >= 1")
         if self.loss not in LOSSES:
             raise ConfigError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        if not (0.0 <= self.eps_end <= 1.0 and 0.0 <= self.eps_start <= 1.0):
-            raise ConfigError("eps_start and eps_end must lie in [0, 1]")
 
 
 def default_config(env_name: str) -> DQNConfig:

@@ -73,16 +73,10 @@ class OffPolicyConfig(AlgoConfig):
         return self.num_envs * self.log_interval
 
     def validate(self) -> None:
-        if min(self.num_envs, self.buffer_size, self.batch_size, self.log_interval,
-               self.n_step, self.gradient_steps) < 1 or self.learning_starts < 0:
-            raise ConfigError("num_envs, buffer_size, batch_size, log_interval, n_step and "
-                              "gradient_steps must be >= 1; learning_starts >= 0")
         if self.num_envs > self.buffer_size:
             raise ConfigError(f"buffer_size ({self.buffer_size}) must be >= num_envs")
         if self.verbosity not in diag.LEVELS:
             raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
-        if not 0.0 <= self.gamma <= 1.0:
-            raise ConfigError("gamma must lie in [0, 1]")
         if self.activation not in ("tanh", "relu", "elu", "silu"):
             raise ConfigError(f"unknown activation {self.activation!r}")
         if self.torso not in TORSOS:

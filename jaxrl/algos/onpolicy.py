@@ -69,16 +69,10 @@ class OnPolicyConfig(AlgoConfig):
         return self.num_envs * self.num_steps
 
     def validate(self) -> None:
-        if self.num_envs < 1 or self.num_steps < 1:
-            raise ConfigError("num_envs and num_steps must be >= 1")
         if self.verbosity not in diag.LEVELS:
             raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
-        if not 0.0 <= self.gamma <= 1.0 or not 0.0 <= self.gae_lambda <= 1.0:
-            raise ConfigError("gamma and gae_lambda must lie in [0, 1]")
         if self.activation not in ("tanh", "relu", "elu", "silu"):
             raise ConfigError(f"unknown activation {self.activation!r}")
-        if any(h < 1 for h in self.hidden):
-            raise ConfigError(f"hidden widths must be >= 1, got {self.hidden}")
         if self.torso not in TORSOS:
             raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
 
@@ -96,8 +90,6 @@ class SeparateValueConfig(OnPolicyConfig):
         if self.shared_network:
             raise ConfigError("shared_network=True needs a joint loss; this algorithm fits the "
                               "policy and the value function separately")
-        if self.value_epochs < 1 or self.value_minibatches < 1:
-            raise ConfigError("value_epochs and value_minibatches must be >= 1")
         if self.steps_per_update % self.value_minibatches:
             raise ConfigError(f"num_envs * num_steps ({self.steps_per_update}) must be divisible "
                               f"by value_minibatches ({self.value_minibatches})")

@@ -37,15 +37,11 @@ class PPOConfig(onpolicy.OnPolicyConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.update_epochs < 1 or self.num_minibatches < 1:
-            raise ConfigError("update_epochs and num_minibatches must be >= 1")
         if (self.num_envs * self.num_steps) % self.num_minibatches:
             raise ConfigError(
                 f"num_envs * num_steps ({self.num_envs * self.num_steps}) must be divisible by "
                 f"num_minibatches ({self.num_minibatches})"
             )
-        if not 0.0 < self.clip_eps:
-            raise ConfigError(f"clip_eps must be > 0, got {self.clip_eps}")
 
 
 def default_config(env_name: str) -> PPOConfig:

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
 from jaxrl.algos import onpolicy
-from jaxrl.config import ConfigError, static, traced
+from jaxrl.config import static, traced
 from jaxrl.ops import conjugate_gradient
 
 
@@ -41,15 +41,6 @@ class TRPOConfig(onpolicy.SeparateValueConfig):
     max_kl: float = traced(0.01, "trust region radius delta on the mean KL(old || new)")
     cg_damping: float = traced(0.1, "damping added to the Fisher-vector product")
     backtrack_coef: float = traced(0.8, "line-search shrink factor c")
-
-    def validate(self) -> None:
-        super().validate()
-        if self.cg_iters < 1 or self.backtrack_iters < 1 or self.fisher_subsample < 1:
-            raise ConfigError("cg_iters, backtrack_iters and fisher_subsample must be >= 1")
-        if not self.max_kl > 0:
-            raise ConfigError(f"max_kl must be > 0, got {self.max_kl}")
-        if not 0.0 < self.backtrack_coef < 1.0:
-            raise ConfigError(f"backtrack_coef must lie in (0, 1), got {self.backtrack_coef}")
 
 
 def default_config(env_name: str) -> TRPOConfig:

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrl.algos import onpolicy
-from jaxrl.config import ConfigError, static, traced
+from jaxrl.config import static, traced
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,11 +28,6 @@ class VPGConfig(onpolicy.SeparateValueConfig):
 
     learning_rate: float = traced(3e-4, "policy Adam learning rate")
     ent_coef: float = traced(0.0)
-
-    def validate(self) -> None:
-        super().validate()
-        if self.policy_epochs < 1:
-            raise ConfigError("policy_epochs must be >= 1")
 
 
 def default_config(env_name: str) -> VPGConfig:
