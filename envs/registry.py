@@ -7,6 +7,7 @@ Names:
 * ``"probe:value"`` …: the probe ladder (`envs.probes`).
 
 Unknown names raise `UnknownEnvironmentError` listing the closest registered names.
+`env_family` sorts a name into the family whose default hyperparameters fit it.
 """
 
 from __future__ import annotations
@@ -84,3 +85,17 @@ def unknown_name_message(name: str) -> str:
     close = difflib.get_close_matches(name.lower(), list(lowered), n=5, cutoff=0.4)
     hint = ", ".join(lowered[c] for c in close) if close else ", ".join(candidates[:8]) + ", ..."
     return f"Unknown environment {name!r}. Closest registered names: {hint}"
+
+
+def env_family(env_name: str) -> str:
+    """'probe' | 'brax' | 'minatar' | 'continuous' | 'discrete': the family of a registered
+    name, by which an algorithm picks its default config."""
+    if env_name.startswith("probe:"):
+        return "probe"
+    if env_name.startswith("brax:"):
+        return "brax"
+    if "MinAtar" in env_name:
+        return "minatar"
+    if env_name.removeprefix("gymnax:") in ("Pendulum-v1", "MountainCarContinuous-v0"):
+        return "continuous"
+    return "discrete"

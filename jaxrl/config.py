@@ -270,15 +270,3 @@ def _check_whole(name: str, value: Any, interval: Interval, whole_floats: bool =
     if value not in interval:
         raise ConfigError(f"{name} must be {interval}, got {value!r}")
 
-
-def env_family(env_name: str) -> str:
-    """'probe' | 'brax' | 'minatar' | 'continuous' | 'discrete' (for default configs)."""
-    if env_name.startswith("probe:"):
-        return "probe"
-    if env_name.startswith("brax:"):
-        return "brax"
-    if "MinAtar" in env_name:
-        return "minatar"
-    if env_name.removeprefix("gymnax:") in ("Pendulum-v1", "MountainCarContinuous-v0"):
-        return "continuous"
-    return "discrete"

@@ -231,12 +231,6 @@ def to_env_action(action_space: Space, action: jax.Array) -> jax.Array:
     return low + (a + 1.0) * 0.5 * (high - low)
 
 
-def flat_obs_dim(obs_space: Space) -> int:
-    if isinstance(obs_space, Discrete):
-        raise TypeError("discrete observation spaces must be one-hot encoded by the env adapter")
-    return int(np.prod(obs_space.shape))
-
-
 # -- off-policy networks ----------------------------------------------------------------------
 class QNetwork(nn.Module):
     """``obs [..., obs_dim] -> Q [..., n]`` for ``n`` discrete actions.

@@ -50,10 +50,15 @@ class EnvCarry:
     obs: jax.Array  # [N, obs_dim] raw flattened observation
 
 
+def obs_dim(obs_space: Space) -> int:
+    """Length of a flattened observation: the product of ``obs_space.shape`` (1 for ``()``)."""
+    return int(np.prod(obs_space.shape))
+
+
 def flatten_obs(obs: jax.Array, obs_space: Space) -> jax.Array:
     """``[..., *obs_shape] -> [..., obs_dim]`` float32."""
     lead = obs.shape[: obs.ndim - len(obs_space.shape)]
-    return obs.reshape(*lead, int(np.prod(obs_space.shape))).astype(jnp.float32)
+    return obs.reshape(*lead, obs_dim(obs_space)).astype(jnp.float32)
 
 
 def reset_envs(key: jax.Array, env, env_params, num_envs: int) -> EnvCarry:

@@ -9,8 +9,9 @@ import pytest
 import envs
 import jaxrl
 from jaxrl import algos
-from jaxrl.algos import ddpg, dqn, offpolicy, sac
+from jaxrl.algos import ddpg, dqn, sac
 from jaxrl.buffers import nstep
+from jaxrl.rollout import obs_dim
 
 
 def _state_and_batch(algo: str, env_name: str, **overrides):
@@ -20,7 +21,7 @@ def _state_and_batch(algo: str, env_name: str, **overrides):
     config = algorithm.default_config(env_name).replace(hidden=(8,), num_envs=2, batch_size=16,
                                                         buffer_size=64, **overrides)
     state = algorithm.init(jax.random.key(0), env, params, config)
-    d = offpolicy.obs_dim(env, params)
+    d = obs_dim(env.observation_space(params))
     space = env.action_space(params)
     if algo == "dqn":
         action = jax.random.randint(jax.random.key(1), (16,), 0, space.n)

@@ -12,6 +12,7 @@ import jaxrl
 from jaxrl import algos
 from jaxrl.algos import a2c, onpolicy
 from jaxrl.config import ConfigError
+from jaxrl.ops import clipped_adam
 from jaxrl.runs import query
 
 FAMILY = ("vpg", "a2c", "trpo")
@@ -76,8 +77,8 @@ def test_vpg_value_fit_leaves_the_policy_alone():
     network = onpolicy.make_network(config, env, env_params)
     _, traj = onpolicy.rollout(state, jax.random.key(1), config, env, env_params, network)
     batch = onpolicy.make_batch(state, traj, traj.reward, config, network)
-    opt = onpolicy.adam(state.hparams, 1e-2).init(onpolicy.param_group(state.params, "value"))
-    params, _, metrics = onpolicy.fit_value(state.params, opt, onpolicy.adam(state.hparams, 1e-2),
+    opt = clipped_adam(state.hparams, 1e-2).init(onpolicy.param_group(state.params, "value"))
+    params, _, metrics = onpolicy.fit_value(state.params, opt, clipped_adam(state.hparams, 1e-2),
                                             batch, jax.random.key(2), config, network)
     for a, b in zip(jax.tree.leaves(onpolicy.param_group(state.params, "policy")),
                     jax.tree.leaves(onpolicy.param_group(params, "policy"))):

@@ -20,8 +20,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from envs.registry import env_family
 from jaxrl.algos import onpolicy
 from jaxrl.config import ConfigError, static, traced
+from jaxrl.ops import clipped_adam
 
 OPTIMIZERS = ("rmsprop", "adam")
 RMSPROP_STYLES = ("tensorflow", "pytorch")
@@ -55,7 +57,7 @@ class A2CConfig(onpolicy.OnPolicyConfig):
 
 def default_config(env_name: str) -> A2CConfig:
     """Configs that work without tuning flags, per env family."""
-    family = onpolicy.env_family(env_name)
+    family = env_family(env_name)
     if family == "probe":
         # Small batches need the annealed LR to settle (constant LR left values +-0.06 off).
         return onpolicy.probe_config(A2CConfig, ent_coef=0.0, learning_rate=3e-3, num_envs=4,
@@ -87,7 +89,7 @@ def optimizers(hp: dict, config: A2CConfig, lr_scale: jax.Array) -> dict:
     """One optimizer over all parameters: RMSProp (explicit epsilon convention) or Adam."""
     lr = hp["learning_rate"] * lr_scale
     if config.optimizer == "adam":
-        return {"all": onpolicy.adam(hp, lr)}
+        return {"all": clipped_adam(hp, lr)}
     tf = config.rmsprop_style == "tensorflow"
     rms = optax.scale_by_rms(decay=hp["rmsprop_decay"], eps=hp["rmsprop_eps"],
                              initial_scale=1.0 if tf else 0.0, eps_in_sqrt=tf)

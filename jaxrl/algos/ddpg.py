@@ -20,10 +20,11 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
+from envs.registry import env_family
 from jaxrl.algos import offpolicy
 from jaxrl.config import ConfigError, static, traced
-from jaxrl.networks import Critic, DeterministicActor
-from jaxrl.ops import polyak_update
+from jaxrl.networks import DeterministicActor
+from jaxrl.ops import clipped_adam, polyak_update
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,20 +63,19 @@ def continuous_defaults(family: str) -> dict:
 
 
 def default_config(env_name: str) -> DDPGConfig:
-    family = offpolicy.env_family(env_name)
+    family = env_family(env_name)
     extra = dict(actor_lr=3e-3, critic_lr=3e-3, tau=0.02) if family == "probe" else {}
     return DDPGConfig(**continuous_defaults(family), **extra)
 
 
 def networks(config, space):
-    dim = offpolicy.action_dim(space)
-    return (DeterministicActor(dim, tuple(config.hidden), config.activation, config.torso),
-            Critic(tuple(config.hidden), config.activation, config.torso))
+    """``(DeterministicActor, Critic)``: ``mu(s)`` in ``[-1, 1]`` and ``Q(s, a)``."""
+    return offpolicy.actor_critic_networks(DeterministicActor, config, space)
 
 
 def optimizers(hp: dict) -> dict:
-    return {"actor": offpolicy.adam(hp, hp["actor_lr"]),
-            "critic": offpolicy.adam(hp, hp["critic_lr"])}
+    return {"actor": clipped_adam(hp, hp["actor_lr"]),
+            "critic": clipped_adam(hp, hp["critic_lr"])}
 
 
 def init_learner(key, obs_dim: int, space, config: DDPGConfig):
@@ -85,7 +85,9 @@ def init_learner(key, obs_dim: int, space, config: DDPGConfig):
 
 
 def explore(state, obs, key, config: DDPGConfig, space):
-    """Deterministic action plus Gaussian noise, clipped to the agent's ``[-1, 1]``."""
+    """``[N, action_dim]`` deterministic action plus Gaussian noise of std
+    ``exploration_noise``, clipped to the agent's ``[-1, 1]`` (training, and `make_act` when
+    not deterministic)."""
     actor, _ = networks(config, space)
     action = actor.apply(state.params["actor"], obs)
     noise = state.hparams["exploration_noise"] * jax.random.normal(key, action.shape)
@@ -100,12 +102,9 @@ def td_targets(state, batch, key, config: DDPGConfig, actor, critic) -> jax.Arra
         noise = jnp.clip(hp["target_noise"] * jax.random.normal(key, next_action.shape),
                          -hp["target_noise_clip"], hp["target_noise_clip"])
         next_action = jnp.clip(next_action + noise, -1.0, 1.0)
-    q_next = critic_values_min(critic, state.target_params["critic"], batch.next_obs, next_action)
+    q_next = offpolicy.critic_values_min(critic, state.target_params["critic"], batch.next_obs,
+                                         next_action)
     return jax.lax.stop_gradient(batch.reward + batch.discount * q_next)
-
-
-def critic_values_min(critic, stacked, obs, action) -> jax.Array:
-    return offpolicy.critic_values(critic, stacked, obs, action).min(axis=0)
 
 
 def actor_loss(actor_params, critic_params, actor, critic, obs):
@@ -137,43 +136,25 @@ def learn(state, batch, weights, key, config: DDPGConfig, space) -> offpolicy.Le
                              td, metrics)
 
 
-def _policy(config, env, env_params):
-    return offpolicy.acting_parts(networks, config, env, env_params)
-
-
 def make_agent_action(config, env, env_params):
-    actor, _, flat = _policy(config, env, env_params)
+    """``mu(state, obs [K, *obs_shape]) -> [K, action_dim]`` in the agent's ``[-1, 1]``."""
+    actor, _, flat = offpolicy.acting_parts(networks, config, env, env_params)
     return lambda state, obs: actor.apply(state.params["actor"], flat(obs))
-
-
-def make_act(config, env, env_params):
-    """``act(state, obs, key, deterministic)``: mu(s), or with exploration noise."""
-    from jaxrl.networks import to_env_action
-
-    space = env.action_space(env_params)
-    mode = make_agent_action(config, env, env_params)
-
-    def act(state, obs, key, deterministic: bool = True):
-        action = mode(state, obs)
-        if not deterministic:
-            noise = state.hparams["exploration_noise"] * jax.random.normal(key, action.shape)
-            action = jnp.clip(action + noise, -1.0, 1.0)
-        return to_env_action(space, action)
-
-    return act
 
 
 def make_value(config, env, env_params):
     """``V(s) = min_i Q_i(s, mu(s))`` ``[K]``."""
-    actor, critic, flat = _policy(config, env, env_params)
+    actor, critic, flat = offpolicy.acting_parts(networks, config, env, env_params)
 
     def value(state, obs):
         x = flat(obs)
-        return critic_values_min(critic, state.params["critic"], x,
-                                 actor.apply(state.params["actor"], x))
+        return offpolicy.critic_values_min(critic, state.params["critic"], x,
+                                           actor.apply(state.params["actor"], x))
 
     return value
 
 
 init = offpolicy.make_init(init_learner)
 train_step = offpolicy.make_train_step(explore, learn)
+# mu(s), or with exploration noise when deterministic=False
+make_act = offpolicy.make_act_from(make_agent_action, explore)

@@ -24,12 +24,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from envs.registry import env_family
 from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
 from jaxrl.algos import offpolicy
 from jaxrl.config import ConfigError, static, traced
 from jaxrl.networks import QNetwork
-from jaxrl.ops import polyak_update
+from jaxrl.ops import clipped_adam, linear_schedule, polyak_update
 from jaxrl.rollout import flatten_obs
 
 LOSSES = ("huber", "mse")
@@ -60,7 +61,7 @@ class DQNConfig(offpolicy.OffPolicyConfig):
 
 def default_config(env_name: str) -> DQNConfig:
     """Configs that work without tuning flags, per env family."""
-    family = offpolicy.env_family(env_name)
+    family = env_family(env_name)
     if family == "probe":
         return DQNConfig(num_envs=8, buffer_size=4096, batch_size=64, learning_starts=256,
                          log_interval=16, gradient_steps=2, hidden=(32, 32), gamma=0.9,
@@ -88,15 +89,15 @@ def make_network(config: DQNConfig, space: Discrete) -> QNetwork:
 
 
 def learning_rate(state, config: DQNConfig) -> jax.Array:
+    """``[]`` the learning rate, linearly annealed to 0 over ``total_steps`` if ``anneal_lr``."""
     hp = state.hparams
     if not config.anneal_lr:
         return hp["learning_rate"]
-    frac = 1.0 - state.env_steps / jnp.maximum(hp["total_steps"], 1.0)
-    return hp["learning_rate"] * jnp.clip(frac, 0.0, 1.0)
+    return hp["learning_rate"] * linear_schedule(1.0, 0.0, state.env_steps, hp["total_steps"])
 
 
 def optimizers(hp: dict, lr: jax.Array) -> dict:
-    return {"q": offpolicy.adam(hp, lr)}
+    return {"q": clipped_adam(hp, lr)}
 
 
 def init_learner(key, obs_dim: int, space, config: DQNConfig):
@@ -106,15 +107,17 @@ def init_learner(key, obs_dim: int, space, config: DQNConfig):
 
 
 def epsilon(state) -> jax.Array:
-    """Linear decay from ``eps_start`` to ``eps_end`` over ``eps_decay_fraction`` of the run."""
+    """``[]`` linear decay from ``eps_start`` to ``eps_end`` over ``eps_decay_fraction`` of the
+    run."""
     hp = state.hparams
-    horizon = jnp.maximum(hp["eps_decay_fraction"] * hp["total_steps"], 1.0)
-    frac = jnp.clip(state.env_steps / horizon, 0.0, 1.0)
-    return hp["eps_start"] + frac * (hp["eps_end"] - hp["eps_start"])
+    return linear_schedule(hp["eps_start"], hp["eps_end"], state.env_steps,
+                           hp["eps_decay_fraction"] * hp["total_steps"])
 
 
 def explore(state, obs, key, config: DQNConfig, space):
-    """Epsilon-greedy actions ``[N]``."""
+    """Epsilon-greedy actions ``[N]`` int32 at flat observations ``obs [N, obs_dim]``: uniform
+    with probability `epsilon`, else greedy (training, and `make_act` when not
+    deterministic)."""
     greedy = jnp.argmax(make_network(config, space).apply(state.params, obs), axis=-1)
     coin_key, action_key = jax.random.split(key)
     random = jax.random.randint(action_key, greedy.shape, 0, space.n)
@@ -168,24 +171,6 @@ def _q_values(config, env, env_params):
     return lambda state, obs: network.apply(state.params, flatten_obs(obs, obs_space))
 
 
-def make_act(config, env, env_params):
-    """``act(state, obs, key, deterministic) -> action``: greedy, or epsilon-greedy at the
-    current epsilon when ``deterministic=False``."""
-    q_values = _q_values(config, env, env_params)
-    space = env.action_space(env_params)
-
-    def act(state, obs, key, deterministic: bool = True):
-        greedy = jnp.argmax(q_values(state, obs), axis=-1).astype(space.dtype)
-        if deterministic:
-            return greedy
-        coin_key, action_key = jax.random.split(key)
-        random = jax.random.randint(action_key, greedy.shape, 0, space.n).astype(space.dtype)
-        return jnp.where(jax.random.uniform(coin_key, greedy.shape) < epsilon(state), random,
-                         greedy)
-
-    return act
-
-
 def make_value(config, env, env_params):
     """``V(s) = max_a Q(s, a)`` ``[K]`` (the greedy policy's value)."""
     q_values = _q_values(config, env, env_params)
@@ -193,9 +178,12 @@ def make_value(config, env, env_params):
 
 
 def make_agent_action(config, env, env_params):
+    """``greedy(state, obs [K, *obs_shape]) -> [K]`` the action of the largest Q."""
     q_values = _q_values(config, env, env_params)
     return lambda state, obs: jnp.argmax(q_values(state, obs), axis=-1)
 
 
 init = offpolicy.make_init(init_learner)
 train_step = offpolicy.make_train_step(explore, learn)
+# greedy, or epsilon-greedy at the current epsilon when deterministic=False
+make_act = offpolicy.make_act_from(make_agent_action, explore)

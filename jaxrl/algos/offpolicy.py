@@ -6,6 +6,10 @@ An off-policy algorithm is its config, its networks, an exploration rule and a l
 * ``explore(state, obs [N, obs_dim], key, config, action_space) -> action [N, ...]``
 * ``learn(state, batch, weights, key, config, action_space) -> Learned``
 
+Acting outside training reuses ``explore``: ``make_act = make_act_from(make_agent_action,
+explore)``. DDPG, TD3 and SAC share their networks, critics and acting parts here
+(`actor_critic_networks`, `critic_values_min`, `acting_parts`).
+
 Everything else lives here once (`make_train_step`)::
 
     for each train step (log_interval rounds; metrics averaged over the rounds that learned):
@@ -35,10 +39,12 @@ from flax import struct
 from envs.spaces import Box, Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
+from jaxrl.algos import acting
 from jaxrl.buffers import nstep, prioritized, uniform
-from jaxrl.config import AlgoConfig, ConfigError, env_family, static, traced  # noqa: F401
-from jaxrl.networks import TORSOS
-from jaxrl.rollout import EnvCarry, env_step, flatten_obs, reset_envs
+from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.networks import ACTIVATIONS, TORSOS, Critic
+from jaxrl.ops import linear_schedule
+from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +83,7 @@ class OffPolicyConfig(AlgoConfig):
             raise ConfigError(f"buffer_size ({self.buffer_size}) must be >= num_envs")
         if self.verbosity not in diag.LEVELS:
             raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
-        if self.activation not in ("tanh", "relu", "elu", "silu"):
+        if self.activation not in ACTIVATIONS:
             raise ConfigError(f"unknown activation {self.activation!r}")
         if self.torso not in TORSOS:
             raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
@@ -118,14 +124,9 @@ def buffer_module(config: OffPolicyConfig):
     return prioritized if config.prioritized else uniform
 
 
-def obs_dim(env, env_params) -> int:
-    space = env.observation_space(env_params)
-    return flatten_obs(jnp.zeros(space.shape), space).shape[-1]
-
-
 def example_row(env, env_params, config: OffPolicyConfig) -> nstep.StepRow:
     space = env.action_space(env_params)
-    n, d = config.num_envs, obs_dim(env, env_params)
+    n, d = config.num_envs, obs_dim(env.observation_space(env_params))
     if isinstance(space, Discrete):
         action = jnp.zeros((n,), jnp.int32)
     else:
@@ -143,7 +144,8 @@ def make_init(init_learner):
         learner_key, env_key, state_key = jax.random.split(key, 3)
         row = example_row(env, env_params, config)
         params, target_params, opt_state = init_learner(
-            learner_key, obs_dim(env, env_params), env.action_space(env_params), config)
+            learner_key, obs_dim(env.observation_space(env_params)),
+            env.action_space(env_params), config)
         one_item = jax.tree.map(lambda x: x[0], nstep.emit(
             jax.tree.map(lambda x: x[None], row), 1.0))
         return OffPolicyState(
@@ -158,12 +160,6 @@ def make_init(init_learner):
     return init
 
 
-def adam(hp: dict, lr: jax.Array) -> optax.GradientTransformation:
-    """Global-norm clipping, then Adam with an explicit epsilon, then the learning rate."""
-    return optax.chain(optax.clip_by_global_norm(hp["max_grad_norm"]),
-                       optax.scale_by_adam(eps=hp["adam_eps"]), optax.scale(-lr))
-
-
 def random_action(key, space, num_envs: int) -> jax.Array:
     """Uniform random agent actions ``[N, ...]`` (Box actions in the agent's ``[-1, 1]``)."""
     if isinstance(space, Discrete):
@@ -174,10 +170,9 @@ def random_action(key, space, num_envs: int) -> jax.Array:
 
 
 def beta_schedule(state: OffPolicyState) -> jax.Array:
-    """Importance-weight exponent, linear from ``per_beta`` to 1 over the run."""
+    """``[]`` importance-weight exponent, linear from ``per_beta`` to 1 over the run."""
     hp = state.hparams
-    frac = jnp.clip(state.env_steps / jnp.maximum(hp["total_steps"], 1.0), 0.0, 1.0)
-    return hp["per_beta"] + frac * (1.0 - hp["per_beta"])
+    return linear_schedule(hp["per_beta"], 1.0, state.env_steps, hp["total_steps"])
 
 
 def store(state: OffPolicyState, row: nstep.StepRow, config) -> tuple[Any, nstep.NStepWindow]:
@@ -336,8 +331,41 @@ def init_actor_critic(key, obs_dim: int, space, actor, critic, num_critics: int,
     return params, params, {k: tx[k].init(params[k]) for k in tx}
 
 
+def actor_critic_networks(actor_cls, config: OffPolicyConfig, space) -> tuple:
+    """``(actor, critic)`` modules for a Box action space: ``actor_cls(action_dim, hidden,
+    activation, torso)`` (DDPG's deterministic actor, SAC's squashed Gaussian) and a `Critic`
+    ``(obs [B, obs_dim], action [B, action_dim]) -> Q [B]`` of the same widths."""
+    dim = action_dim(space)
+    return (actor_cls(dim, tuple(config.hidden), config.activation, config.torso),
+            Critic(tuple(config.hidden), config.activation, config.torso))
+
+
+def critic_values_min(critic, stacked_params, obs, action) -> jax.Array:
+    """``[B]`` the smallest Q-value over the stacked critics (clipped double Q with two)."""
+    return critic_values(critic, stacked_params, obs, action).min(axis=0)
+
+
 def acting_parts(networks, config, env, env_params):
-    """``(actor, critic, flatten)`` for the act / value functions built from raw env obs."""
+    """``(actor, critic, flatten)`` for the act / value functions built from raw env obs;
+    ``networks(config, action_space) -> (actor, critic)``."""
     actor, critic = networks(config, env.action_space(env_params))
     obs_space = env.observation_space(env_params)
     return actor, critic, lambda obs: flatten_obs(obs, obs_space)
+
+
+# -- acting -------------------------------------------------------------------------------------
+def make_act_from(make_agent_action, explore):
+    """``make_act(config, env, env_params) -> act(state, obs, key, deterministic)`` of an
+    off-policy algorithm (`jaxrl.algos.acting`): its deterministic action
+    (``make_agent_action``), or the action ``explore`` takes in training (epsilon-greedy,
+    Gaussian noise, a policy sample)."""
+
+    def make_act(config, env, env_params):
+        obs_space, space = env.observation_space(env_params), env.action_space(env_params)
+
+        def sample(state, obs, key):
+            return explore(state, flatten_obs(obs, obs_space), key, config, space)
+
+        return acting.make_act(make_agent_action(config, env, env_params), sample, space)
+
+    return make_act

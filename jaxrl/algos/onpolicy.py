@@ -9,6 +9,9 @@ diagnostics and state bookkeeping (`make_train_step`, `make_init`).
 
 Parameter groups: ``"all"`` (every parameter), ``"policy"`` and ``"value"`` (the two separate
 MLPs of an unshared `ActorCritic`). An algorithm's optimizer state is ``{group: opt_state}``.
+
+Length: the shared train step of four algorithms; each step of it is a short function, kept
+in one file so the order of rollout, batch, update and bookkeeping reads top to bottom.
 """
 
 from __future__ import annotations
@@ -24,17 +27,19 @@ from flax import struct
 from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
-from jaxrl.config import AlgoConfig, ConfigError, env_family, static, traced  # noqa: F401
-from jaxrl.networks import TORSOS, ActorCritic, resolve_torso, to_env_action
+from jaxrl.algos import acting
+from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.networks import ACTIVATIONS, TORSOS, ActorCritic, resolve_torso
 from jaxrl.ops import (
     RunningMeanStd,
-    permutation,
     gae,
+    linear_schedule,
     normalize,
+    permutation,
     running_stats_init,
     running_stats_update,
 )
-from jaxrl.rollout import EnvCarry, collect, flatten_obs, reset_envs
+from jaxrl.rollout import EnvCarry, collect, flatten_obs, obs_dim, reset_envs
 
 OBS_CLIP = 10.0
 
@@ -71,7 +76,7 @@ class OnPolicyConfig(AlgoConfig):
     def validate(self) -> None:
         if self.verbosity not in diag.LEVELS:
             raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
-        if self.activation not in ("tanh", "relu", "elu", "silu"):
+        if self.activation not in ACTIVATIONS:
             raise ConfigError(f"unknown activation {self.activation!r}")
         if self.torso not in TORSOS:
             raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
@@ -146,20 +151,13 @@ def with_param_group(params, group: str, sub):
     return {**params, "params": {**params["params"], _GROUP_KEYS[group]: sub}}
 
 
-def adam(hp: dict, lr: jax.Array) -> optax.GradientTransformation:
-    """Global-norm clipping, then Adam with an explicit epsilon (added outside the square root),
-    then the (annealed) learning rate."""
-    return optax.chain(optax.clip_by_global_norm(hp["max_grad_norm"]),
-                       optax.scale_by_adam(eps=hp["adam_eps"]), optax.scale(-lr))
-
-
 def lr_scale(state: OnPolicyState, config) -> jax.Array:
-    """Linear annealing factor in ``[0, 1]`` (1 when ``anneal_lr`` is off or no horizon is set)."""
+    """``[]`` linear annealing factor, 1 at the start to 0 at ``total_steps`` (1 throughout when
+    ``anneal_lr`` is off or no horizon is set)."""
     if not config.anneal_lr:
         return jnp.float32(1.0)
     horizon = state.hparams["total_steps"]
-    frac = jnp.where(horizon > 0, 1.0 - state.env_steps / jnp.maximum(horizon, 1.0), 1.0)
-    return jnp.clip(frac, 0.0, 1.0)
+    return jnp.where(horizon > 0, linear_schedule(1.0, 0.0, state.env_steps, horizon), 1.0)
 
 
 def make_init(optimizers):
@@ -169,16 +167,15 @@ def make_init(optimizers):
     def init(key: jax.Array, env, env_params, config: OnPolicyConfig) -> OnPolicyState:
         """Fresh agent and envs for one seed."""
         net_key, env_key, state_key = jax.random.split(key, 3)
-        obs_dim = flatten_obs(jnp.zeros(env.observation_space(env_params).shape),
-                              env.observation_space(env_params)).shape[-1]
-        params = make_network(config, env, env_params).init(net_key, jnp.zeros((1, obs_dim)))
+        dim = obs_dim(env.observation_space(env_params))
+        params = make_network(config, env, env_params).init(net_key, jnp.zeros((1, dim)))
         hp = config.hparams()
         opt_state = {group: tx.init(param_group(params, group))
                      for group, tx in optimizers(hp, config, jnp.float32(1.0)).items()}
         return OnPolicyState(
             params=params,
             opt_state=opt_state,
-            obs_stats=running_stats_init((obs_dim,)),
+            obs_stats=running_stats_init((dim,)),
             reward_scaler=RewardScaler(running_stats_init(()), jnp.zeros((config.num_envs,))),
             carry=reset_envs(env_key, env, env_params, config.num_envs),
             key=state_key,
@@ -394,19 +391,26 @@ def make_train_step(update):
     return train_step
 
 
+def make_dist(config, env, env_params):
+    """``dist(state, obs [..., *obs_shape]) -> distribution`` at raw env observations,
+    normalized with the agent's statistics as in training."""
+    network = make_network(config, env, env_params)
+    obs_space = env.observation_space(env_params)
+
+    def dist(state: OnPolicyState, obs):
+        x = normalize_obs(state, flatten_obs(obs, obs_space), config)
+        return network.apply(state.params, x, method=network.dist)
+
+    return dist
+
+
 def make_act(config, env, env_params):
     """``act(state, obs, key, deterministic) -> env action`` for raw env observations
-    (``[..., *obs_shape]``), applying the agent's observation normalization."""
-    network = make_network(config, env, env_params)
-    obs_space, action_space = env.observation_space(env_params), env.action_space(env_params)
-
-    def act(state: OnPolicyState, obs, key, deterministic: bool = True):
-        x = normalize_obs(state, flatten_obs(obs, obs_space), config)
-        dist = network.apply(state.params, x, method=network.dist)
-        action = dist.mode() if deterministic else dist.sample(key)
-        return to_env_action(action_space, action)
-
-    return act
+    (``[..., *obs_shape]``): the policy's mode, or a sample of it (`jaxrl.algos.acting`)."""
+    dist = make_dist(config, env, env_params)
+    sample = lambda state, obs, key: dist(state, obs).sample(key)
+    return acting.make_act(make_agent_action(config, env, env_params), sample,
+                           env.action_space(env_params))
 
 
 def make_value(config, env, env_params):
@@ -423,11 +427,5 @@ def make_value(config, env, env_params):
 
 def make_agent_action(config, env, env_params):
     """``mode(state, obs) -> agent action`` in the agent's normalized action space."""
-    network = make_network(config, env, env_params)
-    obs_space = env.observation_space(env_params)
-
-    def mode(state: OnPolicyState, obs):
-        x = normalize_obs(state, flatten_obs(obs, obs_space), config)
-        return network.apply(state.params, x, method=network.dist).mode()
-
-    return mode
+    dist = make_dist(config, env, env_params)
+    return lambda state, obs: dist(state, obs).mode()

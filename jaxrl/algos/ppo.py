@@ -18,8 +18,10 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
+from envs.registry import env_family
 from jaxrl.algos import onpolicy
 from jaxrl.config import ConfigError, static, traced
+from jaxrl.ops import clipped_adam
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +48,7 @@ class PPOConfig(onpolicy.OnPolicyConfig):
 
 def default_config(env_name: str) -> PPOConfig:
     """Configs that work without tuning flags, per env family."""
-    family = onpolicy.env_family(env_name)
+    family = env_family(env_name)
     if family == "continuous":  # Pendulum-like classic control: short horizon, many epochs
         return PPOConfig(num_envs=8, num_steps=256, update_epochs=10, num_minibatches=16,
                          gamma=0.9, gae_lambda=0.95, learning_rate=1e-3, ent_coef=0.0,
@@ -93,7 +95,7 @@ def ppo_loss(params, network, batch: onpolicy.Batch, hp: dict, config: PPOConfig
 
 def optimizers(hp: dict, config: PPOConfig, lr_scale: jax.Array) -> dict:
     """One Adam over all parameters."""
-    return {"all": onpolicy.adam(hp, hp["learning_rate"] * lr_scale)}
+    return {"all": clipped_adam(hp, hp["learning_rate"] * lr_scale)}
 
 
 def update(state, batch: onpolicy.Batch, key, config: PPOConfig, network):

@@ -23,10 +23,11 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
+from envs.registry import env_family
 from jaxrl.algos import ddpg, offpolicy
 from jaxrl.config import static, traced
-from jaxrl.networks import Critic, SquashedGaussianActor
-from jaxrl.ops import polyak_update
+from jaxrl.networks import SquashedGaussianActor
+from jaxrl.ops import clipped_adam, polyak_update
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +45,7 @@ class SACConfig(offpolicy.OffPolicyConfig):
 
 
 def default_config(env_name: str) -> SACConfig:
-    family = offpolicy.env_family(env_name)
+    family = env_family(env_name)
     extra = {}
     if family == "probe":
         extra = dict(actor_lr=3e-3, critic_lr=3e-3, alpha_lr=3e-3, tau=0.02, init_alpha=0.1)
@@ -52,15 +53,14 @@ def default_config(env_name: str) -> SACConfig:
 
 
 def networks(config, space):
-    dim = offpolicy.action_dim(space)
-    return (SquashedGaussianActor(dim, tuple(config.hidden), config.activation, config.torso),
-            Critic(tuple(config.hidden), config.activation, config.torso))
+    """``(SquashedGaussianActor, Critic)``: ``pi(.|s)`` (a `TanhGaussian`) and ``Q(s, a)``."""
+    return offpolicy.actor_critic_networks(SquashedGaussianActor, config, space)
 
 
 def optimizers(hp: dict) -> dict:
-    return {"actor": offpolicy.adam(hp, hp["actor_lr"]),
-            "critic": offpolicy.adam(hp, hp["critic_lr"]),
-            "log_alpha": offpolicy.adam(hp, hp["alpha_lr"])}
+    return {"actor": clipped_adam(hp, hp["actor_lr"]),
+            "critic": clipped_adam(hp, hp["critic_lr"]),
+            "log_alpha": clipped_adam(hp, hp["alpha_lr"])}
 
 
 def init_learner(key, obs_dim: int, space, config: SACConfig):
@@ -71,6 +71,8 @@ def init_learner(key, obs_dim: int, space, config: SACConfig):
 
 
 def explore(state, obs, key, config: SACConfig, space):
+    """``[N, action_dim]`` a sample of ``pi(.|s)`` (training, and `make_act` when not
+    deterministic)."""
     actor, _ = networks(config, space)
     return actor.apply(state.params["actor"], obs).sample(key)
 
@@ -80,7 +82,7 @@ def td_targets(state, batch, key, actor, critic) -> jax.Array:
     alpha = jnp.exp(state.params["log_alpha"])
     next_action, next_log_prob = actor.apply(state.params["actor"],
                                              batch.next_obs).sample_and_log_prob(key)
-    q_next = ddpg.critic_values_min(critic, state.target_params["critic"], batch.next_obs,
+    q_next = offpolicy.critic_values_min(critic, state.target_params["critic"], batch.next_obs,
                                     next_action)
     return jax.lax.stop_gradient(batch.reward + batch.discount * (q_next - alpha * next_log_prob))
 
@@ -90,7 +92,7 @@ def actor_loss(actor_params, critic_params, alpha, actor, critic, obs, key):
     constants here."""
     critic_params, alpha = jax.lax.stop_gradient((critic_params, alpha))
     action, log_prob = actor.apply(actor_params, obs).sample_and_log_prob(key)
-    q = ddpg.critic_values_min(critic, critic_params, obs, action)
+    q = offpolicy.critic_values_min(critic, critic_params, obs, action)
     return jnp.mean(alpha * log_prob - q), {"entropy": -log_prob.mean(), "log_prob": log_prob}
 
 
@@ -128,40 +130,25 @@ def learn(state, batch, weights, key, config: SACConfig, space) -> offpolicy.Lea
     return offpolicy.Learned(params, target_params, opt_state, td, metrics)
 
 
-def _policy(config, env, env_params):
-    return offpolicy.acting_parts(networks, config, env, env_params)
-
-
 def make_agent_action(config, env, env_params):
-    actor, _, flat = _policy(config, env, env_params)
+    """``tanh(mean(s))`` ``[K, action_dim]``: the policy's mode, in the agent's ``[-1, 1]``."""
+    actor, _, flat = offpolicy.acting_parts(networks, config, env, env_params)
     return lambda state, obs: actor.apply(state.params["actor"], flat(obs)).mode()
-
-
-def make_act(config, env, env_params):
-    """``act(state, obs, key, deterministic)``: tanh(mean), or a sample of the policy."""
-    from jaxrl.networks import to_env_action
-
-    actor, _, flat = _policy(config, env, env_params)
-    space = env.action_space(env_params)
-
-    def act(state, obs, key, deterministic: bool = True):
-        dist = actor.apply(state.params["actor"], flat(obs))
-        return to_env_action(space, dist.mode() if deterministic else dist.sample(key))
-
-    return act
 
 
 def make_value(config, env, env_params):
     """``min_i Q_i(s, tanh(mean(s)))`` ``[K]`` (soft Q at the deterministic action)."""
-    actor, critic, flat = _policy(config, env, env_params)
+    actor, critic, flat = offpolicy.acting_parts(networks, config, env, env_params)
 
     def value(state, obs):
         x = flat(obs)
         action = actor.apply(state.params["actor"], x).mode()
-        return ddpg.critic_values_min(critic, state.params["critic"], x, action)
+        return offpolicy.critic_values_min(critic, state.params["critic"], x, action)
 
     return value
 
 
 init = offpolicy.make_init(init_learner)
 train_step = offpolicy.make_train_step(explore, learn)
+# tanh(mean), or a sample of the policy when deterministic=False
+make_act = offpolicy.make_act_from(make_agent_action, explore)

@@ -24,9 +24,10 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
+from envs.registry import env_family
 from jaxrl.algos import onpolicy
 from jaxrl.config import static, traced
-from jaxrl.ops import conjugate_gradient
+from jaxrl.ops import clipped_adam, conjugate_gradient
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +46,7 @@ class TRPOConfig(onpolicy.SeparateValueConfig):
 
 def default_config(env_name: str) -> TRPOConfig:
     """Configs that work without tuning flags, per env family."""
-    family = onpolicy.env_family(env_name)
+    family = env_family(env_name)
     if family == "probe":
         return onpolicy.probe_config(TRPOConfig, max_kl=0.05, vf_learning_rate=3e-3)
     if family == "continuous":
@@ -62,7 +63,7 @@ def default_config(env_name: str) -> TRPOConfig:
 
 def optimizers(hp: dict, config: TRPOConfig, lr_scale: jax.Array) -> dict:
     """Only the value MLP has an optimizer; the policy moves by the natural-gradient step."""
-    return {"value": onpolicy.adam(hp, hp["vf_learning_rate"] * lr_scale)}
+    return {"value": clipped_adam(hp, hp["vf_learning_rate"] * lr_scale)}
 
 
 def policy_functions(params, network, batch: onpolicy.Batch, config):

@@ -16,8 +16,10 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
+from envs.registry import env_family
 from jaxrl.algos import onpolicy
 from jaxrl.config import static, traced
+from jaxrl.ops import clipped_adam
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,7 +34,7 @@ class VPGConfig(onpolicy.SeparateValueConfig):
 
 def default_config(env_name: str) -> VPGConfig:
     """Configs that work without tuning flags, per env family."""
-    family = onpolicy.env_family(env_name)
+    family = env_family(env_name)
     if family == "probe":
         return onpolicy.probe_config(VPGConfig, learning_rate=1e-2, vf_learning_rate=3e-3)
     if family == "continuous":
@@ -59,8 +61,8 @@ def policy_gradient_loss(policy_params, params, network, batch: onpolicy.Batch, 
 
 def optimizers(hp: dict, config: VPGConfig, lr_scale: jax.Array) -> dict:
     """Separate Adams for the policy and the value MLPs."""
-    return {"policy": onpolicy.adam(hp, hp["learning_rate"] * lr_scale),
-            "value": onpolicy.adam(hp, hp["vf_learning_rate"] * lr_scale)}
+    return {"policy": clipped_adam(hp, hp["learning_rate"] * lr_scale),
+            "value": clipped_adam(hp, hp["vf_learning_rate"] * lr_scale)}
 
 
 def update(state, batch: onpolicy.Batch, key, config: VPGConfig, network):

@@ -1,5 +1,5 @@
 """Shared RL math: returns and advantages, running statistics, Polyak averaging, distributions,
-conjugate gradient, the minibatch shuffle.
+conjugate gradient, the minibatch shuffle, linear schedules and the clipped Adam optimizer.
 
 Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are time-major
 ``[T, B]``. See each module's docstring for the episode-boundary conventions.
@@ -7,6 +7,7 @@ Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are t
 
 from jaxrl.ops.cg import conjugate_gradient
 from jaxrl.ops.distributions import Categorical, DiagGaussian, TanhGaussian
+from jaxrl.ops.optim import clipped_adam
 from jaxrl.ops.polyak import polyak_update
 from jaxrl.ops.returns import (
     discounted_returns,
@@ -15,6 +16,7 @@ from jaxrl.ops.returns import (
     n_step_targets,
     reverse_discounted_cumsum,
 )
+from jaxrl.ops.schedules import linear_schedule
 from jaxrl.ops.shuffle import permutation
 from jaxrl.ops.running_stats import (
     RunningMeanStd,
@@ -29,11 +31,13 @@ __all__ = [
     "DiagGaussian",
     "RunningMeanStd",
     "TanhGaussian",
+    "clipped_adam",
     "conjugate_gradient",
     "denormalize",
     "discounted_returns",
     "gae",
     "lambda_returns",
+    "linear_schedule",
     "n_step_targets",
     "normalize",
     "permutation",

@@ -1,0 +1,35 @@
+"""Acting, apart from learning: an algorithm's ``act`` from its two action rules.
+
+Every algorithm acts on raw env observations ``obs [..., *obs_shape]`` by one of two rules, both
+returning an action in the agent's space (Box actions in ``[-1, 1]``):
+
+* ``mode(state, obs)``: the deterministic action (evaluation, probes);
+* ``sample(state, obs, key)``: the exploring action, the one training takes (a policy sample,
+  epsilon-greedy, Gaussian noise).
+
+`make_act` picks one and maps it to the env's action space (`jaxrl.networks.to_env_action`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+
+from envs.spaces import Space
+from jaxrl.networks import to_env_action
+
+Mode = Callable[..., jax.Array]  # (state, obs) -> agent action
+Sample = Callable[..., jax.Array]  # (state, obs, key) -> agent action
+
+
+def make_act(mode: Mode, sample: Sample, action_space: Space) -> Callable:
+    """``act(state, obs, key, deterministic=True) -> env action`` ``[..., *action_shape]``:
+    ``mode(state, obs)``, or ``sample(state, obs, key)`` when ``deterministic`` is False (a
+    Python bool; ``key`` is unused when it is True)."""
+
+    def act(state, obs: jax.Array, key: jax.Array, deterministic: bool = True) -> jax.Array:
+        action = mode(state, obs) if deterministic else sample(state, obs, key)
+        return to_env_action(action_space, action)
+
+    return act
