@@ -12,10 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 
 import numpy as np
 
 from jaxrl.output_paths import check_file, check_folder
+from jaxrl.runs import query
+from jaxrl.runs.text_table import format_frame
 
 
 class UsageError(ValueError):
@@ -242,16 +245,42 @@ def _store(args):
 
 
 def _print_frame(frame) -> None:
-    import pandas as pd
-
-    with pd.option_context("display.max_rows", 200, "display.max_columns", 30,
-                           "display.width", 200):
-        print(frame.to_string(index=False) if len(frame) else "(no rows)")
+    print(format_frame(frame))
 
 
+def _one_line_warnings(command):
+    """``command`` with each distinct warning (a bad file skipped by a query) on one stderr
+    line, once."""
+    def run(args) -> int:
+        shown = set()
+
+        def show(message, *_args, **_kwargs) -> None:
+            if str(message) not in shown:
+                shown.add(str(message))
+                print(f"jaxrl: warning: {message}", file=sys.stderr)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = show
+            return command(args)
+    return run
+
+
+def _runs_check(store, move: bool) -> int:
+    """``jaxrl runs check``: the store's bad files (status 1 if any), moved aside if ``move``."""
+    bad = query.check(store, move=move)
+    if bad.empty:
+        print(f"no bad files in {store.root}")
+        return 0
+    _print_frame(bad)
+    hint = (f"{bad['moved_to'].notna().sum()} moved to {store.root / '.quarantine'}, their runs "
+            "stay flagged damaged" if move else "`jaxrl runs check --quarantine` moves them aside")
+    print(f"{len(bad)} bad files; {hint}")
+    return 1
+
+
+@_one_line_warnings
 def cmd_runs(args) -> int:
-    from jaxrl.runs import query
-
     store = _store(args)
     if args.runs_command == "ls":
         _print_frame(query.ls(store, algo=args.algo, env=args.env, status=args.status,
@@ -274,11 +303,13 @@ def cmd_runs(args) -> int:
         _print_frame(query.latest(store))
     elif args.runs_command == "sql":
         _print_frame(query.sql(args.query, store))
+    elif args.runs_command == "check":
+        return _runs_check(store, args.quarantine)
     return 0
 
 
+@_one_line_warnings
 def cmd_plot(args) -> int:
-    from jaxrl.runs import query
     from jaxrl.runs.plots import plot_runs
 
     store = _store(args)
@@ -426,9 +457,12 @@ def build_parser() -> argparse.ArgumentParser:
     top.add_argument("--metric", default="episode_return_mean")
     top.add_argument("-k", type=int, default=5)
     rs.add_parser("latest")
-    q = rs.add_parser("sql")
+    q = rs.add_parser("sql", help="read-only SQL over the views runs, metrics, evaluations")
     q.add_argument("query")
-    for sp in (ls, show, top, q, swq, bq, rs.choices["latest"]):
+    ck = rs.add_parser("check", help="read every file of the store; list the bad ones")
+    ck.add_argument("--quarantine", action="store_true",
+                    help="move bad files to <runs-dir>/.quarantine/<run_id>/ (never deletes)")
+    for sp in (ls, show, top, q, swq, bq, ck, rs.choices["latest"]):
         sp.add_argument("--runs-dir", default=argparse.SUPPRESS)
     r.set_defaults(func=cmd_runs)
 
