@@ -23,7 +23,8 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jaxrl import driver
+from jaxrl import api
+from jaxrl.engine import members, spec
 from jaxrl.algos import onpolicy, ppo
 
 CONFIG = dict(num_envs=5, num_steps=100, update_epochs=5, num_minibatches=5, hidden=(64, 64),
@@ -105,12 +106,12 @@ def main():
     parser.add_argument("--total-steps", type=int, default=200_000)
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
-    _, env, env_params, config, num_updates = driver.resolve(
+    _, env, env_params, config, num_updates = spec.resolve(
         "ppo", "CartPole-v1", args.total_steps, 1, **CONFIG)
-    fused = driver.make_train("ppo", "CartPole-v1", args.total_steps, **CONFIG)
+    fused = api.make_train("ppo", "CartPole-v1", args.total_steps, **CONFIG)
     print(f"jax {jax.__version__}, {num_updates} updates per seed")
     for seeds in args.seeds:
-        keys = driver.seed_keys(0, seeds)
+        keys = members.seed_keys(0, seeds)
         states = jax.jit(jax.vmap(lambda k: ppo.init(k, env, env_params, config)))(keys)
         rows = {name: best_time(jax.jit(jax.vmap(fn)), states, reps=args.reps)
                 for name, fn in programs(config, env, env_params, num_updates).items()}

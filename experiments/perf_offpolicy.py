@@ -13,7 +13,7 @@ Prints compile seconds, run seconds and env-steps/s (all seeds together).
 import argparse
 import json
 
-from jaxrl.driver import train
+from jaxrl import train
 
 DQN = dict(num_envs=10, batch_size=100, gradient_steps=5, buffer_size=50_000, log_interval=50)
 SAC = dict(num_envs=1, batch_size=256, gradient_steps=1, log_interval=200)

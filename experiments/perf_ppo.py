@@ -16,7 +16,7 @@ import argparse
 import json
 import statistics
 
-from jaxrl.driver import train
+from jaxrl import train
 
 CONFIG = dict(num_envs=5, num_steps=100, update_epochs=5, num_minibatches=5, hidden=(64, 64),
               activation="tanh")

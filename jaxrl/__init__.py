@@ -1,22 +1,39 @@
-"""jaxrl: a JAX-accelerated, vectorized reinforcement-learning engine."""
+"""jaxrl: a JAX-accelerated, vectorized reinforcement-learning engine.
+
+The public API (`train`, `sweep`, `bench`, ...) is loaded on first use, so importing a light
+part of the package (the run store, its queries) does not load JAX or the engine."""
+
+import importlib
 
 from jaxrl.platform import configure_cpu_devices
 
 configure_cpu_devices()  # one CPU device per core, before anything creates a JAX backend
 
-from jaxrl.driver import (  # noqa: E402
-    NonFiniteMetricError,
-    TrainResult,
-    make_train,
-    resume,
-    seed_keys,
-    train,
-    train_unrecorded,
-)
-
 __version__ = "0.1.0"
-from jaxrl.sweeps import sweep  # noqa: E402
-from jaxrl.benchmarks import bench  # noqa: E402
 
-__all__ = ["NonFiniteMetricError", "TrainResult", "bench", "make_train", "resume", "seed_keys",
-           "sweep", "train", "train_unrecorded"]
+# public name -> the module that defines it
+_PUBLIC = {
+    "train": "jaxrl.api",
+    "resume": "jaxrl.api",
+    "make_train": "jaxrl.api",
+    "seed_keys": "jaxrl.engine.members",
+    "TrainResult": "jaxrl.results",
+    "NonFiniteMetricError": "jaxrl.results",
+    "sweep": "jaxrl.sweeps",
+    "bench": "jaxrl.benchmarks",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    """Load a public name's module on first access (PEP 562)."""
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'jaxrl' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

@@ -51,8 +51,10 @@ import yaml
 
 from jaxrl import algos
 from jaxrl.config import ConfigError, check_run_args
-from jaxrl.driver import NonFiniteMetricError, resolve, train
+from jaxrl.api import resume, train
+from jaxrl.engine.spec import resolve
 from jaxrl.measures import MEASURES
+from jaxrl.results import NonFiniteMetricError
 from jaxrl.runs import bench_report
 from jaxrl.runs.store import RunStore
 
@@ -238,13 +240,16 @@ class BenchResult:
 
 def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = None,
           budget_scale: float = 1.0, runs_dir: str | None = None, progress: bool = True,
-          out: str | None = None, command: list[str] | None = None) -> BenchResult:
+          out: str | None = None, command: list[str] | None = None,
+          checkpoint_every: int | None = None) -> BenchResult:
     """Run the entries of ``suite`` (a name under ``experiments/benchmarks/`` or a YAML path)
     that match ``only`` (glob patterns over entry names such as ``ppo/CartPole-v1``), each as
     one recorded run of ``seeds`` seeds (default: the suite's), with budgets times
     ``budget_scale``. Entries this bench already finished are skipped. Writes the report
     (``report.md``, ``results.json``, ``curves.png``) to the bench folder of the run store and,
-    with ``out``, to that folder too."""
+    with ``out``, to that folder too. With ``checkpoint_every`` (chunks) each entry's run is
+    checkpointed, and a later call resumes an interrupted entry from its newest checkpoint
+    instead of training it again (a killed process, a session that ran out of time)."""
     if seeds is not None:  # None: the suite's
         check_run_args(seeds=seeds)
     if not budget_scale > 0:
@@ -264,6 +269,7 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
         "bench_id": bid, "suite": spec.name, "title": spec.title, "note": spec.note,
         "suite_path": spec.path, "seed": spec.seed, "budget_scale": float(budget_scale),
         "entries": [{**e.to_dict(), "key": entry_key(e, spec.seed)} for e in entries]})
+    latest = bench_report.bench_runs(store, bid)
     done = bench_report.finished_entries(store, bid)
     ran, skipped, failed = [], [], {}
     for entry in chosen:
@@ -272,20 +278,35 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
             _say(progress, f"bench {bid}: {entry.name} already finished "
                            f"(run {done[entry.name]}), skipped")
             continue
-        _say(progress, f"bench {bid}: {entry.name}, {entry.seeds} seeds x "
-                       f"{entry.total_steps:,} env steps")
         try:
+            if resumable(latest.get(entry.name)):
+                run_id = latest[entry.name]["run_id"]
+                _say(progress, f"bench {bid}: {entry.name}, resuming run {run_id}")
+                resume(run_id, runs_dir=str(store.root), progress=progress)
+                ran.append(entry.name)
+                continue
+            _say(progress, f"bench {bid}: {entry.name}, {entry.seeds} seeds x "
+                           f"{entry.total_steps:,} env steps")
             train(entry.algo, env=entry.env, seeds=entry.seeds, total_steps=entry.total_steps,
                   seed=spec.seed, eval_episodes=entry.eval_episodes, env_kwargs=entry.env_kwargs,
                   runs_dir=str(store.root), progress=progress,
                   command=command if command is not None else list(sys.argv),
-                  meta={"bench_id": bid, "bench_entry": entry.name}, **entry.config)
+                  meta={"bench_id": bid, "bench_entry": entry.name},
+                  checkpoint_every=checkpoint_every, **entry.config)
             ran.append(entry.name)
         except NonFiniteMetricError as err:
             failed[entry.name] = str(err)
     report_dir = bench_report.write(store, bid, out=out)
     return BenchResult(bid, str(report_dir), ran, skipped, failed,
                        bench_report.entry_table(store, bid))
+
+
+def resumable(meta: dict | None) -> bool:
+    """Whether a stored bench run can be continued: interrupted, with checkpoints on disk."""
+    if not meta or meta.get("status") != "interrupted":
+        return False
+    folder = (meta.get("group") or {}).get("checkpoint_dir")
+    return bool(folder) and Path(folder).is_dir() and any(Path(folder).iterdir())
 
 
 def validate(spec: Suite, entries: list[Entry]) -> None:

@@ -21,6 +21,9 @@ it once every item is complete):
 ``restore_latest`` recomputes the digests of what orbax hands back, so a data
 file whose bytes were overwritten, truncated or deleted is detected (orbax alone
 returns overwritten bytes silently) and the next older checkpoint is tried.
+
+Length: one concept (a verified checkpoint); the save, the manifest and the checked restore
+must agree on the layout above, so they stay side by side.
 """
 
 from __future__ import annotations

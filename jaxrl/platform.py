@@ -8,7 +8,7 @@ concurrently (measured: 1.9-2x env-steps/s for 8 and 32 PPO seeds on 2 cores).
 
 `configure_cpu_devices` runs when `jaxrl` is imported, before JAX creates its backends. It
 does nothing when the count is already chosen (``--xla_force_host_platform_device_count`` in
-``XLA_FLAGS`` or ``jax_num_cpu_devices`` set) or when a backend already exists (JAX was used
+``XLA_FLAGS`` or ``jax_num_cpu_devices`` / ``$JAX_NUM_CPU_DEVICES`` set) or when a backend already exists (JAX was used
 before `jaxrl` was imported). ``JAXRL_CPU_DEVICES=N`` picks the count; ``1`` turns it off.
 On a GPU machine the extra CPU devices are idle: the default backend is the GPU.
 """
@@ -16,9 +16,12 @@ On a GPU machine the extra CPU devices are idle: the default backend is the GPU.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 ENV_VAR = "JAXRL_CPU_DEVICES"
+JAX_VAR = "JAX_NUM_CPU_DEVICES"  # read by JAX when it is imported
+MARK_VAR = "JAXRL_SET_JAX_NUM_CPU_DEVICES"  # the value jaxrl itself put in JAX_VAR
 
 
 def cpu_cores() -> int:
@@ -48,12 +51,30 @@ def requested_cpu_devices() -> int:
 
 def configure_cpu_devices() -> int | None:
     """Give the CPU backend `requested_cpu_devices` devices if nothing has chosen a count yet.
-    Returns the count set, or None when it left JAX alone."""
+    Returns the count set, or None when it left JAX alone.
+
+    When JAX is not imported yet this sets ``$JAX_NUM_CPU_DEVICES`` (which JAX reads when it is
+    imported), so ``import jaxrl`` does not load JAX: `jaxrl runs ls` starts in a fraction of a
+    second. ``$JAXRL_SET_JAX_NUM_CPU_DEVICES`` marks the value as jaxrl's own, so a child
+    process that inherits it still honours its own ``$JAXRL_CPU_DEVICES``."""
+    if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
+        return None
+    if "jax" in sys.modules:
+        return _configure_imported_jax()
+    chosen = os.environ.get(JAX_VAR)
+    if chosen is not None and chosen != os.environ.get(MARK_VAR):
+        return None  # the user chose the count
+    count = requested_cpu_devices()
+    os.environ[JAX_VAR] = os.environ[MARK_VAR] = str(count)
+    return count
+
+
+def _configure_imported_jax() -> int | None:
+    """`configure_cpu_devices` when JAX is already imported: through its config, unless a
+    backend exists (then the device count is fixed) or the count is already chosen."""
     import jax
     from jax._src import xla_bridge
 
-    if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
-        return None
     if jax.config.jax_num_cpu_devices != -1 or xla_bridge.backends_are_initialized():
         return None
     count = requested_cpu_devices()

@@ -17,7 +17,7 @@ import envs
 from envs.probes import PROBES
 from envs.spaces import Discrete
 from jaxrl import algos
-from jaxrl.driver import train_unrecorded
+from jaxrl.api import train
 
 PROBE_STEPS = 40_960  # env steps per seed per rung (160 updates of the probe configs)
 
@@ -50,7 +50,7 @@ def run_rung(algo: str, probe_cls, seeds: int = 4, total_steps: int = PROBE_STEP
     import time
 
     start = time.perf_counter()
-    result = train_unrecorded(algo, env=probe_cls.name, seeds=seeds, total_steps=total_steps, seed=seed,
+    result = train(algo, store=False, env=probe_cls.name, seeds=seeds, total_steps=total_steps, seed=seed,
                    progress=False, eval_episodes=4, **overrides)
     algorithm = algos.get(algo)
     env, params = envs.make(probe_cls.name)

@@ -19,6 +19,9 @@ statistic over all resampled scores pooled; the 2.5% and 97.5% quantiles (for 95
 ``bootstrap_ci(x, ...) == stratified_bootstrap_ci(x, ...)`` for the same seed. All resampling
 indices for a batch of replicates are drawn at once from ``numpy.random.default_rng(seed)``,
 so results are deterministic given the seed and the input's shape.
+
+Length: one concept (estimates and intervals across seeds) whose functions share the input
+conventions above; most lines are docstrings stating each estimator's exact definition.
 """
 
 from __future__ import annotations

@@ -25,9 +25,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jaxrl import stats
-from jaxrl.config import ConfigError, check_run_args
-from jaxrl.driver import MAX_CHUNK_UPDATES, GroupSpec, TrainResult, plan_memory, resolve_group
+from jaxrl.config import ConfigError
+from jaxrl.backends.ray import run_groups
+from jaxrl.engine.loop import run_group
+from jaxrl.engine.programs import act_program
+from jaxrl.engine.recorded import run_recorded
+from jaxrl.engine.spec import ENGINE_OPTIONS, GroupSpec, group_spec, plan_memory, resolve_group
+from jaxrl.results import TrainResult
+from jaxrl.runs.store import RunStore
+from jaxrl.runs.sweep_table import format_table, load_sweep, sweep_table  # noqa: F401
 
 DISTRIBUTIONS = ("loguniform", "uniform", "randint", "choice")
 
@@ -138,8 +144,7 @@ def group_configs(algo: str, env: str, total_steps: int, seeds: int, configs: li
     Every config is validated here, before anything compiles."""
     groups: dict[tuple, list[int]] = {}
     for i, overrides in enumerate(configs):
-        spec = GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
-                         configs=[overrides], env_kwargs=env_kwargs)
+        spec = group_spec(algo, env, seeds, total_steps, [overrides], env_kwargs=env_kwargs)
         groups.setdefault(resolve_group(spec).config.static_key(), []).append(i)
     return list(groups.values())
 
@@ -162,54 +167,8 @@ class SweepResult:
     table: pd.DataFrame
 
 
-def sweep_table(configs: list[dict], returns: list, failures: dict | None = None,
-                run_ids: list | None = None, groups: list | None = None,
-                confidence: float = 0.95) -> pd.DataFrame:
-    """Ranked table: per config its swept values, IQM [CI] of final return over seeds (stratified
-    bootstrap), mean, number of seeds with a finite return, status, run id, group."""
-    failures = failures or {}
-    group_of = {i: g for g, idx in enumerate(groups or [list(range(len(configs)))]) for i in idx}
-    keys = list(dict.fromkeys(k for c in configs for k in c))
-    rows = []
-    for i, (overrides, r) in enumerate(zip(configs, returns)):
-        r = np.asarray(r, dtype=float)
-        finite = r[np.isfinite(r)]
-        summary = (stats.summarize(finite, confidence=confidence) if finite.size
-                   else {"iqm": np.nan, "iqm_ci_low": np.nan, "iqm_ci_high": np.nan,
-                         "mean": np.nan})
-        rows.append({"config": i, **{k: overrides.get(k) for k in keys},
-                     "iqm": summary["iqm"], "ci_low": summary["iqm_ci_low"],
-                     "ci_high": summary["iqm_ci_high"], "mean": summary["mean"],
-                     "seeds": int(finite.size),
-                     "status": "failed" if i in failures else "finished",
-                     "run_id": run_ids[i] if run_ids else None, "group": group_of.get(i)})
-    table = pd.DataFrame(rows)
-    table = table.sort_values(["iqm"], ascending=False, na_position="last", kind="stable")
-    table.insert(0, "rank", np.arange(1, len(table) + 1))
-    return table.reset_index(drop=True)
-
-
-def _short(value) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def format_table(table: pd.DataFrame) -> str:
-    lines = []
-    swept = [c for c in table.columns if c not in
-             ("rank", "config", "iqm", "ci_low", "ci_high", "mean", "seeds", "status", "run_id",
-              "group")]
-    for _, row in table.iterrows():
-        params = " ".join(f"{k}={_short(row[k])}" for k in swept) or "(defaults)"
-        ci = f"[{row['ci_low']:.1f}, {row['ci_high']:.1f}]"
-        flag = "" if row["status"] == "finished" else f"  {row['status']}"
-        lines.append(f"{row['rank']:>4}  {params:<40} IQM {row['iqm']:>9.2f} {ci:<22} "
-                     f"n={row['seeds']}{flag}")
-    return "\n".join(lines)
-
-
 # -- running ------------------------------------------------------------------------------------
-_DRIVER_KEYS = ("eval_every", "eval_episodes", "max_chunk_updates", "shard_seeds",
-                "checkpoint_every", "memory_check", "env_kwargs")
+_ENGINE_KEYS = tuple(k for k in ENGINE_OPTIONS if k != "seed")  # sweep's own seed is explicit
 
 
 def new_sweep_id(algo: str, env: str) -> str:
@@ -227,29 +186,27 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     "loguniform(a,b)"}``, ``trials`` draws) for ``seeds`` seeds each; configs sharing their
     static fields run as one program (traced hyperparameters vmapped with the seeds).
 
-    Other keyword arguments: driver options (``eval_every``, ``eval_episodes``,
+    Other keyword arguments: engine options (``eval_every``, ``eval_episodes``,
     ``max_chunk_updates``, ``shard_seeds``, ``checkpoint_every``, ``memory_check``,
     ``env_kwargs``) and fixed config overrides applied to every config.
     ``backend="ray"`` sends each group to a Ray cluster (``address``; default: start a local
     one) and gathers the results into the local run store.
     """
-    check_run_args(seeds=seeds, total_steps=total_steps, seed=seed)  # before int() truncates
-    driver = {k: kwargs.pop(k) for k in _DRIVER_KEYS if k in kwargs}
-    if driver.get("checkpoint_every") and not store:
+    options = {k: kwargs.pop(k) for k in _ENGINE_KEYS if k in kwargs}
+    if options.get("checkpoint_every") and not store:
         raise ConfigError("checkpoint_every needs the run store (store=True)")
     if backend not in ("local", "ray"):
         raise ConfigError(f"unknown backend {backend!r}; use 'local' or 'ray'")
     swept = make_configs(grid, random, trials, seed)
     configs = [{**kwargs, **c} for c in swept]  # fixed overrides + this config's values
-    groups = group_configs(algo, env, total_steps, seeds, configs, driver.get("env_kwargs"))
-    specs = [_group_spec(algo, env, total_steps, seeds, seed, [configs[i] for i in idx], driver)
+    groups = group_configs(algo, env, total_steps, seeds, configs, options.get("env_kwargs"))
+    specs = [group_spec(algo, env, seeds, total_steps, [configs[i] for i in idx], seed, **options)
              for idx in groups]
     resolved = [resolve_group(spec) for spec in specs]
     for spec, r in zip(specs, resolved):  # every plan before anything compiles or is recorded
         plan_memory(spec, r)
     sweep_id = new_sweep_id(algo, env) if store else None
     if backend == "ray":
-        from jaxrl.backends.ray import run_groups
         outcomes = run_groups(specs, address=address)
     else:
         outcomes = [None] * len(specs)
@@ -271,30 +228,15 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     return SweepResult(sweep_id, algo, env, seeds, swept, groups, results, failures, table)
 
 
-def _group_spec(algo, env, total_steps, seeds, seed, configs, driver) -> GroupSpec:
-    return GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
-                     seed=int(seed), configs=configs, env_kwargs=driver.get("env_kwargs"),
-                     eval_every=driver.get("eval_every"),
-                     eval_episodes=int(driver.get("eval_episodes", 16)),
-                     max_chunk_updates=int(driver.get("max_chunk_updates", MAX_CHUNK_UPDATES)),
-                     shard=bool(driver.get("shard_seeds", True)),
-                     checkpoint_every=driver.get("checkpoint_every"),
-                     memory_check=bool(driver.get("memory_check", True)))
-
-
 def _run_one_group(spec: GroupSpec, resolved, outcome, *, store, runs_dir, sweep_id, progress,
                    command, swept) -> tuple[list[TrainResult], dict[int, str]]:
     """Run (or, for a remote ``outcome``, just record) one group; one result per config."""
-    from jaxrl import driver
-
     if not store:
         if outcome is None:
-            outcome = driver.run_group(spec, resolved, progress=progress, stop_on_non_finite=False)
-        act = driver._act_fn(resolved)
+            outcome = run_group(spec, resolved, progress=progress, stop_on_non_finite=False)
+        act = act_program(resolved)
         return ([outcome.config_result(i, resolved.algorithm.name, spec.env, act)
                  for i in range(len(spec.configs))], dict(outcome.failures))
-    from jaxrl.runs.store import RunStore
-
     run_store = RunStore(runs_dir)
     run_store.ensure_writable()
     runs = [run_store.new_run(resolved.algorithm.name, spec.env, c.to_dict(), spec.seeds,
@@ -304,30 +246,7 @@ def _run_one_group(spec: GroupSpec, resolved, outcome, *, store, runs_dir, sweep
     for run, (index, params) in zip(runs, swept):
         run.meta.update(sweep_params=params, sweep_index=index)
         run.set_group(spec, [r.run_id for r in runs], checkpoints)
-    results = driver._run_recorded(spec, resolved, runs, progress=progress,
-                                   stop_on_non_finite=False, outcome=outcome)
+    results = run_recorded(spec, resolved, runs, progress=progress, stop_on_non_finite=False,
+                           outcome=outcome)
     failures = {i: r.meta["message"] for i, r in enumerate(runs) if r.meta["status"] == "failed"}
     return results, failures
-
-
-def load_sweep(sweep_id: str, runs_dir: str | None = None) -> pd.DataFrame:
-    """The ranked table of a stored sweep, rebuilt from its runs."""
-    from jaxrl.runs.store import RunStore, StoreError
-
-    run_store = RunStore(runs_dir)
-    metas = [m for m in (run_store.load(p.name) for p in run_store.run_dirs())
-             if m.get("sweep_id") == sweep_id]
-    if not metas:
-        raise StoreError(f"no sweep {sweep_id!r} in {str(run_store.root)!r}")
-    metas.sort(key=lambda m: (m.get("sweep_index", 0), m["run_id"]))
-    group_ids = list(dict.fromkeys(tuple(m.get("group", {}).get("runs", [m["run_id"]]))
-                                   for m in metas))
-    index = {m["run_id"]: i for i, m in enumerate(metas)}
-    groups = [[index[r] for r in g if r in index] for g in group_ids]
-    returns = [[np.nan if v is None else v for v in (m.get("final_eval_return") or [np.nan])]
-               for m in metas]
-    failures = {i: m.get("message") for i, m in enumerate(metas) if m["status"] != "finished"}
-    table = sweep_table([m.get("sweep_params") or {} for m in metas], returns, failures,
-                        [m["run_id"] for m in metas], groups)
-    table["status"] = [metas[i]["status"] for i in table["config"]]
-    return table

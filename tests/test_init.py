@@ -5,7 +5,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxrl.driver import resolve
+from jaxrl.engine.spec import resolve
 from jaxrl.ops.init import orthogonal, orthonormal_columns
 
 

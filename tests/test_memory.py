@@ -8,14 +8,16 @@ import time
 import jax
 import pytest
 
-from jaxrl import driver, memory
+from jaxrl import api, memory
+from jaxrl.engine import programs
+from jaxrl.engine.spec import resolve
 from jaxrl.config import ConfigError
 
 GiB = 1 << 30
 
 
 def build(algo, env, seeds=1, **overrides):
-    algorithm, wrapped, env_params, config, _ = driver.resolve(algo, env, 100_000, seeds,
+    algorithm, wrapped, env_params, config, _ = resolve(algo, env, 100_000, seeds,
                                                                **overrides)
     return algorithm, config, wrapped, env_params
 
@@ -175,20 +177,18 @@ def test_bad_member_count():
 
 
 def test_train_and_cli_refuse_an_impossible_run_before_compiling_or_recording(tmp_path):
-    """The driver runs the memory plan before anything compiles or is recorded."""
+    """The engine runs the memory plan before anything compiles or is recorded."""
     import subprocess
     import sys
     import time
 
-    from jaxrl import driver
-
-    programs = len(driver._PROGRAMS)
+    compiled = len(programs.PROGRAMS)
     start = time.perf_counter()
     with pytest.raises(memory.MemoryPlanError, match="at most"):
-        driver.train("sac", env="Pendulum-v1", seeds=10_000, total_steps=100_000,
-                     runs_dir=str(tmp_path), progress=False, buffer_size=10_000_000)
+        api.train("sac", env="Pendulum-v1", seeds=10_000, total_steps=100_000,
+                  runs_dir=str(tmp_path), progress=False, buffer_size=10_000_000)
     assert time.perf_counter() - start < 10
-    assert len(driver._PROGRAMS) == programs and not list(tmp_path.iterdir())
+    assert len(programs.PROGRAMS) == compiled and not list(tmp_path.iterdir())
     proc = subprocess.run(
         [sys.executable, "-m", "jaxrl.cli", "train", "sac", "--env", "Pendulum-v1", "--seeds",
          "10000", "--set", "buffer_size=10000000", "--runs-dir", str(tmp_path)],

@@ -15,7 +15,7 @@ warnings.simplefilter("always")
 if sys.argv[1] == "jax-first":
     import jax; jax.numpy.zeros(1)  # a backend exists before jaxrl is imported
 import jaxrl, jax
-from jaxrl.driver import member_sharding
+from jaxrl.engine.members import member_sharding
 from jaxrl.platform import cpu_cores
 shards = {n: (None if s is None else len(s.device_set), p)
           for n in (1, 2, 3, 5) for s, p in [member_sharding(n, True)]}

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from jaxrl.checkpoint import CheckpointWarning
-from jaxrl.driver import resume, train_unrecorded
+from jaxrl.api import resume, train
 from jaxrl.runs.store import RunStore
 
 K = 2  # chunks before the kill; 2K in all
@@ -52,8 +52,8 @@ def _killed_run(algo: str, runs_dir: Path) -> str:
 
 def _straight(algo: str):
     env, config, steps_per_update = CASES[algo]
-    return train_unrecorded(algo, env=env, seeds=2, total_steps=steps_per_update * 2 * (2 * K),
-                            max_chunk_updates=2, progress=False, **config)
+    return train(algo, store=False, env=env, seeds=2, total_steps=steps_per_update * 2 * (2 * K),
+                 max_chunk_updates=2, progress=False, **config)
 
 
 def _assert_bitwise(a, b):
@@ -103,7 +103,7 @@ def test_resume_after_kill_is_bitwise_exact(algo, corrupt, tmp_path):
 
 
 def test_resume_refuses_finished_and_unchecked_runs(tmp_path):
-    from jaxrl.driver import train
+    from jaxrl.api import train
     from jaxrl.runs.store import StoreError
 
     env, config, steps_per_update = CASES["ppo"]
@@ -122,7 +122,7 @@ def test_resume_without_any_checkpoint_warns_and_starts_over(tmp_path):
     an uninterrupted run ends."""
     import json
 
-    from jaxrl.driver import train
+    from jaxrl.api import train
 
     env, config, steps_per_update = CASES["ppo"]
     done = train("ppo", env=env, seeds=1, total_steps=steps_per_update * 2, checkpoint_every=1,

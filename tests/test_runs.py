@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from jaxrl.cli import main
-from jaxrl.driver import NonFiniteMetricError, train
+from jaxrl.api import train
+from jaxrl.results import NonFiniteMetricError
 from jaxrl.runs import query
 from jaxrl.runs.store import RunStore, StoreError, code_provenance
 
@@ -62,7 +63,7 @@ def test_round_trip_ls_top_latest_sql(store):
 def test_failed_and_interrupted_runs_keep_their_chunks(store):
     with pytest.raises(NonFiniteMetricError) as err:
         train("ppo", env="probe:value", seeds=2, total_steps=64 * 6, runs_dir=store.root,
-              learning_rate=float("nan"), **TINY)
+              learning_rate=1e38, **TINY)  # the first Adam step overflows
     meta = query.show(err.value.result.run_id, store)
     assert meta["status"] == "failed" and "non-finite" in meta["message"]
     assert len(query.load_metrics(meta["run_id"], store)) == 2 * 2
@@ -81,7 +82,7 @@ def test_failed_and_interrupted_runs_keep_their_chunks(store):
 
 SCRIPT = """
 import sys
-from jaxrl.driver import train
+from jaxrl.api import train
 train("ppo", env="probe:value", seeds=2, total_steps=64 * 4, runs_dir=sys.argv[1],
       num_envs=4, num_steps=16, update_epochs=1, num_minibatches=1, hidden=(8,),
       progress=False, max_chunk_updates=2)

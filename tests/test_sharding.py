@@ -11,7 +11,7 @@ import pytest
 
 SCRIPT = r"""
 import json, jax, numpy as np
-from jaxrl.driver import member_sharding
+from jaxrl.engine.members import member_sharding
 from jaxrl.sweeps import sweep
 small = dict(num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=(16, 16))
 s = sweep("ppo", seeds=2, total_steps=64 * 6, grid={"learning_rate": [1e-3, 3e-3, 1e-2]},

@@ -5,7 +5,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxrl import driver
+from jaxrl import api
+from jaxrl.engine import programs
 from jaxrl.config import ConfigError
 from jaxrl.sweeps import (
     load_sweep,
@@ -22,7 +23,7 @@ STEPS = 64 * 8  # 8 updates
 
 
 def _chunk_programs() -> int:
-    return sum(1 for key in driver._PROGRAMS if key[0][0] == "chunk")
+    return sum(1 for key in programs.PROGRAMS if key[0][0] == "chunk")
 
 
 def test_three_learning_rates_compile_once_and_equal_separate_runs(tmp_path):
@@ -34,7 +35,7 @@ def test_three_learning_rates_compile_once_and_equal_separate_runs(tmp_path):
     assert s.groups == [[0, 1, 2]]
     assert _chunk_programs() == before + 1  # one program for 3 configs x 8 seeds
     for i, lr in enumerate(lrs):
-        alone = driver.train_unrecorded("ppo", seeds=8, total_steps=STEPS, seed=5, progress=False,
+        alone = api.train("ppo", store=False, seeds=8, total_steps=STEPS, seed=5, progress=False,
                                         max_chunk_updates=4, learning_rate=float(lr),
                                         **{**SMALL, "hidden": (16, 8)})
         for a, b in zip(jax.tree.leaves(s.results[i].state.params),

@@ -84,7 +84,8 @@ def test_one_compile_per_shape():
 def test_memory_plan_counts_conv_activations():
     """Feature maps and im2col patches per sample: 8x8 positions x (16 outputs + 3*3*4 inputs)
     for minatar_cnn on 4 channels; the plan's working set grows by them."""
-    from jaxrl import driver, memory
+    from jaxrl import memory
+    from jaxrl.engine.spec import resolve
     from jaxrl.networks import conv_units
 
     assert conv_units("minatar_cnn", 4) == 8 * 8 * (16 + 9 * 4)
@@ -92,7 +93,7 @@ def test_memory_plan_counts_conv_activations():
                                            + 7 * 7 * (64 + 9 * 64))
     plans = {}
     for torso in ("mlp", "minatar_cnn"):
-        a, env, params, config, _ = driver.resolve("ppo", "gymnax:Breakout-MinAtar", 10**6, 1,
+        a, env, params, config, _ = resolve("ppo", "gymnax:Breakout-MinAtar", 10**6, 1,
                                                    torso=torso, hidden=(8,))
         plans[torso] = memory.estimate(a, config, env, params, 1).transient_bytes
     assert plans["minatar_cnn"] > 3 * plans["mlp"]  # measured: 631 vs 161 MB

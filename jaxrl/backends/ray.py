@@ -1,7 +1,7 @@
 """Run sweep groups as Ray tasks (``pip install 'jaxrl[ray]'``).
 
 Each static group (one compiled program: its configs x seeds) becomes one task. The worker
-runs it unrecorded with the same code path as the local backend (`jaxrl.driver.run_group`) and
+runs it unrecorded with the same code path as the local backend (`jaxrl.engine.loop.run_group`) and
 returns the outcome as host arrays; the caller records it into its own run store. Ray is the
 distributed engine here: scheduling, retries on lost nodes and the cluster itself are its job
 (on SLURM, start a Ray head and workers inside the allocation and pass ``--address``).
@@ -13,6 +13,8 @@ import jax
 import numpy as np
 
 from jaxrl.config import ConfigError
+from jaxrl.engine.loop import run_group
+from jaxrl.engine.spec import GroupSpec
 
 
 def _is_key(x) -> bool:
@@ -36,8 +38,6 @@ def from_host(data, impls):
 
 def _remote_group(spec_dict: dict):
     """Runs on a Ray worker: one group, unrecorded; the outcome with its state on the host."""
-    from jaxrl.driver import GroupSpec, run_group
-
     outcome = run_group(GroupSpec.from_dict(spec_dict), progress=False, stop_on_non_finite=False)
     outcome.state = to_host(outcome.state)
     return outcome

@@ -8,6 +8,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from jaxrl import stats
+
 MAX_POINTS = 60
 
 
@@ -15,8 +17,6 @@ def curve_band(frame: pd.DataFrame, metric: str, band: str = "iqm", reps: int = 
                seed: int = 0, x: str = "env_steps") -> pd.DataFrame:
     """Per x point: center and band over seeds. ``frame`` has columns seed, ``x``, ``metric``.
     ``band="iqm"``: IQM and its 95% percentile-bootstrap CI; ``"mean"``: mean ± std."""
-    from jaxrl import stats
-
     table = frame.pivot_table(index=x, columns="seed", values=metric, aggfunc="mean").sort_index()
     if len(table) > MAX_POINTS:  # thin the x axis evenly, always keeping the last point
         idx = np.unique(np.linspace(0, len(table) - 1, MAX_POINTS).round().astype(int))

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxrl.runs.store import atomic_write_text
+from jaxrl import stats
+from jaxrl.runs.files import atomic_write_text
+from jaxrl.runs.plots import plot_runs
 
 
 def summary_lines(meta: dict, returns: np.ndarray) -> list[str]:
-    from jaxrl import stats
-
     s = stats.summarize(returns[np.isfinite(returns)]) if np.isfinite(returns).sum() else None
     iqm = f"{s['iqm']:.2f} [{s['iqm_ci_low']:.2f}, {s['iqm_ci_high']:.2f}]" if s else "n/a"
     mean = f"{s['mean']:.2f} ± {s['std']:.2f}" if s else "n/a"
@@ -29,8 +29,6 @@ def summary_lines(meta: dict, returns: np.ndarray) -> list[str]:
 
 
 def write_report(folder: Path, meta: dict, result) -> None:
-    from jaxrl.runs.plots import plot_runs
-
     returns = np.asarray(result.final_eval_return, dtype=float)
     per_seed = " ".join(f"{r:.1f}" for r in returns)
     lines = [f"# {meta['algo']} on {meta['env']} — run {meta['run_id']}", ""]

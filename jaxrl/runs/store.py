@@ -28,10 +28,16 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import pandas as pd
 
-from jaxrl.measures import train_return_last100
+from jaxrl.runs.files import (  # noqa: F401  (re-exported: the store's file helpers)
+    atomic_write_bytes,
+    atomic_write_parquet,
+    atomic_write_text,
+    finite_or_none,
+    json_default,
+)
+from jaxrl.runs.frames import metrics_frame
 
 DEFAULT_ROOT = "runs"
 STATUSES = ("running", "finished", "failed", "interrupted")
@@ -47,40 +53,6 @@ def default_root() -> Path:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode())
-
-
-def atomic_write_parquet(path: Path, frame: pd.DataFrame) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    frame.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
-
-
-def json_default(x):
-    """JSON for numpy scalars/arrays and tuples (everything else as str)."""
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, tuple):
-        return list(x)
-    return str(x)
-
-
-def finite_or_none(x) -> Optional[float]:
-    return float(x) if x is not None and np.isfinite(x) else None
 
 
 def code_provenance() -> dict:
@@ -219,7 +191,7 @@ class Run:
                           json.dumps(self.meta, indent=2, default=json_default))
 
     def set_group(self, spec, run_ids: list[str], checkpoint_dir) -> None:
-        """Record the program this run is part of (`jaxrl.driver.GroupSpec`, the runs it
+        """Record the program this run is part of (`jaxrl.engine.spec.GroupSpec`, the runs it
         produces, where its checkpoints go), so `jaxrl resume` can rebuild it. A checkpoint
         folder inside the run store is recorded relative to the store, so a store that is
         moved or copied resumes from its own checkpoints."""
@@ -260,38 +232,22 @@ class Run:
 
     def write_chunk(self, index: int, metrics: dict, first_update: int) -> None:
         """``metrics``: ``{name: [seeds, K]}`` host arrays of one chunk -> one Parquet file."""
-        from jaxrl.driver import metrics_frame
-
         frame = metrics_frame([metrics])
         frame["update"] += first_update
         frame.insert(0, "run_id", self.run_id)
         atomic_write_parquet(self.folder / "metrics" / f"chunk-{index:05d}.parquet", frame)
 
-    def finish(self, status: str, result=None, message: Optional[str] = None) -> None:
-        """Record the end state; with a result also evaluations, summary, report and curves."""
+    def finish(self, status: str, message: Optional[str] = None, summary: Optional[dict] = None,
+               evaluations: Optional[pd.DataFrame] = None) -> None:
+        """Record the end state. ``summary``: JSON fields for ``run.json`` (final returns,
+        timings, see `jaxrl.results.stored_summary`); ``evaluations``: one row per (evaluation,
+        seed), stored as ``evaluations.parquet``."""
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}")
         self.meta.update(status=status, ended_at=_now(), message=message)
-        if result is not None:
-            from jaxrl import stats
-
-            returns = np.asarray(result.final_eval_return, dtype=float)
-            last100 = train_return_last100(result.metrics, len(returns))
-            self.meta.update(
-                final_eval_return=[finite_or_none(r) for r in returns],
-                train_return_last100=[finite_or_none(r) for r in last100],
-                final_eval_return_mean=finite_or_none(np.nanmean(returns)) if np.isfinite(returns).any() else None,
-                final_eval_return_iqm=finite_or_none(stats.iqm(returns)),
-                compile_seconds=result.compile_seconds, run_seconds=result.run_seconds,
-                env_steps_per_second=result.env_steps_per_second,
-                total_steps_per_seed=int(result.total_steps_per_seed),
-                devices=getattr(result, "devices", None),
-            )
-            evals = result.evaluations.copy()
+        self.meta.update(summary or {})
+        if evaluations is not None:
+            evals = evaluations.copy()
             evals.insert(0, "run_id", self.run_id)
             atomic_write_parquet(self.folder / "evaluations.parquet", evals)
         self.save_meta()
-        if result is not None:
-            from jaxrl.runs.report import write_report
-
-            write_report(self.folder, self.meta, result)

@@ -1,0 +1,88 @@
+"""The public entry points: `train` (recorded or not), `resume`, and the fused `make_train`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+
+from jaxrl.config import ConfigError
+from jaxrl.engine.loop import run_group
+from jaxrl.engine.programs import act_program
+from jaxrl.engine.recorded import resume_group, run_recorded
+from jaxrl.engine.spec import plan_memory, resolve, resolve_group, single_spec
+from jaxrl.results import NonFiniteMetricError, TrainResult
+from jaxrl.runs.store import RunStore
+
+
+def train(
+    algo: str,
+    env: str = "CartPole-v1",
+    seeds: int = 1,
+    total_steps: int = 100_000,
+    store: bool = True,
+    runs_dir: str | None = None,
+    command: list[str] | None = None,
+    on_chunk: Callable[[dict], None] | None = None,
+    progress: bool = True,
+    meta: dict | None = None,
+    **kwargs,
+) -> TrainResult:
+    """Train ``algo`` on ``env`` for ``total_steps`` env steps per seed, ``seeds`` seeds at once
+    (one compiled program), and archive the run in the run store (``runs_dir``,
+    ``$JAXRL_RUNS_DIR`` or ``./runs``; ``store=False`` to keep it in memory only).
+
+    Keyword arguments: engine options ``seed`` (root seed), ``eval_every`` (chunks; default
+    about 10 evaluations per run), ``eval_episodes``, ``shard_seeds`` (split the seeds over all
+    local devices; default on), ``max_chunk_updates``, ``env_kwargs``, ``memory_check``,
+    ``checkpoint_every=N`` (checkpoint every N chunks into the run folder; `resume`
+    continues); everything else is a config field (``learning_rate=1e-3``).
+    ``on_chunk(record)`` is called on the host after each chunk with that chunk's metrics
+    (``{name: [seeds, K]}``). ``meta``: extra JSON fields for the run's ``run.json``.
+
+    A recorded run's folder gets metrics chunk by chunk as training goes; the run ends
+    ``finished``, ``failed`` (NaN guard or an error) or ``interrupted`` (Ctrl-C), keeping what
+    it wrote; ``result.run_id`` / ``result.run_dir`` name it. Raises `NonFiniteMetricError`
+    (with the partial result attached) if a metric goes NaN/Inf.
+    """
+    spec = single_spec(algo, env, seeds, total_steps, **kwargs)
+    if not store:
+        if spec.checkpoint_every:
+            raise ConfigError("checkpoint_every needs the run store (store=True)")
+        resolved = resolve_group(spec)
+        outcome = run_group(spec, resolved, progress=progress, on_chunk=on_chunk)
+        result = outcome.config_result(0, resolved.algorithm.name, env, act_program(resolved))
+        if outcome.failures:
+            raise NonFiniteMetricError(outcome.failures[0], result)
+        return result
+    run_store = RunStore(runs_dir)
+    run_store.ensure_writable()
+    resolved = resolve_group(spec)
+    plan_memory(spec, resolved)  # refuse before a run is recorded
+    run = run_store.new_run(resolved.algorithm.name, env, resolved.config.to_dict(), seeds,
+                            total_steps, command)
+    run.meta.update(meta or {})
+    run.set_group(spec, [run.run_id], run.folder / "checkpoints" if spec.checkpoint_every else None)
+    return run_recorded(spec, resolved, [run], progress=progress, on_chunk=on_chunk)[0]
+
+
+def resume(run_id: str, runs_dir: str | None = None, progress: bool = True) -> list:
+    """Continue an interrupted, checkpointed run (or every run of its sweep group) from its
+    newest valid checkpoint, in the same run folders. Returns one `TrainResult` per config of
+    the group (one for a plain `train` run)."""
+    return resume_group(RunStore(runs_dir), run_id, progress=progress)
+
+
+def make_train(algo: str, env: str, total_steps: int, env_kwargs=None, **overrides):
+    """The fully fused form: ``train(key) -> (state, metrics)`` runs init and every update in one
+    program (no host loop, no eval). ``jax.jit(jax.vmap(train))(keys)`` trains many seeds;
+    keys equal to `jaxrl.seed_keys` give the same final params as `train`."""
+    algorithm, wrapped, env_params, config, num_updates = resolve(
+        algo, env, total_steps, 1, env_kwargs, **overrides)
+
+    def fused(key):
+        state = algorithm.init(key, wrapped, env_params, config)
+        step = lambda s, _: algorithm.train_step(s, config, wrapped, env_params)
+        return jax.lax.scan(step, state, None, length=num_updates)
+
+    return fused

@@ -1,0 +1,167 @@
+"""The ``jaxrl`` command line: ``train``, ``sweep``, ``bench``, ``resume``, ``probe``, ``runs``,
+``plot``, ``compare``, ``export``.
+
+Bad input (unknown algorithm or env, unknown or ill-typed ``--set`` key, an out-of-range
+hyperparameter, seeds that are not a whole number >= 1, too few steps for one update, an
+unwritable ``--json`` file or ``--out`` folder, any argument argparse refuses) exits with status 2
+and one line on stderr, before anything compiles.
+
+This module holds the parser; each command lives in the module its ``handler`` names
+(`jaxrl.cli.training`: the commands that train; `jaxrl.cli.store`: the commands that read the
+run store), loaded when that command runs, so ``jaxrl runs ls`` never loads JAX.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from jaxrl.cli.common import Parser, whole_number
+
+
+def _add_run_flags(p, seeds: int, seed_help: str) -> None:
+    """What `train` and `sweep` share: algorithm, env, budget, overrides, outputs, driver flags."""
+    p.add_argument("algo")
+    p.add_argument("--env", default="CartPole-v1")
+    p.add_argument("--seeds", type=whole_number, default=seeds)
+    p.add_argument("--total-steps", type=whole_number, default=100_000,
+                   help="env steps per seed (1e6 is fine)")
+    p.add_argument("--seed", type=whole_number, default=0, help=seed_help)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
+    p.add_argument("--eval-episodes", type=int, default=16)
+    p.add_argument("--json", metavar="PATH")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--runs-dir", default=None, help="run store root (default $JAXRL_RUNS_DIR or ./runs)")
+    p.add_argument("--no-store", action="store_true", help="do not record the run")
+    _add_driver_flags(p)
+
+
+def _add_driver_flags(p) -> None:
+    p.add_argument("--checkpoint-every", type=int, default=None, metavar="CHUNKS",
+                   help="checkpoint every N chunks (orbax, async) so `jaxrl resume` can continue")
+    p.add_argument("--max-chunk-updates", type=int, default=50,
+                   help="updates per jitted chunk (at most)")
+    p.add_argument("--no-shard", action="store_true",
+                   help="keep the seed axis on one device (default: split over all local devices)")
+    p.add_argument("--no-memory-check", action="store_true",
+                   help="skip the device-memory plan made before compiling")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="jaxrl", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("train", help="train an algorithm on an env over many seeds")
+    _add_run_flags(t, seeds=1, seed_help="root seed")
+    t.set_defaults(handler=("training", "cmd_train"))
+
+    sw = sub.add_parser("sweep", help="train many configs x seeds; one program per static group")
+    _add_run_flags(sw, seeds=8, seed_help="root seed (and random-search seed)")
+    sw.add_argument("--grid", action="append", metavar="KEY=V1,V2,...",
+                    help="grid values (tuples in brackets: hidden=(64,64),(128,128))")
+    sw.add_argument("--random", action="append", metavar="KEY=DIST",
+                    help="loguniform(a,b) | uniform(a,b) | randint(a,b) | choice(v1,v2,...)")
+    sw.add_argument("--trials", type=int, default=None, help="random draws (default 8)")
+    sw.add_argument("--backend", choices=("local", "ray"), default="local")
+    sw.add_argument("--address", default=None, help="Ray cluster address (default: local Ray)")
+    sw.set_defaults(handler=("training", "cmd_sweep"))
+
+    b = sub.add_parser("bench", help="run a benchmark suite against its published references")
+    b.add_argument("suite", help="a suite name (experiments/benchmarks/NAME.yaml) or a YAML path")
+    b.add_argument("--only", action="append", metavar="PATTERN",
+                   help="only entries whose name (algo/env) matches this glob or substring")
+    b.add_argument("--seeds", type=whole_number, default=None,
+                   help="seeds per entry (default: the suite's)")
+    b.add_argument("--budget-scale", type=float, default=1.0,
+                   help="multiply every budget (smoke runs); at least one update per entry")
+    b.add_argument("--out", default=None, help="also copy report.md, results.json, curves.png here")
+    b.add_argument("--checkpoint-every", type=int, default=None, metavar="CHUNKS",
+                   help="checkpoint each entry's run every CHUNKS chunks; a later call resumes "
+                        "an interrupted entry from its newest checkpoint")
+    b.add_argument("--runs-dir", default=None, help="run store root (default $JAXRL_RUNS_DIR or ./runs)")
+    b.add_argument("--json", metavar="PATH")
+    b.add_argument("--no-progress", action="store_true")
+    b.set_defaults(handler=("training", "cmd_bench"))
+
+    rm = sub.add_parser("resume", help="continue an interrupted, checkpointed run (or sweep group)")
+    rm.add_argument("run_id")
+    rm.add_argument("--runs-dir", default=None)
+    rm.add_argument("--json", metavar="PATH")
+    rm.add_argument("--no-progress", action="store_true")
+    rm.set_defaults(handler=("training", "cmd_resume"))
+
+    r = sub.add_parser("runs", help="query the run store")
+    r.add_argument("--runs-dir", default=None)
+    rs = r.add_subparsers(dest="runs_command", required=True)
+    ls = rs.add_parser("ls")
+    ls.add_argument("--algo")
+    ls.add_argument("--env")
+    ls.add_argument("--status")
+    ls.add_argument("--sweep", help="only the runs of this sweep id")
+    swq = rs.add_parser("sweep", help="the ranked table of a stored sweep")
+    swq.add_argument("sweep_id")
+    bq = rs.add_parser("bench", help="rebuild a stored benchmark's report")
+    bq.add_argument("bench_id")
+    bq.add_argument("--out", default=None, help="also copy the report files here")
+    show = rs.add_parser("show")
+    show.add_argument("run_id")
+    top = rs.add_parser("top")
+    top.add_argument("--env", required=True)
+    top.add_argument("--algo")
+    top.add_argument("--metric", default="episode_return_mean")
+    top.add_argument("-k", type=int, default=5)
+    rs.add_parser("latest")
+    q = rs.add_parser("sql", help="read-only SQL over the views runs, metrics, evaluations")
+    q.add_argument("query")
+    ck = rs.add_parser("check", help="read every file of the store; list the bad ones")
+    ck.add_argument("--quarantine", action="store_true",
+                    help="move bad files to <runs-dir>/.quarantine/<run_id>/ (never deletes)")
+    for sp in (ls, show, top, q, swq, bq, ck, rs.choices["latest"]):
+        sp.add_argument("--runs-dir", default=argparse.SUPPRESS)
+    r.set_defaults(handler=("store", "cmd_runs"))
+
+    pl = sub.add_parser("plot", help="learning curves of the latest run of each algorithm on an env")
+    pl.add_argument("--env", required=True)
+    pl.add_argument("--metric", default="episode_return_mean")
+    pl.add_argument("--band", choices=("iqm", "mean"), default="iqm")
+    pl.add_argument("--out", default=None, help="PNG path")
+    pl.add_argument("--runs-dir", default=None)
+    pl.set_defaults(handler=("store", "cmd_plot"))
+
+    cp = sub.add_parser("compare", help="IQM [CI], Welch's t-test and P(improvement) of two runs")
+    cp.add_argument("run_a")
+    cp.add_argument("run_b")
+    cp.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    cp.add_argument("--runs-dir", default=None)
+    cp.set_defaults(handler=("store", "cmd_compare"))
+
+    ex = sub.add_parser("export", help="export a stored run (TensorBoard, W&B offline)")
+    ex.add_argument("format", choices=("tensorboard", "wandb"))
+    ex.add_argument("run_id")
+    ex.add_argument("--out", default=None)
+    ex.add_argument("--runs-dir", default=None)
+    ex.set_defaults(handler=("store", "cmd_export"))
+
+    p = sub.add_parser("probe", help="run an algorithm up the probe ladder")
+    p.add_argument("algo")
+    p.add_argument("--seeds", type=int, default=4)
+    p.add_argument("--steps", type=int, default=None, help="env steps per seed per rung")
+    p.add_argument("--rungs", nargs="+", metavar="NAME", help="only these rungs (e.g. value truncation)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
+    p.add_argument("--json", metavar="PATH")
+    p.set_defaults(handler=("training", "cmd_probe"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        module, name = args.handler
+        return getattr(importlib.import_module(f"jaxrl.cli.{module}"), name)(args)
+    except ValueError as err:  # our config/env/algo errors are ValueError subclasses
+        print(f"jaxrl: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("jaxrl: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,113 @@
+"""The commands that read the run store: ``runs``, ``plot``, ``compare``, ``export``. None of
+them loads JAX or the engine."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from jaxrl import stats
+from jaxrl.cli.common import (UsageError, bench_view, check_writable, one_line_warnings,
+                              print_frame)
+from jaxrl.runs import bench_report, query
+from jaxrl.runs.export import to_tensorboard, to_wandb
+from jaxrl.runs.plots import plot_runs
+from jaxrl.runs.store import RunStore
+from jaxrl.runs.sweep_table import format_table, load_sweep
+
+
+def _store(args) -> RunStore:
+    """The run store the command names (``--runs-dir``)."""
+    return RunStore(args.runs_dir)
+
+
+def _runs_check(store, move: bool) -> int:
+    """``jaxrl runs check``: the store's bad files (status 1 if any), moved aside if ``move``."""
+    bad = query.check(store, move=move)
+    if bad.empty:
+        print(f"no bad files in {store.root}")
+        return 0
+    print_frame(bad)
+    hint = (f"{bad['moved_to'].notna().sum()} moved to {store.root / '.quarantine'}, their runs "
+            "stay flagged damaged" if move else "`jaxrl runs check --quarantine` moves them aside")
+    print(f"{len(bad)} bad files; {hint}")
+    return 1
+
+
+@one_line_warnings
+def cmd_runs(args) -> int:
+    store = _store(args)
+    if args.runs_command == "ls":
+        print_frame(query.ls(store, algo=args.algo, env=args.env, status=args.status,
+                              sweep=args.sweep))
+    elif args.runs_command == "sweep":
+        print(format_table(load_sweep(args.sweep_id, store.root)))
+    elif args.runs_command == "bench":
+        folder = bench_report.write(store, args.bench_id, out=args.out)
+        print_frame(bench_view(bench_report.entry_table(store, args.bench_id)))
+        print(f"report in {folder}" + (f" and {args.out}" if args.out else ""))
+    elif args.runs_command == "show":
+        print(json.dumps(query.show(args.run_id, store), indent=2))
+    elif args.runs_command == "top":
+        print_frame(query.top(args.env, args.metric, k=args.k, algo=args.algo, store=store))
+    elif args.runs_command == "latest":
+        print_frame(query.latest(store))
+    elif args.runs_command == "sql":
+        print_frame(query.sql(args.query, store))
+    elif args.runs_command == "check":
+        return _runs_check(store, args.quarantine)
+    return 0
+
+
+@one_line_warnings
+def cmd_plot(args) -> int:
+    store = _store(args)
+    latest = query.latest(store)
+    latest = latest[latest.env == args.env]
+    if latest.empty:
+        raise UsageError(f"no finished run on env {args.env!r} in {str(store.root)!r}")
+    curves = {}
+    for row in latest.itertuples():
+        frame = query.load_evaluations(row.run_id, store) if args.metric == "eval_return" \
+            else query.load_metrics(row.run_id, store)
+        curves[f"{row.algo} {row.run_id[-6:]}"] = frame
+    out = args.out or f"{args.env.replace(':', '_')}-{args.metric}.png"
+    check_writable(out, "--out")
+    plot_runs(curves, args.metric, f"{args.env}: latest run per algorithm", path=out,
+              band=args.band)
+    print(f"wrote {out} ({len(curves)} runs)")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    store = _store(args)
+    metas = [query.show(r, store) for r in (args.run_a, args.run_b)]
+    scores = []
+    for meta in metas:
+        r = np.asarray([np.nan if v is None else v for v in (meta.get("final_eval_return") or [])],
+                       dtype=float)
+        r = r[np.isfinite(r)]
+        if r.size == 0:
+            raise UsageError(f"run {meta['run_id']} has no final evaluation returns")
+        scores.append(r)
+    c = stats.compare(scores[0], scores[1], seed=args.seed)
+    for tag, meta in zip("ab", metas):
+        print(f"{meta['run_id']}: {meta['algo']} on {meta['env']}, n={c['n_' + tag]} seeds, "
+              f"IQM {c['iqm_' + tag]:.2f} [{c['iqm_' + tag + '_ci_low']:.2f}, "
+              f"{c['iqm_' + tag + '_ci_high']:.2f}]")
+    print(f"Welch t = {c['welch_t']:.3f}, p = {c['welch_p']:.4g}")
+    print(f"P(A > B) = {c['prob_improvement']:.3f} [{c['prob_improvement_ci_low']:.3f}, "
+          f"{c['prob_improvement_ci_high']:.3f}]")
+    print(f"intervals: {c.get('ci_method', '95% stratified percentile bootstrap')}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    if args.format == "wandb":
+        out = to_wandb(args.run_id, args.out, _store(args))
+        print(f"wrote offline W&B runs under {out / 'wandb'} (upload with: wandb sync)")
+        return 0
+    out = to_tensorboard(args.run_id, args.out, _store(args))
+    print(f"wrote TensorBoard event files to {out} (tensorboard --logdir {out})")
+    return 0

@@ -1,0 +1,133 @@
+"""The commands that train: ``train``, ``sweep``, ``bench``, ``resume``, ``probe``."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from jaxrl.api import resume, train
+from jaxrl.benchmarks import bench
+from jaxrl.cli.common import (UsageError, bench_view, check_writable, parse_sets, print_frame,
+                              print_result, result_json, write_json)
+from jaxrl.output_paths import check_folder
+from jaxrl.probe import PROBE_STEPS, run_ladder
+from jaxrl.results import NonFiniteMetricError
+from jaxrl.sweeps import format_table, parse_grid, parse_random, sweep
+
+
+# -- train, sweep, bench, resume --------------------------------------------------------------------------------------
+def cmd_train(args) -> int:
+    check_writable(args.json)
+    overrides = parse_sets(args.set)
+    try:
+        result = train(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
+                       seed=args.seed, progress=not args.no_progress,
+                       eval_episodes=args.eval_episodes, store=not args.no_store,
+                       runs_dir=args.runs_dir, command=["jaxrl", *sys.argv[1:]],
+                       **_driver_options(args), **overrides)
+    except NonFiniteMetricError as err:
+        where = f" (run kept in {err.result.run_dir})" if err.result.run_dir else ""
+        print(f"jaxrl: {err}{where}", file=sys.stderr)
+        return 1
+    print_result(result)
+    write_json(args.json, result_json(result))
+    if result.run_dir:
+        print(f"run {result.run_id}: report and curves in {result.run_dir}")
+    return 0
+
+
+def _driver_options(args) -> dict:
+    """The engine options of `train` and `sweep` from their flags."""
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        raise UsageError(f"--checkpoint-every must be >= 1 chunk, got {args.checkpoint_every}")
+    if args.max_chunk_updates < 1:
+        raise UsageError(f"--max-chunk-updates must be >= 1, got {args.max_chunk_updates}")
+    return {"checkpoint_every": args.checkpoint_every, "max_chunk_updates": args.max_chunk_updates,
+            "shard_seeds": not args.no_shard, "memory_check": not args.no_memory_check}
+
+
+def cmd_sweep(args) -> int:
+    check_writable(args.json)
+    if not args.grid and not args.random:
+        raise UsageError("jaxrl sweep needs at least one --grid or --random")
+    result = sweep(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
+                   grid=parse_grid(args.grid), random=parse_random(args.random),
+                   trials=args.trials, seed=args.seed, store=not args.no_store,
+                   runs_dir=args.runs_dir, backend=args.backend, address=args.address,
+                   progress=not args.no_progress, command=["jaxrl", *sys.argv[1:]],
+                   eval_episodes=args.eval_episodes, **_driver_options(args),
+                   **parse_sets(args.set))
+    print(f"\n{args.algo} on {args.env}: {len(result.configs)} configs x {args.seeds} seeds in "
+          f"{len(result.groups)} program(s); final eval return, IQM [95% CI] over seeds")
+    print(format_table(result.table))
+    if result.sweep_id:
+        print(f"sweep {result.sweep_id}: `jaxrl runs sweep {result.sweep_id}` shows this table")
+    write_json(args.json, {"sweep_id": result.sweep_id, "algo": args.algo, "env": args.env,
+                            "seeds": args.seeds, "groups": result.groups,
+                            "table": result.table.to_dict(orient="records")})
+    return 0 if not result.failures else 1
+
+
+def cmd_bench(args) -> int:
+    check_writable(args.json)
+    if args.out is not None:
+        check_folder(args.out, "--out")
+    result = bench(args.suite, only=args.only, seeds=args.seeds, budget_scale=args.budget_scale,
+                   runs_dir=args.runs_dir, progress=not args.no_progress, out=args.out,
+                   command=["jaxrl", *sys.argv[1:]], checkpoint_every=args.checkpoint_every)
+    print_frame(bench_view(result.table))
+    print(f"bench {result.bench_id}: ran {len(result.ran)}, skipped {len(result.skipped)} "
+          f"already finished, {len(result.failed)} failed; report in {result.report_dir}"
+          + (f" and {args.out}" if args.out else ""))
+    for name, message in result.failed.items():
+        print(f"  {name}: {message}", file=sys.stderr)
+    write_json(args.json, {"bench_id": result.bench_id, "report_dir": result.report_dir,
+                            "ran": result.ran, "skipped": result.skipped,
+                            "failed": result.failed,
+                            "entries": result.table.to_dict(orient="records")})
+    return 1 if result.failed else 0
+
+
+def cmd_resume(args) -> int:
+    check_writable(args.json)
+    try:
+        results = resume(args.run_id, runs_dir=args.runs_dir, progress=not args.no_progress)
+    except NonFiniteMetricError as err:
+        print(f"jaxrl: {err} (run kept in {err.result.run_dir})", file=sys.stderr)
+        return 1
+    for result in results:
+        print_result(result)
+        print(f"run {result.run_id}: report and curves in {result.run_dir}")
+    write_json(args.json, result_json(results[0]) if len(results) == 1
+                else {"runs": [result_json(r) for r in results]})
+    return 0
+
+
+# -- probe --------------------------------------------------------------------------------------
+def cmd_probe(args) -> int:
+    check_writable(args.json)
+    overrides = parse_sets(args.set)
+    rungs = [r if r.startswith("probe:") else f"probe:{r}" for r in args.rungs] if args.rungs else None
+    results = run_ladder(args.algo, seeds=args.seeds, rungs=rungs,
+                         total_steps=args.steps or PROBE_STEPS, **overrides)
+    first_fail = None
+    for r in results:
+        mark = "PASS" if r.passed else "FAIL"
+        print(f"rung {r.rung} {r.name:<30} {mark}  ({r.seconds:.1f} s)")
+        for what in ("values", "actions"):
+            if what in r.expected:
+                got = np.asarray(r.measured[what], dtype=float)
+                print(f"    {what:<8} expected {r.expected[what]}  measured per seed "
+                      f"{np.round(got, 3).tolist()}  tol {r.tolerance[what[:-1]]}")
+        if not r.passed and first_fail is None:
+            first_fail = r
+    if first_fail is None:
+        print(f"all {len(results)} rungs passed")
+    else:
+        print(f"first failing rung: {first_fail.rung} ({first_fail.name}) -> {first_fail.diagnosis}")
+    write_json(args.json, {"algo": args.algo, "rungs": [
+        {"name": r.name, "rung": r.rung, "passed": r.passed, "measured": r.measured,
+         "expected": r.expected, "tolerance": r.tolerance, "diagnosis": r.diagnosis,
+         "seconds": r.seconds} for r in results]})
+    return 0 if first_fail is None else 1

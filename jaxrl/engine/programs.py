@@ -1,0 +1,97 @@
+"""The compiled programs of a group, and their cache.
+
+Each program is compiled ahead of time (``jit(...).lower(...).compile()``), so compile time is
+measured apart from run time, and cached by (program tag, algorithm, static config fields, env,
+env params, argument shapes and shardings): a change of a traced hyperparameter reuses it."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxrl.engine.members import over_members
+from jaxrl.evaluate import evaluate
+
+PROGRAMS: dict[tuple, Any] = {}  # the compile cache of this process
+
+
+def params_digest(env_params) -> str:
+    """A digest of the env params' values (part of the cache key: they are baked in)."""
+    h = hashlib.sha1()
+    for leaf in jax.tree.leaves(env_params):
+        h.update(np.asarray(leaf).tobytes())
+    return h.hexdigest()
+
+
+def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
+             sharding=None):
+    """AOT-compile ``jit(build())`` for these args once per static key; returns
+    ``(executable, compile_seconds)`` (0 s on a cache hit). ``tag`` names the program and every
+    Python value its builder closes over (chunk length, eval episodes, ...), which are part of
+    the cache key alongside the static config and the argument shapes. With a seed ``sharding``
+    every input and output leaf is pinned to it (leading axis = member), so chunk outputs can
+    be fed straight back in."""
+    shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype), getattr(x, "sharding", None)),
+                          example_args)
+    key = (tag, algorithm.name, config.static_key(), env, params_digest(env_params),
+           str(jax.tree.structure(example_args)), str(shapes))
+    if key in PROGRAMS:
+        return PROGRAMS[key], 0.0
+    start = time.perf_counter()
+    kw = {} if sharding is None else {"in_shardings": sharding, "out_shardings": sharding}
+    program = jax.jit(build(), **kw).lower(*example_args).compile()
+    PROGRAMS[key] = program
+    return program, time.perf_counter() - start
+
+
+def init_program(algorithm, config, env, env_params, members: int) -> Callable:
+    """Builder of ``init_all(keys [members], hparams [members]) -> state [members]``."""
+    def build():
+        def init_all(keys, hparams):
+            init = lambda k: algorithm.init(k, env, env_params, config)
+            states = over_members(init, members)(keys)
+            return states.replace(hparams=hparams)  # hparams come in as arguments
+
+        return init_all
+
+    return build
+
+
+def chunk_program(algorithm, config, env, env_params, length: int, members: int) -> Callable:
+    """Builder of ``chunk(state [members]) -> (state, metrics {name: [members, length]})``:
+    ``length`` train steps scanned."""
+    def build():
+        def one_member(state):
+            step = lambda s, _: algorithm.train_step(s, config, env, env_params)
+            return jax.lax.scan(step, state, None, length=length)
+
+        return over_members(one_member, members)
+
+    return build
+
+
+def eval_program(algorithm, config, env, env_params, episodes: int, max_steps: int,
+                 members: int) -> Callable:
+    """Builder of ``eval(state, key, chunk) -> returns [members, episodes]``; the eval key of
+    chunk ``c`` is ``fold_in(key, c)``."""
+    act = algorithm.make_act(config, env, env_params)
+
+    def build():
+        def one_member(state, key, chunk):
+            key = jax.random.fold_in(key, chunk)
+            return evaluate(state, key, act, env, env_params, episodes, max_steps)
+
+        return over_members(one_member, members)
+
+    return build
+
+
+def act_program(resolved) -> Callable:
+    """The jitted policy ``act(state, obs, key, deterministic)`` of a resolved group."""
+    return jax.jit(resolved.algorithm.make_act(resolved.config, resolved.env,
+                                               resolved.env_params), static_argnums=3)

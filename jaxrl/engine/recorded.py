@@ -1,0 +1,105 @@
+"""A group run recorded in the run store: each config's chunks streamed into its run folder as
+training goes, every run finished (``finished`` / ``failed`` / ``interrupted``), and resumption
+of an interrupted group from its newest valid checkpoint."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxrl.engine.loop import GroupOutcome, run_group
+from jaxrl.engine.members import Members
+from jaxrl.engine.programs import act_program
+from jaxrl.engine.spec import GroupSpec, Resolved, resolve_group
+from jaxrl.results import NonFiniteMetricError, TrainResult, stored_summary
+from jaxrl.runs.report import write_report
+from jaxrl.runs.store import RunStore, StoreError
+
+
+def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: bool = True,
+                 on_chunk=None, restore: bool = False, stop_on_non_finite: bool = True,
+                 outcome: GroupOutcome | None = None) -> list:
+    """Run one group, streaming each config's chunks into its run folder (``runs[i]`` for config
+    ``i``), and finish every run. With ``outcome`` (a group already run elsewhere, e.g. a Ray
+    worker) only record it. Returns one `TrainResult` per config; raises
+    `NonFiniteMetricError` for a single run whose metrics went non-finite."""
+    members = Members(resolved.configs, spec.seeds, spec.seed)
+
+    def record(chunk: dict) -> None:
+        for i, run in enumerate(runs):
+            run.write_chunk(chunk["chunk"], members.of_config(chunk["metrics"], i),
+                            chunk["first_update"])
+        if on_chunk is not None:
+            on_chunk(chunk)
+
+    prior = recorded_chunks(runs) if restore else None
+    try:
+        if outcome is None:
+            outcome = run_group(spec, resolved, progress=progress, on_chunk=record,
+                                stop_on_non_finite=stop_on_non_finite,
+                                checkpoint_dir=runs[0].checkpoint_dir, restore=restore,
+                                prior_chunks=prior)
+        else:
+            first_update = 0
+            for c, metrics in enumerate(outcome.chunks):
+                record({"chunk": c, "metrics": metrics, "first_update": first_update})
+                first_update += metrics["env_steps"].shape[1]
+    except KeyboardInterrupt:
+        for run in runs:
+            run.finish("interrupted", message="interrupted by the user")
+        raise
+    except BaseException as err:
+        for run in runs:
+            run.finish("failed", message=f"{type(err).__name__}: {err}")
+        raise
+    act = act_program(resolved)
+    results = []
+    for i, run in enumerate(runs):
+        result = outcome.config_result(i, resolved.algorithm.name, spec.env, act)
+        result.run_id, result.run_dir = run.run_id, str(run.folder)
+        failure = outcome.failures.get(i)
+        finish_run(run, "failed" if failure else "finished", result, failure)
+        results.append(result)
+    if stop_on_non_finite and outcome.failures:
+        raise NonFiniteMetricError(outcome.failures[0], results[0])
+    return results
+
+
+def finish_run(run, status: str, result: TrainResult, message: str | None) -> None:
+    """End ``run`` with ``result``: its summary and evaluations into the store, then its
+    report and curves."""
+    run.finish(status, message=message, summary=stored_summary(result),
+               evaluations=result.evaluations)
+    write_report(run.folder, run.meta, result)
+
+
+def recorded_chunks(runs: list) -> list:
+    """The member-batched metric chunks ``[{name: [members, K]}]`` the runs' folders hold
+    (config-major, as `Members` orders them), up to the shortest run."""
+    per_run = [run.read_chunks() for run in runs]
+    return [{n: np.concatenate([p[c][n] for p in per_run]) for n in per_run[0][c]}
+            for c in range(min(len(p) for p in per_run))]
+
+
+def resume_group(run_store: RunStore, run_id: str, progress: bool = True) -> list:
+    """Continue an interrupted run (or every run of its sweep group) from its newest valid
+    checkpoint, writing into the same run folders. Returns the `TrainResult` of each config of
+    the group (one for a plain run)."""
+    meta = run_store.load(run_id)
+    group = meta.get("group")
+    if not group or not group.get("checkpoint_dir"):
+        raise StoreError(f"run {run_id!r} was not checkpointed (train with --checkpoint-every)")
+    runs = [run_store.open(rid) for rid in group["runs"]]
+    statuses = {run.meta["status"] for run in runs}
+    if "running" in statuses:
+        raise StoreError(f"run {run_id!r} is still running (pid {meta.get('pid')} on "
+                         f"{meta.get('host')})")
+    if statuses == {"finished"}:
+        raise StoreError(f"run {run_id!r} already finished; nothing to resume")
+    spec = GroupSpec.from_dict(group["spec"])
+    spec.configs = [{k: v for k, v in run.meta["config"].items() if k != "total_steps"}
+                    for run in runs]  # the exact configs that ran
+    resolved = resolve_group(spec)
+    for run in runs:
+        run.reopen()
+    return run_recorded(spec, resolved, runs, progress=progress, restore=True,
+                        stop_on_non_finite=len(runs) == 1)

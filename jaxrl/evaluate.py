@@ -1,0 +1,46 @@
+"""Deterministic evaluation: the first episode's return of each of a batch of fresh envs."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+EVAL_MAX_STEPS = 100_000  # cap on an episode's length during evaluation
+DEFAULT_EVAL_STEPS = 10_000  # for envs whose params name no time limit
+
+
+def evaluate(state, key, act, env, env_params, episodes: int, max_steps: int) -> jax.Array:
+    """Undiscounted return of the first episode of ``episodes`` envs under the deterministic
+    policy ``act(state, obs, key, True)`` (``[episodes]``); NaN for an env that did not finish
+    within ``max_steps``. ``env`` must be wrapped in `EpisodeStatistics`."""
+    reset_key, key = jax.random.split(key)
+    obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(
+        jax.random.split(reset_key, episodes), env_params)
+    vstep = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+
+    def cond(c):
+        return jnp.logical_and(c[0] < max_steps, ~jnp.all(c[4]))
+
+    def body(c):
+        t, k, obs, env_state, done, ret = c
+        k, act_key, step_key = jax.random.split(k, 3)
+        action = act(state, obs, act_key, True)
+        obs, env_state, _, _, _, info = vstep(jax.random.split(step_key, episodes), env_state,
+                                              action, env_params)
+        first = info["episode_done"] & ~done
+        return (t + 1, k, obs, env_state, done | info["episode_done"],
+                jnp.where(first, info["episode_return"], ret))
+
+    init = (jnp.int32(0), key, obs, env_state, jnp.zeros(episodes, bool),
+            jnp.full(episodes, jnp.nan))
+    *_, done, ret = jax.lax.while_loop(cond, body, init)
+    return jnp.where(done, ret, jnp.nan)
+
+
+def eval_horizon(env_params) -> int:
+    """The step cap of an evaluation episode: the env's own time limit (at most
+    `EVAL_MAX_STEPS`), or `DEFAULT_EVAL_STEPS` when its params name none."""
+    for name in ("max_steps_in_episode", "episode_length", "time_limit"):
+        if hasattr(env_params, name):
+            return int(min(int(getattr(env_params, name)), EVAL_MAX_STEPS))
+    return DEFAULT_EVAL_STEPS

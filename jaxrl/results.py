@@ -1,0 +1,85 @@
+"""What training returns: `TrainResult` (one config's seeds) and `NonFiniteMetricError`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+import pandas as pd
+
+from jaxrl import stats
+from jaxrl.config import AlgoConfig
+from jaxrl.measures import train_return_last100
+from jaxrl.runs.files import finite_or_none
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """What `jaxrl.train` returns. ``metrics``: one row per (seed, update); ``evaluations``: one
+    row per (evaluation, seed); ``state``: the final train state batched over seeds (leading
+    axis = seed)."""
+
+    algo: str
+    env: str
+    config: AlgoConfig
+    seeds: int
+    total_steps_per_seed: int
+    metrics: pd.DataFrame
+    evaluations: pd.DataFrame
+    final_eval_return: np.ndarray  # [seeds] mean return of the final evaluation episodes
+    state: Any
+    compile_seconds: float
+    run_seconds: float
+    env_steps_per_second: float
+    _act: Callable = dataclasses.field(repr=False, default=None)
+    devices: str = "1 x cpu"  # what the program ran on, e.g. "2 x cpu" (members sharded)
+    run_id: str | None = None
+    run_dir: str | None = None
+
+    def act(self, obs, key=None, seed: int = 0, deterministic: bool = True):
+        """The trained policy of one seed: raw env obs ``[..., *obs_shape]`` -> env action.
+        Stochastic actions (``deterministic=False``) need a ``key``."""
+        if key is None:
+            if not deterministic:
+                raise ValueError("act(deterministic=False) needs a PRNG key")
+            key = jax.random.key(seed)  # unused by the deterministic policy
+        state = jax.tree.map(lambda x: x[seed], self.state)
+        return self._act(state, obs, key, deterministic)
+
+    def summary(self) -> dict:
+        r = self.final_eval_return
+        return {"algo": self.algo, "env": self.env, "seeds": self.seeds,
+                "total_steps_per_seed": self.total_steps_per_seed,
+                "final_eval_return_mean": float(np.mean(r)), "final_eval_return_iqm": stats.iqm(r),
+                "compile_seconds": self.compile_seconds, "run_seconds": self.run_seconds,
+                "env_steps_per_second": self.env_steps_per_second, "devices": self.devices}
+
+
+class NonFiniteMetricError(FloatingPointError):
+    """A metric went NaN/Inf. ``.result`` holds everything trained up to the chunk before."""
+
+    def __init__(self, message: str, result: TrainResult):
+        super().__init__(message)
+        self.result = result
+
+
+def stored_summary(result: TrainResult) -> dict:
+    """The JSON fields a finished run stores in ``run.json``: per-seed final evaluation returns
+    and last-100-training-episode returns (None where not finite), their mean and IQM, timings
+    and devices."""
+    returns = np.asarray(result.final_eval_return, dtype=float)
+    last100 = train_return_last100(result.metrics, len(returns))
+    return dict(
+        final_eval_return=[finite_or_none(r) for r in returns],
+        train_return_last100=[finite_or_none(r) for r in last100],
+        final_eval_return_mean=(finite_or_none(np.nanmean(returns))
+                                if np.isfinite(returns).any() else None),
+        final_eval_return_iqm=finite_or_none(stats.iqm(returns)),
+        compile_seconds=result.compile_seconds, run_seconds=result.run_seconds,
+        env_steps_per_second=result.env_steps_per_second,
+        total_steps_per_seed=int(result.total_steps_per_seed),
+        devices=result.devices,
+    )
