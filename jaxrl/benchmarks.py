@@ -56,7 +56,7 @@ from jaxrl.engine.spec import resolve
 from jaxrl.measures import MEASURES
 from jaxrl.results import NonFiniteMetricError
 from jaxrl.runs import bench_report
-from jaxrl.runs.store import RunStore
+from jaxrl.runs.store import Run, RunStore
 
 SUITES_DIR = Path(__file__).resolve().parents[1] / "experiments" / "benchmarks"
 _ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "reference", "name",
@@ -272,14 +272,22 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     latest = bench_report.bench_runs(store, bid)
     done = bench_report.finished_entries(store, bid)
     ran, skipped, failed = [], [], {}
+    trained = set()  # request keys run by this call (two entries may share one, see bench_runs)
     for entry in chosen:
+        key = entry_key(entry, spec.seed)
+        if key in trained:
+            skipped.append(entry.name)
+            _say(progress, f"bench {bid}: {entry.name} is the same request as an entry just run, "
+                           "skipped")
+            continue
+        trained.add(key)
         if entry.name in done:
             skipped.append(entry.name)
             _say(progress, f"bench {bid}: {entry.name} already finished "
                            f"(run {done[entry.name]}), skipped")
             continue
         try:
-            if resumable(latest.get(entry.name)):
+            if resumable(store, latest.get(entry.name)):
                 run_id = latest[entry.name]["run_id"]
                 _say(progress, f"bench {bid}: {entry.name}, resuming run {run_id}")
                 resume(run_id, runs_dir=str(store.root), progress=progress)
@@ -301,12 +309,12 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
                        bench_report.entry_table(store, bid))
 
 
-def resumable(meta: dict | None) -> bool:
+def resumable(store: RunStore, meta: dict | None) -> bool:
     """Whether a stored bench run can be continued: interrupted, with checkpoints on disk."""
     if not meta or meta.get("status") != "interrupted":
         return False
-    folder = (meta.get("group") or {}).get("checkpoint_dir")
-    return bool(folder) and Path(folder).is_dir() and any(Path(folder).iterdir())
+    folder = Run(store.root / meta["run_id"], meta).checkpoint_dir
+    return folder is not None and folder.is_dir() and any(folder.iterdir())
 
 
 def validate(spec: Suite, entries: list[Entry]) -> None:

@@ -167,3 +167,59 @@ def test_minatar_smoke_subset(tmp_path):
     assert result.ran == ["ppo/gymnax:Breakout-MinAtar"] and not result.failed
     row = result.table.set_index("entry").loc["ppo/gymnax:Breakout-MinAtar"]
     assert row.status == "finished" and row.total_steps == 8192
+
+
+TWINS = """
+name: twins
+seeds: 2
+eval_episodes: 2
+entries:
+  - name: short/ppo
+    algo: ppo
+    env: CartPole-v1
+    total_steps: 512
+    config: {num_envs: 2, num_steps: 64, hidden: [8], num_minibatches: 2, update_epochs: 1}
+  - name: long/ppo
+    algo: ppo
+    env: CartPole-v1
+    total_steps: 1024
+    config: {num_envs: 2, num_steps: 64, hidden: [8], num_minibatches: 2, update_epochs: 1}
+"""
+
+
+def test_entries_scaled_to_one_request_share_one_run(tmp_path):
+    """At a small budget scale both budgets become one update: one run, reported for both."""
+    path = tmp_path / "twins.yaml"
+    path.write_text(TWINS)
+    result = benchmod.bench(str(path), budget_scale=0.01, runs_dir=str(tmp_path / "runs"),
+                            progress=False)
+    assert result.ran == ["short/ppo"] and result.skipped == ["long/ppo"]
+    table = result.table.set_index("entry")
+    assert list(table.status) == ["finished", "finished"]
+    runs = bench_report.bench_runs(RunStore(tmp_path / "runs"), result.bench_id)
+    assert runs["short/ppo"]["run_id"] == runs["long/ppo"]["run_id"]
+
+
+def test_an_interrupted_checkpointed_entry_is_resumed(tmp_path):
+    """A bench process killed after an entry's checkpoint: the next call resumes that run
+    instead of training the entry again."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "twins.yaml"
+    path.write_text(TWINS)
+    runs = str(tmp_path / "runs")
+    argv = [sys.executable, "-m", "jaxrl.cli", "bench", str(path), "--only", "short/*",
+            "--runs-dir", runs, "--checkpoint-every", "1", "--no-progress"]
+    killed = subprocess.run(argv, env={**os.environ, "JAXRL_KILL_AFTER_CHUNK": "1"},
+                            capture_output=True, text=True, timeout=600, check=False)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.name != "benches"]
+    assert benchmod.resumable(RunStore(runs), json.loads((folder / "run.json").read_text()) | {
+        "status": "interrupted"})
+    result = benchmod.bench(str(path), only="short/*", runs_dir=runs, progress=False)
+    assert result.ran == ["short/ppo"]
+    meta = json.loads((folder / "run.json").read_text())
+    assert meta["status"] == "finished"  # the same run folder, finished by the resume
+    assert len([p for p in (tmp_path / "runs").iterdir() if p.name != "benches"]) == 1

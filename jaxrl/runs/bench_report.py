@@ -87,8 +87,10 @@ def bench_runs(store: RunStore, bench_id: str) -> dict[str, dict]:
     even after other entries of its suite changed. A damaged ``run.json`` is skipped with a
     warning."""
     manifest = load_manifest(store, bench_id)
-    names = {e.get("key") or spec_key({**e, "seed": manifest.get("seed", 0)}): e["name"]
-             for e in manifest["entries"]}  # manifests of early benches carry no keys
+    names: dict[str, list[str]] = {}  # key -> entries (two entries may ask for the same run,
+    for e in manifest["entries"]:       # e.g. 1M and 3M budgets scaled down to one update)
+        key = e.get("key") or spec_key({**e, "seed": manifest.get("seed", 0)})  # early: no keys
+        names.setdefault(key, []).append(e["name"])
     chosen: dict[str, dict] = {}
     for folder in store.run_dirs():
         try:
@@ -98,12 +100,12 @@ def bench_runs(store: RunStore, bench_id: str) -> dict[str, dict]:
             continue
         if not meta.get("bench_id") or run_spec_key(meta) not in names:
             continue
-        name = names[run_spec_key(meta)]
-        current = chosen.get(name)
         rank = (meta.get("status") == "finished", meta.get("started_at") or "", meta["run_id"])
-        if current is None or rank > (current.get("status") == "finished",
-                                      current.get("started_at") or "", current["run_id"]):
-            chosen[name] = meta
+        for name in names[run_spec_key(meta)]:
+            current = chosen.get(name)
+            if current is None or rank > (current.get("status") == "finished",
+                                          current.get("started_at") or "", current["run_id"]):
+                chosen[name] = meta
     return chosen
 
 
