@@ -90,8 +90,8 @@ def _host_key(params: Any) -> tuple | None:
     leaves, treedef = jax.tree.flatten(params)
     if not all(isinstance(x, (bool, int, float, np.ndarray, np.generic)) for x in leaves):
         return None
-    return (str(treedef),) + tuple((np.asarray(x).dtype.str, np.asarray(x).shape,
-                                    np.asarray(x).tobytes()) for x in leaves)
+    return (str(treedef), *((np.asarray(x).dtype.str, np.asarray(x).shape,
+                             np.asarray(x).tobytes()) for x in leaves))
 
 
 class GymnaxEnv(EqualByConstruction, Environment):

@@ -12,6 +12,7 @@ Unknown names raise `UnknownEnvironmentError` listing the closest registered nam
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Callable
 from typing import Any
@@ -54,10 +55,8 @@ def registered_names(include_brax: bool = True) -> list[str]:
     names = list(probes.PROBES_BY_NAME) + list(_gymnax_names())
     names += [f"gymnax:{n}" for n in _gymnax_names()]
     if include_brax:
-        try:
+        with contextlib.suppress(ImportError):  # brax is a pinned dependency
             names += list(_brax_names())
-        except ImportError:  # pragma: no cover - brax is a pinned dependency
-            pass
     return names
 
 

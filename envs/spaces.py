@@ -8,7 +8,6 @@ actions in ``[0, n)``, `Box(low, high, shape)` for real vectors. Networks read `
 from __future__ import annotations
 
 import dataclasses
-from typing import Union
 
 import jax
 import jax.numpy as jnp
@@ -79,4 +78,4 @@ class Box:
         return x.shape == self.shape and bool(np.all(x >= self.low) and np.all(x <= self.high))
 
 
-Space = Union[Discrete, Box]
+Space = Discrete | Box

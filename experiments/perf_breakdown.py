@@ -24,8 +24,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxrl import api
-from jaxrl.engine import members, spec
 from jaxrl.algos import onpolicy, ppo
+from jaxrl.engine import members, spec
 
 CONFIG = dict(num_envs=5, num_steps=100, update_epochs=5, num_minibatches=5, hidden=(64, 64),
               activation="tanh")

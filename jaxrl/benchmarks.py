@@ -50,8 +50,8 @@ from typing import Any
 import yaml
 
 from jaxrl import algos
-from jaxrl.config import ConfigError, check_run_args
 from jaxrl.api import resume, train
+from jaxrl.config import ConfigError, check_run_args
 from jaxrl.engine.spec import resolve
 from jaxrl.measures import MEASURES
 from jaxrl.results import NonFiniteMetricError
@@ -209,7 +209,7 @@ def scaled(entry: Entry, seeds: int | None, budget_scale: float) -> Entry:
             config = algos.get(entry.algo).default_config(entry.env).replace(**entry.config)
         except ValueError as err:
             raise SuiteError(f"{entry.name}: {err}") from None
-        steps = max(int(round(steps * budget_scale)), config.steps_per_update)
+        steps = max(round(steps * budget_scale), config.steps_per_update)
     return dataclasses.replace(entry, seeds=int(seeds or entry.seeds), total_steps=int(steps))
 
 

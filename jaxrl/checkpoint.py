@@ -229,7 +229,7 @@ class Checkpointer:
             create=True, cleanup_tmp_directories=True)
         try:
             self._mngr = ocp.CheckpointManager(self.directory, options=options)
-        except Exception as exc:  # noqa: BLE001 - orbax raises many kinds
+        except Exception as exc:  # orbax raises many kinds
             raise CheckpointError(
                 f"cannot open checkpoint directory {self.directory}: {_describe(exc)}") from exc
 
@@ -268,7 +268,7 @@ class Checkpointer:
         self._clear_way_for(step)
         try:
             saved = self._mngr.save(step, args=ocp.args.Composite(**items))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise CheckpointError(f"saving step {step} to {self.directory} failed: "
                                   f"{_describe(exc)}") from exc
         if not saved:
@@ -302,7 +302,7 @@ class Checkpointer:
     def _wait_mngr(self) -> None:
         try:
             self._mngr.wait_until_finished()
-        except Exception as exc:  # noqa: BLE001 - a background write failed
+        except Exception as exc:  # a background write failed
             raise CheckpointError(f"a background checkpoint write to {self.directory} failed: "
                                   f"{_describe(exc)}") from exc
 
@@ -332,7 +332,7 @@ class Checkpointer:
         for step in reversed(self.steps()):
             try:
                 body, meta = self._read_manifest(step)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 self._skip(step, _describe(exc))
                 continue
             why = _structure_mismatch(body["leaves"], wants)
@@ -343,7 +343,7 @@ class Checkpointer:
             with _orbax_read_leftovers_silenced() as failed:
                 try:
                     leaves = self._read_leaves(step, body["leaves"], wants, like_leaves)
-                except Exception as exc:  # noqa: BLE001 - orbax/tensorstore raise many kinds
+                except Exception as exc:  # orbax/tensorstore raise many kinds
                     failure = _describe(exc)
                     failed.append(step)
             if failure is not None:
@@ -406,7 +406,7 @@ class Checkpointer:
         if self._closed:
             raise CheckpointError(f"checkpointer for {self.directory} is closed")
 
-    def __enter__(self) -> "Checkpointer":
+    def __enter__(self) -> Checkpointer:
         return self
 
     def __exit__(self, *exc_info) -> None:

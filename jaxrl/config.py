@@ -23,7 +23,7 @@ import functools
 import math
 import numbers
 import typing
-from typing import Any
+from typing import Any, Self
 
 import jax.numpy as jnp
 
@@ -61,10 +61,11 @@ class AlgoConfig:
 
     def static_key(self) -> tuple:
         """The static fields only: equal keys share one compiled program."""
-        return (type(self).__name__,) + tuple(
-            (f.name, getattr(self, f.name))
-            for f in dataclasses.fields(self)
-            if f.metadata.get("static", True)
+        return (
+            type(self).__name__,
+            *((f.name, getattr(self, f.name))
+              for f in dataclasses.fields(self)
+              if f.metadata.get("static", True)),
         )
 
     def hparams(self) -> dict[str, jnp.ndarray]:
@@ -75,7 +76,7 @@ class AlgoConfig:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     # -- overrides ----------------------------------------------------------------------------
-    def replace(self, **overrides) -> AlgoConfig:
+    def replace(self, **overrides) -> Self:
         """A new config with ``overrides`` applied, type-coerced and validated."""
         fields = {f.name: f for f in dataclasses.fields(self)}
         coerced = {}

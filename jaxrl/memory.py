@@ -347,7 +347,7 @@ def device_capacity_bytes(device=None) -> int:
     if device.platform != "cpu":
         try:
             stats = device.memory_stats() or {}
-        except Exception:  # noqa: BLE001 - some backends do not implement memory_stats
+        except Exception:  # some backends do not implement memory_stats
             stats = {}
         for name in ("bytes_limit", "bytes_reservable_limit"):
             if stats.get(name):

@@ -29,13 +29,12 @@ from __future__ import annotations
 import inspect
 import operator
 from collections.abc import Callable
-from typing import Union
 
 import numpy as np
 from scipy import stats as _st
 
-Statistic = Union[str, Callable]
-SeedLike = Union[int, np.integer, np.random.Generator]
+Statistic = str | Callable
+SeedLike = int | np.integer | np.random.Generator
 
 # Upper bound on the number of resampled scores held in memory at once (reps x scores).
 _MAX_BATCH_ELEMENTS = 4_000_000

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jaxrl.config import ConfigError
 from jaxrl.backends.ray import run_groups
+from jaxrl.config import ConfigError
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.programs import act_program
 from jaxrl.engine.recorded import run_recorded
@@ -206,10 +206,7 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     for spec, r in zip(specs, resolved):  # every plan before anything compiles or is recorded
         plan_memory(spec, r)
     sweep_id = new_sweep_id(algo, env) if store else None
-    if backend == "ray":
-        outcomes = run_groups(specs, address=address)
-    else:
-        outcomes = [None] * len(specs)
+    outcomes = run_groups(specs, address=address) if backend == "ray" else [None] * len(specs)
 
     results: list[Any] = [None] * len(configs)
     failures: dict[int, str] = {}

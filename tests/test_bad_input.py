@@ -98,7 +98,7 @@ def test_closed_ends_of_every_float_range_are_legal():
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
 def test_non_finite_values_are_refused(value):
-    with pytest.raises(ConfigError, match="learning_rate=.* must be > 0"):
+    with pytest.raises(ConfigError, match=r"learning_rate=.* must be > 0"):
         default_config("ppo").replace(learning_rate=value)
 
 
@@ -106,7 +106,7 @@ def test_a_config_built_directly_is_checked_too():
     with pytest.raises(ConfigError, match=r"gamma=1\.5 is out of range for PPOConfig: must be in "
                                           r"\[0, 1\]"):
         dataclasses.replace(default_config("ppo"), gamma=1.5)
-    with pytest.raises(ConfigError, match="hidden=\\(64, 0\\).*each element must be >= 1"):
+    with pytest.raises(ConfigError, match=r"hidden=\(64, 0\).*each element must be >= 1"):
         algos.get("dqn").config_cls(hidden=(64, 0))
 
 
@@ -126,9 +126,9 @@ def test_sweep_checks_every_grid_value():
 
 
 def test_make_train_checks_ranges_and_total_steps():
-    with pytest.raises(ConfigError, match="clip_eps=0.0 .* must be > 0"):
+    with pytest.raises(ConfigError, match=r"clip_eps=0\.0 .* must be > 0"):
         jaxrl.make_train("ppo", "CartPole-v1", total_steps=2048, clip_eps=0.0)
-    with pytest.raises(ConfigError, match="total_steps must be a whole number, got 2048.5"):
+    with pytest.raises(ConfigError, match=r"total_steps must be a whole number, got 2048\.5"):
         jaxrl.make_train("ppo", "CartPole-v1", total_steps=2048.5)
 
 
@@ -160,7 +160,7 @@ def test_whole_float_budgets_and_numpy_ints_are_accepted():
 
 
 def test_bench_refuses_a_fractional_seed_count():
-    with pytest.raises(ConfigError, match="seeds must be a whole number, got 2.5"):
+    with pytest.raises(ConfigError, match=r"seeds must be a whole number, got 2\.5"):
         jaxrl.bench("classic", seeds=2.5)
 
 

@@ -239,7 +239,7 @@ def test_names_and_backends():
 
     from envs import brax_adapter
 
-    assert brax_adapter.BRAX_NAMES == tuple(brax_envs._envs)
+    assert tuple(brax_envs._envs) == brax_adapter.BRAX_NAMES
     assert {"ant", "hopper", "halfcheetah", "fast"} <= set(brax_adapter.BRAX_NAMES)
     # every backend we accept is one brax's PipelineEnv accepts (built without compiling)
     for backend in BRAX_BACKENDS:

@@ -191,7 +191,7 @@ def test_spaces_of_all_registered_envs():
 
     from envs import gymnax_adapter
 
-    assert gymnax_adapter.GYMNAX_NAMES == tuple(gymnax.registered_envs)
+    assert tuple(gymnax.registered_envs) == gymnax_adapter.GYMNAX_NAMES
     key = jax.random.PRNGKey(0)
     for name in gymnax_adapter.GYMNAX_NAMES:
         if name == "MNISTBandit-bsuite":

@@ -9,9 +9,9 @@ import jax
 import pytest
 
 from jaxrl import api, memory
+from jaxrl.config import ConfigError
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
-from jaxrl.config import ConfigError
 
 GiB = 1 << 30
 

@@ -74,7 +74,7 @@ def test_targets_receive_no_gradient(algo):
 
 def test_td3_switches_change_the_learner():
     assert algos.get("td3").default_config("Pendulum-v1").num_critics == 2
-    state, _, config, _ = _state_and_batch("td3", "Pendulum-v1")
+    state, _, _, _ = _state_and_batch("td3", "Pendulum-v1")
     stacked = state.params["critic"]
     leaves = jax.tree.leaves(stacked)
     assert leaves[0].shape[0] == 2  # two critics, independently initialized

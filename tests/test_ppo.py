@@ -10,8 +10,8 @@ import jaxrl
 from jaxrl import algos
 from jaxrl.api import make_train, train
 from jaxrl.engine.members import seed_keys
-from jaxrl.results import NonFiniteMetricError
 from jaxrl.probe import run_ladder
+from jaxrl.results import NonFiniteMetricError
 
 
 def test_probe_ladder_all_rungs_pass():

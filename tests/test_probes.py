@@ -28,7 +28,7 @@ def _rollout(env, params, key, answer, horizon, stop_at_done):
     for _ in range(horizon):
         key, k = jax.random.split(key)
         action = _act_for(env, answer, obs)
-        next_obs, state, r, term, trunc, info = step(k, state, action, params)
+        next_obs, state, r, term, trunc, _ = step(k, state, action, params)
         traj.append((np.asarray(obs), float(r), bool(term or trunc), bool(term)))
         obs = next_obs
         if stop_at_done and (term or trunc):

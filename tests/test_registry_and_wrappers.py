@@ -31,12 +31,12 @@ def test_make_families():
 
 def _run(env, params, actions_fn, steps, num_envs=3):
     keys = jax.random.split(jax.random.key(0), num_envs)
-    obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+    _, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
     step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
     infos = []
     for t in range(steps):
         keys = jax.random.split(jax.random.key(t + 1), num_envs)
-        obs, state, r, term, trunc, info = step(keys, state, actions_fn(t, num_envs), params)
+        _, state, _, _, _, info = step(keys, state, actions_fn(t, num_envs), params)
         infos.append(info)
     return jax.tree.map(lambda *x: jnp.stack(x), *infos)
 

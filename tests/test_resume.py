@@ -14,8 +14,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxrl.checkpoint import CheckpointWarning
 from jaxrl.api import resume, train
+from jaxrl.checkpoint import CheckpointWarning
 from jaxrl.runs.store import RunStore
 
 K = 2  # chunks before the kill; 2K in all

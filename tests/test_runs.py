@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxrl.cli import main
 from jaxrl.api import train
+from jaxrl.cli import main
 from jaxrl.results import NonFiniteMetricError
 from jaxrl.runs import query
 from jaxrl.runs.store import RunStore, StoreError, code_provenance

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from jaxrl import api
-from jaxrl.engine import programs
 from jaxrl.config import ConfigError
+from jaxrl.engine import programs
 from jaxrl.sweeps import (
     load_sweep,
     make_configs,

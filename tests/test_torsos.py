@@ -8,8 +8,7 @@ import pytest
 
 import jaxrl
 from jaxrl.config import ConfigError
-from jaxrl.networks import (ActorCritic, ConvTorso, Critic, QNetwork, conv2d_valid,
-                            resolve_torso)
+from jaxrl.networks import ActorCritic, ConvTorso, Critic, QNetwork, conv2d_valid, resolve_torso
 
 
 @pytest.mark.parametrize("n, side, c, k, stride, f", [(5, 10, 4, 3, 1, 16), (2, 84, 4, 8, 4, 32),

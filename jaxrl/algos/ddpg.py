@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -64,7 +65,8 @@ def continuous_defaults(family: str) -> dict:
 
 def default_config(env_name: str) -> DDPGConfig:
     family = env_family(env_name)
-    extra = dict(actor_lr=3e-3, critic_lr=3e-3, tau=0.02) if family == "probe" else {}
+    extra: dict[str, Any] = (dict(actor_lr=3e-3, critic_lr=3e-3, tau=0.02)
+                             if family == "probe" else {})
     return DDPGConfig(**continuous_defaults(family), **extra)
 
 

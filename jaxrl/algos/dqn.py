@@ -19,6 +19,7 @@ bootstraps from the final observation and a terminal state does not.
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import jax
 import jax.numpy as jnp
@@ -118,7 +119,8 @@ def explore(state, obs, key, config: DQNConfig, space):
     """Epsilon-greedy actions ``[N]`` int32 at flat observations ``obs [N, obs_dim]``: uniform
     with probability `epsilon`, else greedy (training, and `make_act` when not
     deterministic)."""
-    greedy = jnp.argmax(make_network(config, space).apply(state.params, obs), axis=-1)
+    q_values = cast(jax.Array, make_network(config, space).apply(state.params, obs))
+    greedy = jnp.argmax(q_values, axis=-1)
     coin_key, action_key = jax.random.split(key)
     random = jax.random.randint(action_key, greedy.shape, 0, space.n)
     explore_now = jax.random.uniform(coin_key, greedy.shape) < epsilon(state)

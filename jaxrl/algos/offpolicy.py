@@ -180,8 +180,8 @@ def store(state: OffPolicyState, row: nstep.StepRow, config) -> tuple[Any, nstep
     window is full the write is made but not counted (position and size stay), so the next
     write overwrites it and garbage is never sampled."""
     if not config.bootstrap_truncation:
-        row = row.replace(terminated=row.terminated | row.truncated,
-                          truncated=jnp.zeros_like(row.truncated))
+        row = dataclasses.replace(row, terminated=row.terminated | row.truncated,
+                                  truncated=jnp.zeros_like(row.truncated))
     window, item, valid = nstep.push(state.window, row, state.hparams["gamma"])
     added = buffer_module(config).add(state.buffer, item, state.update_step)
     buffer = added.replace(position=jnp.where(valid, added.position, state.buffer.position),
@@ -232,8 +232,9 @@ def make_train_step(explore, learn):
             metrics = {**out.metrics, "sample_staleness": staleness.astype(jnp.float32).mean()}
             if config.prioritized:
                 metrics["importance_weight_mean"] = weights.mean()
-            state = state.replace(params=kept[0], target_params=kept[1], opt_state=kept[2],
-                                  buffer=buffer, update_step=state.update_step + learning)
+            state = dataclasses.replace(state, params=kept[0], target_params=kept[1],
+                                        opt_state=kept[2], buffer=buffer,
+                                        update_step=state.update_step + learning)
             return (state, learning), metrics
 
         def one_round(state: OffPolicyState, _):
@@ -245,9 +246,9 @@ def make_train_step(explore, learn):
                                                                   state.carry, action)
             row = nstep.StepRow(state.carry.obs, action, reward, term, trunc, next_obs)
             buffer, window = store(state, row, config)
-            state = state.replace(buffer=buffer, window=window, carry=carry, key=key,
-                                  rounds=state.rounds + 1,
-                                  env_steps=state.env_steps + config.num_envs)
+            state = dataclasses.replace(state, buffer=buffer, window=window, carry=carry,
+                                        key=key, rounds=state.rounds + 1,
+                                        env_steps=state.env_steps + config.num_envs)
             learning = ~warming
             (state, _), metrics = jax.lax.scan(
                 learn_once, (state, learning), jax.random.split(learn_key, config.gradient_steps))

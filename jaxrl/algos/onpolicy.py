@@ -356,7 +356,8 @@ def advance(state: OnPolicyState, traj, carry, params, opt_state, key, reward_sc
     obs_stats = state.obs_stats
     if config.normalize_obs:
         obs_stats = running_stats_update(obs_stats, traj.obs.reshape(-1, traj.obs.shape[-1]))
-    return state.replace(
+    return dataclasses.replace(
+        state,
         params=params, opt_state=opt_state, obs_stats=obs_stats, reward_scaler=reward_scaler,
         carry=carry, key=key, update_step=state.update_step + 1,
         env_steps=state.env_steps + config.steps_per_update,

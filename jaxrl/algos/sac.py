@@ -19,6 +19,7 @@ The target entropy defaults to ``-dim(A)``.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -46,7 +47,7 @@ class SACConfig(offpolicy.OffPolicyConfig):
 
 def default_config(env_name: str) -> SACConfig:
     family = env_family(env_name)
-    extra = {}
+    extra: dict[str, Any] = {}
     if family == "probe":
         extra = dict(actor_lr=3e-3, critic_lr=3e-3, alpha_lr=3e-3, tau=0.02, init_alpha=0.1)
     return SACConfig(**ddpg.continuous_defaults(family), **extra)

@@ -95,7 +95,7 @@ def window_init(example_row: StepRow, n: int) -> NStepWindow:
 
     def empty(leaf: ArrayLike) -> jax.Array:
         leaf = jnp.asarray(leaf)
-        return jnp.zeros((n,) + leaf.shape, leaf.dtype)
+        return jnp.zeros((n, *leaf.shape), leaf.dtype)
 
     rows = jax.tree.map(empty, example_row)
     return NStepWindow(rows=rows, count=jnp.zeros((), jnp.int32))

@@ -77,7 +77,7 @@ def init(example_item: Any, capacity: int) -> ReplayState:
 
     def storage(leaf: ArrayLike) -> jax.Array:
         leaf = jnp.asarray(leaf)
-        return jnp.zeros((capacity,) + leaf.shape, leaf.dtype)
+        return jnp.zeros((capacity, *leaf.shape), leaf.dtype)
 
     return ReplayState(
         data=jax.tree.map(storage, example_item),

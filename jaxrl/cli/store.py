@@ -8,8 +8,7 @@ import json
 import numpy as np
 
 from jaxrl import stats
-from jaxrl.cli.common import (UsageError, bench_view, check_writable, one_line_warnings,
-                              print_frame)
+from jaxrl.cli.common import UsageError, bench_view, check_writable, one_line_warnings, print_frame
 from jaxrl.runs import bench_report, query
 from jaxrl.runs.export import to_tensorboard, to_wandb
 from jaxrl.runs.plots import plot_runs

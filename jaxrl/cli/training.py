@@ -8,8 +8,16 @@ import numpy as np
 
 from jaxrl.api import resume, train
 from jaxrl.benchmarks import bench
-from jaxrl.cli.common import (UsageError, bench_view, check_writable, parse_sets, print_frame,
-                              print_result, result_json, write_json)
+from jaxrl.cli.common import (
+    UsageError,
+    bench_view,
+    check_writable,
+    parse_sets,
+    print_frame,
+    print_result,
+    result_json,
+    write_json,
+)
 from jaxrl.output_paths import check_folder
 from jaxrl.probe import PROBE_STEPS, run_ladder
 from jaxrl.results import NonFiniteMetricError

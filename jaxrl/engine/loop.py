@@ -22,8 +22,13 @@ from tqdm.auto import tqdm
 from jaxrl.checkpoint import Checkpointer, CheckpointWarning
 from jaxrl.diagnostics import first_non_finite
 from jaxrl.engine import programs
-from jaxrl.engine.members import (Members, describe_devices, member_sharding, pad_members,
-                                  take_members)
+from jaxrl.engine.members import (
+    Members,
+    describe_devices,
+    member_sharding,
+    pad_members,
+    take_members,
+)
 from jaxrl.engine.spec import MAX_CHUNK_UPDATES, GroupSpec, Resolved, plan_memory, resolve_group
 from jaxrl.evaluate import eval_horizon
 from jaxrl.results import TrainResult

@@ -16,8 +16,6 @@ from jaxrl.ops.returns import (
     n_step_targets,
     reverse_discounted_cumsum,
 )
-from jaxrl.ops.schedules import linear_schedule
-from jaxrl.ops.shuffle import permutation
 from jaxrl.ops.running_stats import (
     RunningMeanStd,
     denormalize,
@@ -25,6 +23,8 @@ from jaxrl.ops.running_stats import (
     running_stats_init,
     running_stats_update,
 )
+from jaxrl.ops.schedules import linear_schedule
+from jaxrl.ops.shuffle import permutation
 
 __all__ = [
     "Categorical",

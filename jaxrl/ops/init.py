@@ -22,7 +22,7 @@ import jax.numpy as jnp
 def orthonormal_columns(a: jax.Array) -> jax.Array:
     """``[n, m] -> [n, m]`` (``n >= m``): the ``Q`` of ``a = QR`` with ``diag(R) > 0``, by
     modified Gram-Schmidt with one re-orthogonalization pass ("twice is enough")."""
-    n, m = a.shape
+    _, m = a.shape
     index = jnp.arange(m)
 
     def column(j, q):

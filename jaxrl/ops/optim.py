@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import jax
 import optax
-from jax.typing import ArrayLike
 
 __all__ = ["clipped_adam"]
 
 
-def clipped_adam(hp, learning_rate: ArrayLike) -> optax.GradientTransformation:
+def clipped_adam(hp, learning_rate: float | jax.Array) -> optax.GradientTransformation:
     """Clip the gradient by its global norm (``hp["max_grad_norm"]``), then Adam with an
     explicit epsilon (``hp["adam_eps"]``, added outside the square root), then scale by
     ``-learning_rate`` (a float32 scalar ``[]``, possibly annealed and traced).

@@ -199,7 +199,7 @@ def discounted_returns(
 
 def _pad_time(x: jax.Array, num_steps: int) -> jax.Array:
     """``x`` with ``num_steps`` zero rows appended along axis 0."""
-    return jnp.concatenate([x, jnp.zeros((num_steps,) + x.shape[1:], x.dtype)], axis=0)
+    return jnp.concatenate([x, jnp.zeros((num_steps, *x.shape[1:]), x.dtype)], axis=0)
 
 
 def n_step_targets(

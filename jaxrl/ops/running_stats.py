@@ -105,7 +105,7 @@ def running_stats_update(stats: RunningMeanStd, batch: ArrayLike) -> RunningMean
 def normalize(
     stats: RunningMeanStd,
     x: ArrayLike,
-    clip: ArrayLike | None = None,
+    clip: float | jax.Array | None = None,
     eps: float = 1e-8,
     center: bool = True,
 ) -> jax.Array:

@@ -10,7 +10,7 @@ from jax.typing import ArrayLike
 __all__ = ["linear_schedule"]
 
 
-def linear_schedule(start: ArrayLike, end: ArrayLike, step: ArrayLike,
+def linear_schedule(start: float | jax.Array, end: float | jax.Array, step: ArrayLike,
                     horizon: ArrayLike) -> jax.Array:
     """``start`` at step 0, moving linearly to ``end`` at ``step = horizon`` and staying there:
     ``start + clip(step / max(horizon, 1), 0, 1) * (end - start)``.

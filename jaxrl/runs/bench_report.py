@@ -10,6 +10,7 @@ imports the training engine: a report can be rebuilt on any machine that has the
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -22,10 +23,9 @@ import pandas as pd
 import yaml
 
 from jaxrl import stats
-from jaxrl.measures import MEASURES, LAST_EPISODES, last_episodes_mean, per_seed
+from jaxrl.measures import LAST_EPISODES, MEASURES, last_episodes_mean, per_seed
 from jaxrl.runs.plots import curve_band
-from jaxrl.runs.store import (RunStore, StoreError, atomic_write_text, json_default,
-                              repair_if_dead)
+from jaxrl.runs.store import RunStore, StoreError, atomic_write_text, json_default, repair_if_dead
 
 CONFIDENCE = 0.95
 BOOTSTRAP_REPS = 2000
@@ -41,10 +41,8 @@ def write_manifest(store: RunStore, bench_id: str, manifest: dict) -> None:
     path = folder / "bench.json"
     created = _now()
     if path.is_file():
-        try:
+        with contextlib.suppress(OSError, json.JSONDecodeError):
             created = json.loads(path.read_text()).get("created_at", created)
-        except (OSError, json.JSONDecodeError):
-            pass
     atomic_write_text(path, json.dumps({**manifest, "created_at": created}, indent=2,
                                        default=json_default))
 
@@ -364,4 +362,4 @@ def write(store: RunStore, bench_id: str, out: str | None = None) -> Path:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")

@@ -12,7 +12,6 @@ read-only view of it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from jaxrl.runs.query import load_evaluations, load_metrics
 from jaxrl.runs.store import RunStore
 
 
-def to_tensorboard(run_id: str, out: Optional[str] = None, store: Optional[RunStore] = None) -> Path:
+def to_tensorboard(run_id: str, out: str | None = None, store: RunStore | None = None) -> Path:
     """Write every stored metric as scalars ``train/<metric>`` (x = env steps) and evaluations as
     ``eval/return``, into ``out/seed_<k>/``. Returns the output folder."""
     try:
@@ -64,7 +63,7 @@ def _per_step_records(metrics, evals, seed) -> list[tuple[int, dict]]:
     return sorted(records.items())
 
 
-def to_wandb(run_id: str, out: Optional[str] = None, store: Optional[RunStore] = None,
+def to_wandb(run_id: str, out: str | None = None, store: RunStore | None = None,
              project: str = "jaxrl", mode: str = "offline") -> Path:
     """Log a stored run to W&B as one run per seed (grouped by run id, config attached).
     Returns the folder the offline runs were written to."""

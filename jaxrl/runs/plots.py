@@ -3,8 +3,6 @@ x axis in env steps per seed."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 import pandas as pd
 
@@ -37,7 +35,7 @@ def curve_band(frame: pd.DataFrame, metric: str, band: str = "iqm", reps: int = 
     return pd.DataFrame(rows, columns=[x, "center", "low", "high", "n"])
 
 
-def plot_runs(curves: dict[str, pd.DataFrame], metric: str, title: str, path: Optional[str] = None,
+def plot_runs(curves: dict[str, pd.DataFrame], metric: str, title: str, path: str | None = None,
               band: str = "iqm", ax=None):
     """One line per run (label -> metrics frame), shaded band over seeds. Saves PNG if ``path``."""
     own = ax is None

@@ -26,7 +26,6 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
 
 import pandas as pd
 
@@ -52,7 +51,7 @@ def default_root() -> Path:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def code_provenance() -> dict:
@@ -94,7 +93,7 @@ def device_info() -> dict:
 class RunStore:
     """A folder of runs. ``RunStore()`` uses ``$JAXRL_RUNS_DIR`` or ``./runs``."""
 
-    def __init__(self, root: Optional[os.PathLike] = None):
+    def __init__(self, root: os.PathLike | None = None):
         self.root = Path(root) if root is not None else default_root()
 
     def ensure_writable(self) -> None:
@@ -106,7 +105,7 @@ class RunStore:
             raise StoreError(f"run store {str(self.root)!r} is not writable")
 
     def new_run(self, algo: str, env: str, config: dict, seeds: int, total_steps: int,
-                command: Optional[list[str]] = None, sweep_id: Optional[str] = None) -> "Run":
+                command: list[str] | None = None, sweep_id: str | None = None) -> Run:
         self.ensure_writable()
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         safe_env = "".join(c if c.isalnum() or c in "-_" else "-" for c in env)
@@ -144,7 +143,7 @@ class RunStore:
             raise StoreError(f"no run {run_id!r} in {str(self.root)!r}")
         return repair_if_dead(path, json.loads(path.read_text()))
 
-    def open(self, run_id: str) -> "Run":
+    def open(self, run_id: str) -> Run:
         """An existing run folder, to continue writing it (`jaxrl resume`)."""
         return Run(self.root / run_id, self.load(run_id))
 
@@ -237,8 +236,8 @@ class Run:
         frame.insert(0, "run_id", self.run_id)
         atomic_write_parquet(self.folder / "metrics" / f"chunk-{index:05d}.parquet", frame)
 
-    def finish(self, status: str, message: Optional[str] = None, summary: Optional[dict] = None,
-               evaluations: Optional[pd.DataFrame] = None) -> None:
+    def finish(self, status: str, message: str | None = None, summary: dict | None = None,
+               evaluations: pd.DataFrame | None = None) -> None:
         """Record the end state. ``summary``: JSON fields for ``run.json`` (final returns,
         timings, see `jaxrl.results.stored_summary`); ``evaluations``: one row per (evaluation,
         seed), stored as ``evaluations.parquet``."""
