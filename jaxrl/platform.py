@@ -58,6 +58,7 @@ def configure_cpu_devices() -> int | None:
     second. ``$JAXRL_SET_JAX_NUM_CPU_DEVICES`` marks the value as jaxrl's own, so a child
     process that inherits it still honours its own ``$JAXRL_CPU_DEVICES``."""
     if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
+        _forget_inherited_count()  # JAX would let $JAX_NUM_CPU_DEVICES beat the explicit flag
         return None
     if "jax" in sys.modules:
         return _configure_imported_jax()
@@ -67,6 +68,13 @@ def configure_cpu_devices() -> int | None:
     count = requested_cpu_devices()
     os.environ[JAX_VAR] = os.environ[MARK_VAR] = str(count)
     return count
+
+
+def _forget_inherited_count() -> None:
+    """Drop a ``$JAX_NUM_CPU_DEVICES`` that a parent jaxrl process set (not the user)."""
+    if MARK_VAR in os.environ and os.environ.get(JAX_VAR) == os.environ[MARK_VAR]:
+        del os.environ[JAX_VAR]
+    os.environ.pop(MARK_VAR, None)
 
 
 def _configure_imported_jax() -> int | None:

@@ -25,7 +25,9 @@ print(json.dumps({"devices": jax.local_device_count(), "cores": cpu_cores(),
 
 
 def _probe(mode="plain", **env_vars) -> tuple[dict, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAXRL_CPU_DEVICES")}
+    # a fresh shell: none of the device-count variables that this pytest process inherited or set
+    fresh = ("XLA_FLAGS", "JAXRL_CPU_DEVICES", "JAX_NUM_CPU_DEVICES", "JAXRL_SET_JAX_NUM_CPU_DEVICES")
+    env = {k: v for k, v in os.environ.items() if k not in fresh}
     env.update(env_vars)
     proc = subprocess.run([sys.executable, "-c", PROBE, mode], env=env, capture_output=True,
                           text=True, check=False, timeout=300)
@@ -47,6 +49,13 @@ def test_env_var_and_xla_flags_choose_the_count():
     assert out["devices"] == 1 and out["shards"]["5"] == [None, 5]
     out, _ = _probe(XLA_FLAGS="--xla_force_host_platform_device_count=4", JAXRL_CPU_DEVICES="2")
     assert out["devices"] == 4  # an explicit XLA flag wins
+    inherited = {"JAX_NUM_CPU_DEVICES": "2", "JAXRL_SET_JAX_NUM_CPU_DEVICES": "2"}
+    out, _ = _probe(XLA_FLAGS="--xla_force_host_platform_device_count=4", **inherited)
+    assert out["devices"] == 4  # ... also over the count a parent jaxrl process exported
+    out, _ = _probe(JAXRL_CPU_DEVICES="3", **inherited)
+    assert out["devices"] == 3  # a child honours its own request over the inherited one
+    out, _ = _probe(JAX_NUM_CPU_DEVICES="3")
+    assert out["devices"] == 3  # the user's own JAX setting is left alone
 
 
 def test_bad_env_var_warns_and_falls_back():
