@@ -26,12 +26,12 @@ conventions above; most lines are docstrings stating each estimator's exact defi
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats as _st
 
 Statistic = str | Callable
 SeedLike = int | np.integer | np.random.Generator
@@ -41,6 +41,15 @@ _MAX_BATCH_ELEMENTS = 4_000_000
 
 
 # --------------------------------------------------------------------------- point estimates
+
+
+@functools.cache
+def _scipy_stats():
+    """``scipy.stats``, imported on first use: it takes over a second to import, and the CLI's
+    store commands (``jaxrl runs ls``) load this module without needing it."""
+    from scipy import stats
+
+    return stats
 
 
 def _finite(x) -> np.ndarray:
@@ -59,7 +68,7 @@ def iqm(x) -> float:
     x = _finite(x)
     if x.size == 0:
         return float("nan")
-    return float(_st.trim_mean(x, 0.25))
+    return float(_scipy_stats().trim_mean(x, 0.25))
 
 
 def mean(x) -> float:
@@ -140,7 +149,7 @@ def _statistic_fn(statistic: Statistic) -> tuple[Callable[[np.ndarray], np.ndarr
     """Return ``(f, name)`` where ``f`` reduces a ``[..., n]`` array along its last axis."""
     if isinstance(statistic, str):
         if statistic == "iqm":
-            return (lambda v: _st.trim_mean(v, 0.25, axis=-1)), "iqm"
+            return (lambda v: _scipy_stats().trim_mean(v, 0.25, axis=-1)), "iqm"
         if statistic == "mean":
             return (lambda v: np.mean(v, axis=-1)), "mean"
         raise ValueError(f"statistic must be 'iqm', 'mean' or a callable, got {statistic!r}")
@@ -288,7 +297,7 @@ def welch_t_test(a, b) -> tuple[float, float]:
         return float(np.copysign(np.inf, diff)), 0.0
     t = diff / np.sqrt(se2)
     df = se2**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
-    p = 2.0 * _st.t.sf(abs(t), df)
+    p = 2.0 * _scipy_stats().t.sf(abs(t), df)
     return float(t), float(min(p, 1.0))
 
 
@@ -299,7 +308,7 @@ def _poi_rows(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
     ``U_a = sum(rank(a)) - n_a (n_a + 1) / 2``.
     """
     na, nb = xa.shape[-1], xb.shape[-1]
-    ranks = _st.rankdata(np.concatenate([xa, xb], axis=-1), method="average", axis=-1)
+    ranks = _scipy_stats().rankdata(np.concatenate([xa, xb], axis=-1), method="average", axis=-1)
     u_a = ranks[..., :na].sum(axis=-1) - na * (na + 1) / 2.0
     return u_a / (na * nb)
 

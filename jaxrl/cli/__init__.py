@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     for sp in (ls, show, top, q, swq, bq, ck, rs.choices["latest"]):
         sp.add_argument("--runs-dir", default=argparse.SUPPRESS)
     r.set_defaults(handler=("store", "cmd_runs"))
+    ls.set_defaults(handler=("listing", "cmd_runs_ls"))  # loads no SQL engine: fast on big stores
 
     pl = sub.add_parser("plot", help="learning curves of the latest run of each algorithm on an env")
     pl.add_argument("--env", required=True)

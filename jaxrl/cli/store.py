@@ -37,10 +37,7 @@ def _runs_check(store, move: bool) -> int:
 @one_line_warnings
 def cmd_runs(args) -> int:
     store = _store(args)
-    if args.runs_command == "ls":
-        print_frame(query.ls(store, algo=args.algo, env=args.env, status=args.status,
-                              sweep=args.sweep))
-    elif args.runs_command == "sweep":
+    if args.runs_command == "sweep":
         print(format_table(load_sweep(args.sweep_id, store.root)))
     elif args.runs_command == "bench":
         folder = bench_report.write(store, args.bench_id, out=args.out)

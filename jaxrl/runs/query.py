@@ -41,6 +41,7 @@ from jaxrl.runs.integrity import (
     quick_problem,
     warn_bad,
 )
+from jaxrl.runs.listing import load_catalog, ls, runs_frame
 from jaxrl.runs.segments import named_file, sql_list
 from jaxrl.runs.store import RunStore, StoreError
 
@@ -59,20 +60,6 @@ READ_STATEMENTS = (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN)
 
 class QueryError(ValueError):
     """A bad or refused SQL query or argument; the message is one line."""
-
-
-def _load(store: RunStore | None, compact_new: bool = True) -> catalog.Catalog:
-    """The refreshed catalog of ``store``, warning once per bad file."""
-    cat = catalog.load((store or RunStore()).root, compact_new)
-    for bad in cat.bad:
-        warn_bad(bad)
-    return cat
-
-
-def runs_frame(store: RunStore | None = None) -> pd.DataFrame:
-    """One row per run: `catalog.VIEW_COLUMNS` (the run.json fields, ``config`` and
-    ``final_eval_return`` as JSON, ``damaged``)."""
-    return _load(store, compact_new=False).runs
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, readable: list[str]) -> None:
@@ -126,7 +113,7 @@ def connect(store: RunStore | None = None, tables: tuple = TABLES) -> duckdb.Duc
     """An in-memory DuckDB connection with the views ``runs`` and ``tables`` (by default
     ``metrics`` and ``evaluations``), locked down (`lock_down`): its SQL reads the catalog's
     segment files and nothing else."""
-    cat = _load(store, compact_new=bool(tables))
+    cat = load_catalog(store, compact_new=bool(tables))
     con = duckdb.connect()
     if cat.stale:
         con.register("stale_runs", pa.table({"run_id": pa.array(sorted(cat.stale), pa.string())}))
@@ -168,22 +155,6 @@ def sql(query: str, store: RunStore | None = None) -> pd.DataFrame:
         return con.execute(query).df()
     except duckdb.Error as err:
         raise QueryError(one_line(err)) from None
-
-
-def ls(store: RunStore | None = None, algo: str | None = None, env: str | None = None,
-       status: str | None = None, sweep: str | None = None) -> pd.DataFrame:
-    """One row per run (filtered by the given fields), oldest first, with ``damaged``."""
-    where, params = [], []
-    for col, val in (("algo", algo), ("env", env), ("status", status), ("sweep_id", sweep)):
-        if val is not None:
-            where.append(f"{col} = ?")
-            params.append(val)
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
-    con = connect(store, tables=())
-    return con.execute(
-        f"SELECT run_id, algo, env, status, seeds, total_steps_per_seed, final_eval_return_iqm, "
-        f"env_steps_per_second, started_at{', sweep_id' if sweep else ''}, damaged "
-        f"FROM runs {clause} ORDER BY started_at, run_id", params).df()
 
 
 def show(run_id: str, store: RunStore | None = None) -> dict:

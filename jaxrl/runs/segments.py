@@ -11,6 +11,7 @@ never changed: a new one replaces them, and `collect_garbage` removes the replac
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -18,7 +19,6 @@ import time
 import warnings
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,6 +32,15 @@ SMALL_SEGMENT_RUNS = 100  # segments below this are merged ...
 MAX_SMALL_SEGMENTS = 8  # ... once there are more than this many
 ORPHAN_GRACE_SECONDS = 3600  # unreferenced segments older than this are removed
 
+
+
+@functools.cache
+def _duckdb():
+    """The ``duckdb`` module, imported on first use: listing runs (`jaxrl.runs.listing`) reads
+    the catalog without it, and it takes a quarter of a second to import."""
+    import duckdb
+
+    return duckdb
 
 def new_token() -> str:
     return f"{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(4)}"
@@ -59,7 +68,7 @@ def copy_parquet(files: list[str], out: Path, keep: list[str] | None = None) -> 
     bad, files = [], [str(f) for f in files]
     if not files:
         return write_empty(out)
-    con = duckdb.connect()
+    con = _duckdb().connect()
     con.register("keep_ids", pa.table({"run_id": pa.array(keep or [], pa.string())}))
     where = "" if keep is None else " WHERE run_id IN (SELECT run_id FROM keep_ids)"
     tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
@@ -69,7 +78,7 @@ def copy_parquet(files: list[str], out: Path, keep: list[str] | None = None) -> 
                 con.execute(f"COPY (SELECT * FROM read_parquet({sql_list(files)}, "
                             f"union_by_name=true){where}) TO '{tmp}' "
                             "(FORMAT parquet, ROW_GROUP_SIZE 122880)")
-            except duckdb.Error as err:
+            except _duckdb().Error as err:
                 culprit = named_file(err, files)
                 if culprit is None:
                     raise
@@ -104,7 +113,7 @@ def write_segment(root: Path, rows: pd.DataFrame, run_ids: list[str]) -> str | N
         out = segment_path(root, token, table)
         try:
             bad = copy_parquet(files, out)
-        except duckdb.Error as err:
+        except _duckdb().Error as err:
             warnings.warn(f"run store catalog: could not compact {len(run_ids)} runs, they are "
                           f"read from their own files ({one_line(err)})", StoreWarning,
                           stacklevel=2)
@@ -137,7 +146,7 @@ def rewrite_segments(root: Path, rows: pd.DataFrame, tokens: set[str]) -> None:
         files = [segment_path(root, t, table) for t in sorted(tokens)]
         try:
             bad = copy_parquet(files, segment_path(root, token, table), keep) if keep else []
-        except duckdb.Error:
+        except _duckdb().Error:
             bad = ["unreadable"]
         if bad:
             rows.loc[members, "segment"] = None
