@@ -11,6 +11,10 @@ does nothing when the count is already chosen (``--xla_force_host_platform_devic
 ``XLA_FLAGS`` or ``jax_num_cpu_devices`` / ``$JAX_NUM_CPU_DEVICES`` set) or when a backend already exists (JAX was used
 before `jaxrl` was imported). ``JAXRL_CPU_DEVICES=N`` picks the count; ``1`` turns it off.
 On a GPU machine the extra CPU devices are idle: the default backend is the GPU.
+
+A child process inherits ``$JAX_NUM_CPU_DEVICES`` like any environment variable. One that
+imports `jaxrl` decides again (its own ``$JAXRL_CPU_DEVICES`` or XLA flag wins over the inherited
+value); one that imports JAX alone gets the parent's count of CPU devices.
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ print(json.dumps({"devices": jax.device_count(), "padded": padded,
 
 def _run(devices: int) -> dict:
     env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    # the script imports jax before jaxrl: drop the count this pytest process's jaxrl exported
+    for name in ("JAX_NUM_CPU_DEVICES", "JAXRL_SET_JAX_NUM_CPU_DEVICES", "JAXRL_CPU_DEVICES"):
+        env.pop(name, None)
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
                           check=False, timeout=600)
