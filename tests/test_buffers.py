@@ -15,6 +15,7 @@ from scipy import stats
 import envs
 from jaxrl.buffers import nstep, prioritized, uniform
 from jaxrl.ops import n_step_targets
+from jaxrl.transition import Transition
 
 
 def assert_trees_equal(a, b):
@@ -378,7 +379,7 @@ def random_rows(seed: int, T: int = 16, N: int = 6) -> dict:
 @functools.partial(jax.jit, static_argnums=2)
 def run_window(rows: dict, gamma, n: int):
     """Push ``[T, N, ...]`` rows one by one; returns emitted items ``[T, N]`` and valid ``[T]``."""
-    rows = nstep.StepRow(**rows)
+    rows = Transition(**rows)
     window = nstep.window_init(jax.tree.map(lambda x: x[0], rows), n)
 
     def body(window, row):
@@ -458,7 +459,7 @@ def test_nstep_window_agrees_with_n_step_targets(n):
 
 
 def test_nstep_window_rejects_bad_n():
-    row = nstep.StepRow(*(jnp.zeros(2),) * 6)
+    row = Transition(*(jnp.zeros(2),) * 6)
     with pytest.raises(ValueError, match="n must be"):
         nstep.window_init(row, 0)
 

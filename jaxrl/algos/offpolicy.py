@@ -14,8 +14,9 @@ Everything else lives here once (`make_train_step`)::
 
     for each train step (log_interval rounds; metrics averaged over the rounds that learned):
         a_t = explore(s_t)                      (uniform random actions while warming up)
-        step N envs; push (s_t, a_t, r_t, terminated_t, truncated_t, s_{t+1}) into the
-        n-step window; add the transition it emits to the replay buffer (on device)
+        step N envs; push the step's `Transition` (s_t, a_t, r_t, terminated_t,
+        truncated_t, s_{t+1}) into the n-step window; add the n-step transition it emits
+        to the replay buffer (on device)
         once env_steps >= learning_starts, gradient_steps times:
             sample a batch (uniform or prioritized), learn, update priorities
 
@@ -45,6 +46,7 @@ from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import ACTIVATIONS, TORSOS, Critic
 from jaxrl.ops import linear_schedule
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
+from jaxrl.transition import Transition
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,7 +126,7 @@ def buffer_module(config: OffPolicyConfig):
     return prioritized if config.prioritized else uniform
 
 
-def example_row(env, env_params, config: OffPolicyConfig) -> nstep.StepRow:
+def example_row(env, env_params, config: OffPolicyConfig) -> Transition:
     space = env.action_space(env_params)
     n, d = config.num_envs, obs_dim(env.observation_space(env_params))
     if isinstance(space, Discrete):
@@ -133,7 +135,7 @@ def example_row(env, env_params, config: OffPolicyConfig) -> nstep.StepRow:
         action = jnp.zeros((n, *space.shape), jnp.float32)
     obs = jnp.zeros((n, d), jnp.float32)
     flag = jnp.zeros((n,), bool)
-    return nstep.StepRow(obs, action, jnp.zeros((n,), jnp.float32), flag, flag, obs)
+    return Transition(obs, action, jnp.zeros((n,), jnp.float32), flag, flag, obs)
 
 
 def make_init(init_learner):
@@ -175,7 +177,7 @@ def beta_schedule(state: OffPolicyState) -> jax.Array:
     return linear_schedule(hp["per_beta"], 1.0, state.env_steps, hp["total_steps"])
 
 
-def store(state: OffPolicyState, row: nstep.StepRow, config) -> tuple[Any, nstep.NStepWindow]:
+def store(state: OffPolicyState, row: Transition, config) -> tuple[Any, nstep.NStepWindow]:
     """Push a row through the n-step window and add what it emits to the buffer. Until the
     window is full the write is made but not counted (position and size stay), so the next
     write overwrites it and garbage is never sampled."""
@@ -242,9 +244,7 @@ def make_train_step(explore, learn):
             warming = state.rounds < warmup
             action = jnp.where(warming, random_action(random_key, space, config.num_envs),
                                explore(state, state.carry.obs, act_key, config, space))
-            carry, reward, term, trunc, next_obs, info = env_step(env_key, env, env_params,
-                                                                  state.carry, action)
-            row = nstep.StepRow(state.carry.obs, action, reward, term, trunc, next_obs)
+            carry, row, info = env_step(env_key, env, env_params, state.carry, action)
             buffer, window = store(state, row, config)
             state = dataclasses.replace(state, buffer=buffer, window=window, carry=carry,
                                         key=key, rounds=state.rounds + 1,
