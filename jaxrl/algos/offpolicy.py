@@ -101,7 +101,7 @@ class OffPolicyState:
     params: Any  # the learner's networks (and e.g. SAC's log-alpha)
     target_params: Any
     opt_state: dict  # {group: optimizer state}
-    buffer: Any  # uniform.ReplayState | prioritized.PrioritizedState
+    buffer: uniform.ReplayState | prioritized.PrioritizedState
     window: nstep.NStepWindow
     carry: EnvCarry
     key: jax.Array
@@ -123,6 +123,9 @@ class Learned:
 
 
 def buffer_module(config: OffPolicyConfig):
+    """The replay module (`jaxrl.buffers.uniform` or `.prioritized`); both follow one buffer
+    protocol (``init``, ``add``, ``sample`` with importance weights, ``staleness``,
+    ``fill_fraction``), so only the priority updates branch on ``config.prioritized``."""
     return prioritized if config.prioritized else uniform
 
 
@@ -185,18 +188,14 @@ def store(state: OffPolicyState, row: Transition, config) -> tuple[Any, nstep.NS
         row = dataclasses.replace(row, terminated=row.terminated | row.truncated,
                                   truncated=jnp.zeros_like(row.truncated))
     window, item, valid = nstep.push(state.window, row, state.hparams["gamma"])
-    added = buffer_module(config).add(state.buffer, item, state.update_step)
-    buffer = added.replace(position=jnp.where(valid, added.position, state.buffer.position),
-                           size=jnp.where(valid, added.size, state.buffer.size))
+    buffer = buffer_module(config).add(state.buffer, item, state.update_step, valid)
     return buffer, window
 
 
 def sample(state: OffPolicyState, key, config):
     """``(batch, indices, importance weights)``; weights are 1 for uniform replay."""
-    if config.prioritized:
-        return prioritized.sample(state.buffer, key, config.batch_size, beta_schedule(state))
-    batch, indices = uniform.sample(state.buffer, key, config.batch_size)
-    return batch, indices, jnp.ones((config.batch_size,), jnp.float32)
+    return buffer_module(config).sample(state.buffer, key, config.batch_size,
+                                        beta_schedule(state))
 
 
 def reprioritize(buffer, indices, td_error, learning, hp, config):
@@ -230,7 +229,8 @@ def make_train_step(explore, learn):
                            (state.params, state.target_params, state.opt_state))
             buffer = reprioritize(state.buffer, indices, out.td_error, learning,
                                   state.hparams, config)
-            staleness = uniform.staleness(state.buffer, indices, state.update_step)
+            staleness = buffer_module(config).staleness(state.buffer, indices,
+                                                        state.update_step)
             metrics = {**out.metrics, "sample_staleness": staleness.astype(jnp.float32).mean()}
             if config.prioritized:
                 metrics["importance_weight_mean"] = weights.mean()
@@ -262,7 +262,7 @@ def make_train_step(explore, learn):
         out = {k: jnp.sum(v * weight) / count for k, v in metrics.items()}
         out.update(completed_episode_summary(info))
         out["learning_fraction"] = weight.mean()
-        out["buffer_fill"] = uniform.fill_fraction(state.buffer)
+        out["buffer_fill"] = buffer_module(config).fill_fraction(state.buffer)
         out["env_steps"] = state.env_steps.astype(jnp.float32)
         out["gradient_updates"] = state.update_step.astype(jnp.float32)
         return state, out

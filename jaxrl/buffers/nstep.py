@@ -31,6 +31,7 @@ the window simply continues across training iterations.
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 from flax import struct
@@ -153,6 +154,8 @@ def push(
         while it is False ``item`` is garbage and must not be stored.
     """
     n = window.rows.reward.shape[0]
+    chex.assert_trees_all_equal_structs(row, window.rows)
+    jax.tree.map(lambda rows, x: chex.assert_shape(x, rows.shape[1:]), window.rows, row)
     rows = _shift_in(window.rows, row)
     count = jnp.minimum(window.count + 1, n).astype(jnp.int32)
     return NStepWindow(rows=rows, count=count), emit(rows, gamma), count >= n
