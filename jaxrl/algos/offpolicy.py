@@ -40,6 +40,7 @@ from flax import struct
 from envs.spaces import Box, Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
+from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.buffers import nstep, prioritized, uniform
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
@@ -268,6 +269,31 @@ def make_train_step(explore, learn):
         return state, out
 
     return train_step
+
+
+# -- memory model -------------------------------------------------------------------------------
+def memory_model(config: OffPolicyConfig, state: OffPolicyState, obs_bytes: int,
+                 action_bytes: int) -> memory.Footprint:
+    """The off-policy family's memory model (`jaxrl.memory`). Replay is ``state.buffer``
+    (transitions, write steps, the sum tree when prioritized). The working set of one train
+    step (``log_interval`` rounds of acting, ``gradient_steps`` learning steps; only metrics
+    are stacked): the sampled batch of ``batch_size`` items with indices, importance weights,
+    targets and TD errors (and the ``[K, K]`` duplicate-index mask when prioritized); gradient
+    activations of ``memory.OFF_POLICY_PASSES`` passes over all networks on it; one env round
+    (``num_envs`` rows through the n-step window into the buffer); and
+    ``memory.LEARNER_TEMPORARIES`` copies of the learner (params, targets, optimizer states:
+    the learn / keep-if-learning selects copy all three). ``state`` may be abstract.
+    """
+    replay = memory.tree_bytes(state.buffer)
+    learner = memory.tree_bytes((state.params, state.target_params, state.opt_state))
+    units = memory.activation_units(state.params, config)
+    k, n = config.batch_size, config.num_envs
+    item = -(-replay // max(1, config.buffer_size))
+    sampled = k * (item + 4 * 4) + (k * k * 4 if config.prioritized else 0)
+    backward = memory.OFF_POLICY_PASSES * k * units * 4 * memory.ACTIVATION_STORE
+    acting = n * (2 * obs_bytes + action_bytes + 4 * 4) * (2 + config.n_step) + n * units * 4
+    work = sampled + backward + acting + memory.LEARNER_TEMPORARIES * learner
+    return memory.Footprint(replay_bytes=replay, working_bytes=work)
 
 
 # -- continuous actor-critic pieces (DDPG, TD3, SAC) -----------------------------------------
