@@ -12,15 +12,16 @@ How the figures are made
 ------------------------
 * ``state_bytes`` is exact: ``jax.eval_shape`` runs the algorithm's ``init`` abstractly (it is
   traced, never compiled or executed, so a replay buffer of any size costs no memory) and the
-  leaf shapes and dtypes of the resulting state are summed. ``replay_bytes`` is the part of it
-  under a field named ``buffer`` / ``replay`` / ``replay_buffer`` (the off-policy state's
-  ``buffer``: stored transitions, write steps and, when prioritized, the sum tree).
-* ``transient_bytes`` is an estimate of one member's working set inside a train step, from the
-  config's shape fields, the observation / action sizes and the networks' widths (the number
-  of bias units in ``state.params``, which counts every Dense layer of every network, stacked
-  critics included). It is deliberately generous; see `_on_policy_transient` and
-  `_off_policy_transient` for the terms, and the whole sum is multiplied by
-  `TRANSIENT_MARGIN`.
+  leaf shapes and dtypes of the resulting state are summed.
+* The rest is the algorithm family's **memory model**, stated by the family next to its train
+  step and named by the registry (`jaxrl.algos.Algorithm.memory_model`):
+  ``memory_model(config, abstract_state, obs_bytes, action_bytes) -> Footprint``, i.e.
+  ``replay_bytes`` (the part of the state that is replay buffer: 0 on-policy, the off-policy
+  state's ``buffer``) and the working set of one train step, an estimate from the config's
+  shape fields, the observation / action sizes and the networks' widths (`activation_units`).
+  See `jaxrl.algos.onpolicy.memory_model` and `jaxrl.algos.offpolicy.memory_model` for the
+  terms. The working set is deliberately generous, and ``transient_bytes`` multiplies it (plus
+  `METRICS_ALLOWANCE`) by `TRANSIENT_MARGIN`.
 * One member needs ``STATE_COPIES * state_bytes + transient_bytes`` (`MemoryEstimate.per_member`):
   the driver does not donate the train state to the chunk program, so the input state and the
   scan carry that becomes the output state are alive together (two copies).
@@ -49,12 +50,15 @@ __all__ = [
     "MEMORY_ENV_VAR",
     "STATE_COPIES",
     "TRANSIENT_MARGIN",
+    "Footprint",
     "MemoryEstimate",
     "MemoryPlanError",
+    "activation_units",
     "check",
     "device_capacity_bytes",
     "estimate",
     "format_bytes",
+    "tree_bytes",
 ]
 
 MEMORY_ENV_VAR = "JAXRL_DEVICE_MEMORY_BYTES"
@@ -66,9 +70,6 @@ scan carry / output state."""
 TRANSIENT_MARGIN = 2
 """Safety factor on the summed working-set terms (XLA keeps some intermediates alive longer
 than the minimum, fuses less than hoped, pads, ...)."""
-
-REPLAY_FIELDS = frozenset({"buffer", "replay", "replay_buffer"})
-"""Names of the state fields whose leaves count as replay buffer."""
 
 LEARNER_TEMPORARIES = 3
 """Copies of the learner (params, target params, optimizer states) alive in an update: the new
@@ -92,6 +93,19 @@ METRICS_ALLOWANCE = 64 * 1024
 
 class MemoryPlanError(ConfigError):
     """The requested members do not fit in device memory. One-line message with the figures."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Footprint:
+    """What an algorithm family's memory model says about one member (bytes).
+
+    replay_bytes: the part of the train state that is replay buffer (0 for on-policy).
+    working_bytes: the working set of one train step (rollout or sampled batch, activations,
+        gradients, learner temporaries), before `TRANSIENT_MARGIN`.
+    """
+
+    replay_bytes: int
+    working_bytes: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,20 +203,7 @@ def _key_name(k) -> Any:
     return None
 
 
-def _split_bytes(state: Any) -> tuple[int, int]:
-    """``(total bytes, replay-buffer bytes)`` of a (possibly abstract) state."""
-    total = replay = 0
-    for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
-        if not hasattr(leaf, "dtype"):
-            continue
-        n = _leaf_bytes(leaf)
-        total += n
-        if any(_key_name(k) in REPLAY_FIELDS for k in path):
-            replay += n
-    return total, replay
-
-
-def _units(params: Any, config) -> int:
+def activation_units(params: Any, config) -> int:
     """Activation units per sample over all networks: the bias elements of every dense layer,
     and each conv torso's feature maps and patch matrices (`networks.conv_units`)."""
     units = 0
@@ -212,59 +213,15 @@ def _units(params: Any, config) -> int:
         name = _key_name(path[-1])
         if name == "bias":
             units += math.prod(leaf.shape)
-        elif name == "conv_0_kernel" and getattr(config, "torso", "mlp") in CONV_TORSOS:
+        elif name == "conv_0_kernel" and config.torso in CONV_TORSOS:
             units += conv_units(config.torso, int(leaf.shape[-2])) * math.prod(leaf.shape[:-4])
     if units == 0:  # no Dense biases found: assume two networks of the configured widths
-        units = 2 * (sum(getattr(config, "hidden", ())) or 512)
+        units = 2 * (sum(config.hidden) or 512)
     return units
 
 
 def _space_floats(space) -> int:
-    return max(1, math.prod(getattr(space, "shape", ()) or ()))
-
-
-# -- working set ------------------------------------------------------------------------------
-def _on_policy_transient(config, obs_b: int, act_b: int, learner_b: int, units: int) -> int:
-    """One on-policy train step with ``B = num_envs * num_steps`` samples:
-
-    * the rollout ``[T, N]``: obs, true next obs, action, reward, flags, log-prob, episode info;
-    * the batch: normalized obs and next obs, values, next values, advantages, targets, scaled
-      rewards, the flattened `Batch` and one shuffled copy of it;
-    * the larger of two phases that do not overlap (XLA reuses the buffers): forward
-      activations of every network on the whole batch (values, policy shift), and gradient
-      activations on one minibatch (the whole batch without ``num_minibatches``: A2C, the
-      full-batch policy steps of VPG / TRPO);
-    * `LEARNER_TEMPORARIES` copies of the learner (params and optimizer states).
-    """
-    batch = config.num_envs * config.num_steps
-    minibatch = -(-batch // max(1, int(getattr(config, "num_minibatches", 1))))
-    rollout = batch * (2 * obs_b + act_b + 4 + 2 + 4 + INFO_BYTES)
-    prepared = batch * (2 * obs_b + 7 * 4) + 2 * batch * (obs_b + act_b + 4 * 4)
-    forward = batch * units * 4
-    backward = minibatch * units * 4 * ACTIVATION_STORE
-    return rollout + prepared + max(forward, backward) + LEARNER_TEMPORARIES * learner_b
-
-
-def _off_policy_transient(config, obs_b: int, act_b: int, item_b: int, learner_b: int,
-                          units: int) -> int:
-    """One off-policy train step (``log_interval`` rounds of acting and ``gradient_steps``
-    learning steps, none of them stacked except metrics):
-
-    * the sampled batch of ``batch_size`` items (with indices, importance weights, targets,
-      TD errors) and, for prioritized replay, the ``[K, K]`` duplicate-index mask;
-    * gradient activations of `OFF_POLICY_PASSES` passes over all networks on the batch;
-    * one env round: ``num_envs`` rows through the n-step window and into the buffer;
-    * `LEARNER_TEMPORARIES` copies of the learner (params, targets, optimizer states: the
-      learn / keep-if-learning selects copy all three).
-    """
-    k, n = config.batch_size, config.num_envs
-    sampled = k * (item_b + 4 * 4)
-    if getattr(config, "prioritized", False):
-        sampled += k * k * 4
-    backward = OFF_POLICY_PASSES * k * units * 4 * ACTIVATION_STORE
-    acting = n * (2 * obs_b + act_b + 4 * 4) * (2 + int(getattr(config, "n_step", 1))) \
-        + n * units * 4
-    return sampled + backward + acting + LEARNER_TEMPORARIES * learner_b
+    return max(1, math.prod(space.shape))
 
 
 # -- the plan ---------------------------------------------------------------------------------
@@ -278,31 +235,18 @@ def estimate(algorithm, config, env, env_params, members: int, devices: int = 1
 
     The state is sized exactly with ``jax.eval_shape(lambda k: algorithm.init(k, env,
     env_params, config), key)``: abstract evaluation only (no compile, no allocation, so a
-    replay buffer of any capacity is free to size). The working set comes from the config's
-    shape fields (see the module docstring)."""
+    replay buffer of any capacity is free to size). The replay share and the working set come
+    from ``algorithm.memory_model``, its family's memory model (see the module docstring)."""
     members, devices = int(members), int(devices)
     if members < 1 or devices < 1:
         raise MemoryPlanError(f"members and devices must be >= 1, got {members} and {devices}")
     state = jax.eval_shape(lambda k: algorithm.init(k, env, env_params, config), _abstract_key())
-    state_b, replay_b = _split_bytes(state)
-
-    params = getattr(state, "params", state)
-    units = _units(params, config)
-    learner_b = sum(tree_bytes(getattr(state, f, None))
-                    for f in ("params", "target_params", "opt_state")) or state_b - replay_b
     obs_b = 4 * _space_floats(env.observation_space(env_params))
     act_b = 4 * _space_floats(env.action_space(env_params))
-
-    if hasattr(config, "buffer_size"):  # off-policy
-        capacity = max(1, int(config.buffer_size))
-        item_b = -(-replay_b // capacity) if replay_b else 2 * obs_b + act_b + 4 * 4
-        work = _off_policy_transient(config, obs_b, act_b, item_b, learner_b, units)
-    elif hasattr(config, "num_steps") and hasattr(config, "num_envs"):  # on-policy
-        work = _on_policy_transient(config, obs_b, act_b, learner_b, units)
-    else:  # unknown family: learner temporaries only
-        work = LEARNER_TEMPORARIES * learner_b
-    transient = TRANSIENT_MARGIN * (work + METRICS_ALLOWANCE)
-    return MemoryEstimate(members, devices, int(state_b), int(replay_b), int(transient))
+    footprint = algorithm.memory_model(config, state, obs_b, act_b)
+    transient = TRANSIENT_MARGIN * (footprint.working_bytes + METRICS_ALLOWANCE)
+    return MemoryEstimate(members, devices, int(tree_bytes(state)), int(footprint.replay_bytes),
+                          int(transient))
 
 
 def _parse_bytes(text: str) -> int:

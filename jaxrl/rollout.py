@@ -1,9 +1,12 @@
-"""Vectorized rollouts shared by the on-policy algorithms.
+"""Vectorized env stepping for both families, and the on-policy rollout.
 
-`collect` steps ``N`` environments (vmapped) for ``T`` steps with a policy and returns a
-time-major `Transition` batch ``[T, N, ...]`` plus the env state to continue from. It records
-the *true* next observation of every step (``info["final_observation"]``), so advantage code can
-bootstrap through time-limit truncation.
+`env_step` steps ``N`` environments (vmapped) once and returns the step as a
+`jaxrl.transition.Transition` (the one step schema; off-policy training stores it through the
+n-step window). `collect` rolls a policy for ``T`` steps and returns a time-major `RolloutStep`
+batch ``[T, N, ...]`` (the `Transition` plus the acting policy's log-probability and episode
+statistics) and the env state to continue from. Both record the *true* next observation of
+every step (``info["final_observation"]``), so advantage and TD code can bootstrap through
+time-limit truncation.
 """
 
 from __future__ import annotations
@@ -18,26 +21,18 @@ from flax import struct
 
 from envs.spaces import Space
 from jaxrl.networks import to_env_action
+from jaxrl.transition import Transition
 
 
 @struct.dataclass
-class Transition:
-    """One step of N envs; stacked by `collect` into ``[T, N, ...]``.
+class RolloutStep(Transition):
+    """A `Transition` of N envs as an on-policy rollout records it; stacked by `collect` into
+    ``[T, N, ...]``. The step fields are `Transition`'s (``reward`` is the raw reward); added:
 
-    obs: ``[N, obs_dim]`` the (raw, flattened) observation the action was chosen from.
-    action: ``[N]`` int or ``[N, act_dim]`` float agent action (normalized space).
-    reward: ``[N]`` raw reward r_t. terminated / truncated: ``[N]`` bool.
-    next_obs: ``[N, obs_dim]`` true next observation s_{t+1} (the final one on done steps).
     log_prob: ``[N]`` log pi(a_t | s_t) under the acting policy.
     info: episode statistics of the `envs.EpisodeStatistics` wrapper (``[N]`` each).
     """
 
-    obs: jax.Array
-    action: jax.Array
-    reward: jax.Array
-    terminated: jax.Array
-    truncated: jax.Array
-    next_obs: jax.Array
     log_prob: jax.Array
     info: dict
 
@@ -68,9 +63,11 @@ def reset_envs(key: jax.Array, env, env_params, num_envs: int) -> EnvCarry:
     return EnvCarry(env_state, flatten_obs(obs, env.observation_space(env_params)))
 
 
-def env_step(key: jax.Array, env, env_params, carry: EnvCarry, action: jax.Array):
-    """Step N envs with agent actions ``[N, ...]``. Returns ``(carry, reward, term, trunc,
-    next_obs, info)`` with ``next_obs`` the true next observation."""
+def env_step(key: jax.Array, env, env_params, carry: EnvCarry, action: jax.Array
+             ) -> tuple[EnvCarry, Transition, dict]:
+    """Step N envs with agent actions ``[N, ...]`` from ``carry.obs``. Returns ``(carry,
+    transition, info)``: the carry to continue from, the step as a `Transition` (its
+    ``next_obs`` the true next observation) and the episode statistics (``episode_*``)."""
     num_envs = carry.obs.shape[0]
     env_action = to_env_action(env.action_space(env_params), action)
     obs, env_state, reward, term, trunc, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
@@ -79,7 +76,8 @@ def env_step(key: jax.Array, env, env_params, carry: EnvCarry, action: jax.Array
     space = env.observation_space(env_params)
     final = flatten_obs(info["final_observation"], space)
     info = {k: v for k, v in info.items() if k.startswith("episode_")}
-    return EnvCarry(env_state, flatten_obs(obs, space)), reward, term, trunc, final, info
+    step = Transition(carry.obs, action, reward, term, trunc, final)
+    return EnvCarry(env_state, flatten_obs(obs, space)), step, info
 
 
 def collect(
@@ -89,18 +87,17 @@ def collect(
     carry: EnvCarry,
     act: Callable[[jax.Array, jax.Array], tuple[jax.Array, jax.Array]],
     num_steps: int,
-) -> tuple[EnvCarry, Transition]:
+) -> tuple[EnvCarry, RolloutStep]:
     """Roll ``act(obs [N, obs_dim], key) -> (action, log_prob)`` for ``num_steps`` steps.
 
-    Returns the carry to continue from and a `Transition` with leaves ``[T, N, ...]``.
+    Returns the carry to continue from and a `RolloutStep` with leaves ``[T, N, ...]``.
     """
 
     def one_step(carry: EnvCarry, step_key):
         act_key, env_key = jax.random.split(step_key)
         action, log_prob = act(carry.obs, act_key)
-        new_carry, reward, term, trunc, next_obs, info = env_step(
-            env_key, env, env_params, carry, action
-        )
-        return new_carry, Transition(carry.obs, action, reward, term, trunc, next_obs, log_prob, info)
+        new_carry, step, info = env_step(env_key, env, env_params, carry, action)
+        return new_carry, RolloutStep(step.obs, step.action, step.reward, step.terminated,
+                                      step.truncated, step.next_obs, log_prob, info)
 
     return jax.lax.scan(one_step, carry, jax.random.split(key, num_steps))

@@ -15,6 +15,7 @@ from scipy import stats
 import envs
 from jaxrl.buffers import nstep, prioritized, uniform
 from jaxrl.ops import n_step_targets
+from jaxrl.transition import Transition
 
 
 def assert_trees_equal(a, b):
@@ -86,11 +87,46 @@ def test_uniform_add_rejects_batch_larger_than_capacity():
         uniform.init(EXAMPLE_ITEM, 0)
 
 
+def test_add_checks_item_shapes():
+    state = uniform.init(EXAMPLE_ITEM, 4)
+    items = make_items(0, 2)
+    with pytest.raises(AssertionError):
+        uniform.add(state, dict(items, obs=items["obs"][:, :1]), 0)  # [B, 1] vs [B, 2]
+    with pytest.raises(AssertionError):
+        uniform.add(state, {"obs": items["obs"], "id": items["id"]}, 0)  # a leaf missing
+    with pytest.raises(AssertionError):
+        prioritized.add(prioritized.init(EXAMPLE_ITEM, 4), dict(items, id=items["id"][:, None]), 0)
+
+
+@pytest.mark.parametrize("module", [uniform, prioritized])
+def test_add_not_valid_writes_scratch_that_is_not_counted(module):
+    state = module.add(module.init(EXAMPLE_ITEM, 4), make_items(0, 3), 0)
+    scratch = jax.jit(module.add)(state, make_items(50, 1), 1, jnp.bool_(False))
+    replay = scratch.replay if module is prioritized else scratch
+    assert int(replay.position) == 3 and int(replay.size) == 3
+    assert float(module.fill_fraction(scratch)) == 0.75
+    state = module.add(scratch, make_items(3, 1), 2)  # overwrites the scratch slot
+    replay = state.replay if module is prioritized else state
+    np.testing.assert_array_equal(replay.data["id"], [0, 1, 2, 3])
+    assert int(replay.size) == 4 and module.capacity(state) == 4
+
+
+def test_prioritized_state_contains_a_replay_state():
+    state = prioritized.add(prioritized.init(EXAMPLE_ITEM, 4), make_items(0, 3), 5)
+    plain = uniform.add(uniform.init(EXAMPLE_ITEM, 4), make_items(0, 3), 5)
+    assert isinstance(state.replay, uniform.ReplayState)
+    assert_trees_equal(state.replay, plain)
+    np.testing.assert_array_equal(prioritized.staleness(state, jnp.arange(3), 7), [2, 2, 2])
+
+
 def test_uniform_sample_is_uniform_over_valid_slots():
     state = u_add(uniform.init(EXAMPLE_ITEM, 10), make_items(0, 4), 3)
-    items, indices = u_sample(state, jax.random.key(0), 4000)
+    items, indices, weights = u_sample(state, jax.random.key(0), 4000)
     indices = np.asarray(indices)
     assert indices.dtype == np.int32 and indices.shape == (4000,)
+    # the buffer protocol: importance weights always come back; uniform ones are all 1
+    assert weights.dtype == jnp.float32 and weights.shape == (4000,)
+    np.testing.assert_array_equal(weights, np.ones(4000))
     assert indices.min() == 0 and indices.max() == 3
     np.testing.assert_array_equal(items["id"], indices)  # item i was written to slot i
     counts = np.bincount(indices, minlength=4)
@@ -163,7 +199,7 @@ def test_transition_alignment_on_cartpole_with_truncation():
     assert (rec["next_obs"][trunc_only] != rec["obs_tp1"][trunc_only]).any(axis=-1).all()
 
     # Sample many; each index must point at exactly the record last written to that slot.
-    items, indices = u_sample(buffer, jax.random.key(2), 512)
+    items, indices, _ = u_sample(buffer, jax.random.key(2), 512)
     items, indices = jax.tree.map(np.asarray, (items, indices))
     assert int(buffer.size) == ALIGN_CAPACITY
     assert len(np.unique(indices)) > ALIGN_CAPACITY // 2
@@ -277,7 +313,7 @@ def test_sum_tree_invariant_after_many_random_updates():
             ids = jax.random.randint(add_key, (3,), 0, 100)
             items = {"obs": jnp.zeros((3, 2)), "id": ids, "flag": ids > 50}
             state = p_add(state, items, 0)
-            idx = jax.random.randint(idx_key, (6,), 0, state.size)
+            idx = jax.random.randint(idx_key, (6,), 0, state.replay.size)
             td = jax.random.normal(td_key, (6,)) * 3.0
             return p_update(state, idx, td, 0.6), None
 
@@ -297,9 +333,9 @@ def test_overwritten_items_get_max_priority():
     np.testing.assert_allclose(state.max_priority, 5.0 + 1e-6, rtol=1e-6)  # never decreases
     state = p_add(state, make_items(100, 2), 9)  # wraps onto slots 0 and 1
     np.testing.assert_allclose(prioritized.priorities(state), [5.0, 5.0, 0.2, 0.3], rtol=1e-5)
-    np.testing.assert_array_equal(state.data["id"], [100, 101, 2, 3])
-    np.testing.assert_array_equal(state.added_at, [9, 9, 0, 0])
-    assert int(state.position) == 2 and int(state.size) == 4
+    np.testing.assert_array_equal(state.replay.data["id"], [100, 101, 2, 3])
+    np.testing.assert_array_equal(state.replay.added_at, [9, 9, 0, 0])
+    assert int(state.replay.position) == 2 and int(state.replay.size) == 4
     np.testing.assert_allclose(state.tree[1], 10.5, rtol=1e-5)
 
 
@@ -378,7 +414,7 @@ def random_rows(seed: int, T: int = 16, N: int = 6) -> dict:
 @functools.partial(jax.jit, static_argnums=2)
 def run_window(rows: dict, gamma, n: int):
     """Push ``[T, N, ...]`` rows one by one; returns emitted items ``[T, N]`` and valid ``[T]``."""
-    rows = nstep.StepRow(**rows)
+    rows = Transition(**rows)
     window = nstep.window_init(jax.tree.map(lambda x: x[0], rows), n)
 
     def body(window, row):
@@ -458,7 +494,7 @@ def test_nstep_window_agrees_with_n_step_targets(n):
 
 
 def test_nstep_window_rejects_bad_n():
-    row = nstep.StepRow(*(jnp.zeros(2),) * 6)
+    row = Transition(*(jnp.zeros(2),) * 6)
     with pytest.raises(ValueError, match="n must be"):
         nstep.window_init(row, 0)
 
@@ -480,7 +516,7 @@ def _uniform_run(key):
     state = uniform.init(EXAMPLE_ITEM, 8)
     for step, items in enumerate(_seed_items(data_key, 4, 3)):  # 12 items: wraps
         state = uniform.add(state, items, step)
-    items, indices = uniform.sample(state, sample_key, 16)
+    items, indices, _ = uniform.sample(state, sample_key, 16)
     return state, items, indices, uniform.staleness(state, indices, 5)
 
 

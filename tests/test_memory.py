@@ -8,7 +8,8 @@ import time
 import jax
 import pytest
 
-from jaxrl import api, memory
+from jaxrl import algos, api, memory
+from jaxrl.algos import offpolicy, onpolicy
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
@@ -34,6 +35,13 @@ def concrete_bytes(tree):
 @pytest.fixture
 def no_override(monkeypatch):
     monkeypatch.delenv(memory.MEMORY_ENV_VAR, raising=False)
+
+
+def test_each_family_states_its_memory_model():
+    """The plan asks the algorithm's family for its model; it never guesses from the config."""
+    for name, algorithm in algos.ALGORITHMS.items():
+        family = offpolicy if name in ("dqn", "ddpg", "td3", "sac") else onpolicy
+        assert algorithm.memory_model is family.memory_model, name
 
 
 def test_ppo_state_bytes_are_exact():

@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from jaxrl.algos import a2c, ddpg, dqn, onpolicy, ppo, sac, td3, trpo, vpg
+from jaxrl.algos import a2c, ddpg, dqn, offpolicy, onpolicy, ppo, sac, td3, trpo, vpg
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,6 +19,9 @@ class Algorithm:
     make_act(config, env, env_params) -> act(state, obs, key, deterministic) -> env action
     make_value(config, env, env_params) -> value(state, obs) -> [K]
     make_agent_action(config, env, env_params) -> mode(state, obs) -> agent action
+    memory_model(config, state, obs_bytes, action_bytes) -> jaxrl.memory.Footprint: the
+        family's memory model (`onpolicy.memory_model`, `offpolicy.memory_model`), read by the
+        memory plan before anything compiles
     """
 
     name: str
@@ -29,17 +32,20 @@ class Algorithm:
     make_act: Callable
     make_value: Callable
     make_agent_action: Callable
+    memory_model: Callable
     action_kinds: tuple[str, ...] = ("discrete", "continuous")
 
 
 def _on_policy(name: str, module, config_cls) -> Algorithm:
     return Algorithm(name, config_cls, module.default_config, module.init, module.train_step,
-                     onpolicy.make_act, onpolicy.make_value, onpolicy.make_agent_action)
+                     onpolicy.make_act, onpolicy.make_value, onpolicy.make_agent_action,
+                     onpolicy.memory_model)
 
 
 def _off_policy(name: str, module, config_cls, kinds: tuple[str, ...]) -> Algorithm:
     return Algorithm(name, config_cls, module.default_config, module.init, module.train_step,
-                     module.make_act, module.make_value, module.make_agent_action, kinds)
+                     module.make_act, module.make_value, module.make_agent_action,
+                     offpolicy.memory_model, kinds)
 
 
 ALGORITHMS: dict[str, Algorithm] = {

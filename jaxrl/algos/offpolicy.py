@@ -14,8 +14,9 @@ Everything else lives here once (`make_train_step`)::
 
     for each train step (log_interval rounds; metrics averaged over the rounds that learned):
         a_t = explore(s_t)                      (uniform random actions while warming up)
-        step N envs; push (s_t, a_t, r_t, terminated_t, truncated_t, s_{t+1}) into the
-        n-step window; add the transition it emits to the replay buffer (on device)
+        step N envs; push the step's `Transition` (s_t, a_t, r_t, terminated_t,
+        truncated_t, s_{t+1}) into the n-step window; add the n-step transition it emits
+        to the replay buffer (on device)
         once env_steps >= learning_starts, gradient_steps times:
             sample a batch (uniform or prioritized), learn, update priorities
 
@@ -39,12 +40,14 @@ from flax import struct
 from envs.spaces import Box, Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
+from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.buffers import nstep, prioritized, uniform
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import ACTIVATIONS, TORSOS, Critic
 from jaxrl.ops import linear_schedule
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
+from jaxrl.transition import Transition
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +102,7 @@ class OffPolicyState:
     params: Any  # the learner's networks (and e.g. SAC's log-alpha)
     target_params: Any
     opt_state: dict  # {group: optimizer state}
-    buffer: Any  # uniform.ReplayState | prioritized.PrioritizedState
+    buffer: uniform.ReplayState | prioritized.PrioritizedState
     window: nstep.NStepWindow
     carry: EnvCarry
     key: jax.Array
@@ -121,10 +124,13 @@ class Learned:
 
 
 def buffer_module(config: OffPolicyConfig):
+    """The replay module (`jaxrl.buffers.uniform` or `.prioritized`); both follow one buffer
+    protocol (``init``, ``add``, ``sample`` with importance weights, ``staleness``,
+    ``fill_fraction``), so only the priority updates branch on ``config.prioritized``."""
     return prioritized if config.prioritized else uniform
 
 
-def example_row(env, env_params, config: OffPolicyConfig) -> nstep.StepRow:
+def example_row(env, env_params, config: OffPolicyConfig) -> Transition:
     space = env.action_space(env_params)
     n, d = config.num_envs, obs_dim(env.observation_space(env_params))
     if isinstance(space, Discrete):
@@ -133,7 +139,7 @@ def example_row(env, env_params, config: OffPolicyConfig) -> nstep.StepRow:
         action = jnp.zeros((n, *space.shape), jnp.float32)
     obs = jnp.zeros((n, d), jnp.float32)
     flag = jnp.zeros((n,), bool)
-    return nstep.StepRow(obs, action, jnp.zeros((n,), jnp.float32), flag, flag, obs)
+    return Transition(obs, action, jnp.zeros((n,), jnp.float32), flag, flag, obs)
 
 
 def make_init(init_learner):
@@ -175,7 +181,7 @@ def beta_schedule(state: OffPolicyState) -> jax.Array:
     return linear_schedule(hp["per_beta"], 1.0, state.env_steps, hp["total_steps"])
 
 
-def store(state: OffPolicyState, row: nstep.StepRow, config) -> tuple[Any, nstep.NStepWindow]:
+def store(state: OffPolicyState, row: Transition, config) -> tuple[Any, nstep.NStepWindow]:
     """Push a row through the n-step window and add what it emits to the buffer. Until the
     window is full the write is made but not counted (position and size stay), so the next
     write overwrites it and garbage is never sampled."""
@@ -183,18 +189,14 @@ def store(state: OffPolicyState, row: nstep.StepRow, config) -> tuple[Any, nstep
         row = dataclasses.replace(row, terminated=row.terminated | row.truncated,
                                   truncated=jnp.zeros_like(row.truncated))
     window, item, valid = nstep.push(state.window, row, state.hparams["gamma"])
-    added = buffer_module(config).add(state.buffer, item, state.update_step)
-    buffer = added.replace(position=jnp.where(valid, added.position, state.buffer.position),
-                           size=jnp.where(valid, added.size, state.buffer.size))
+    buffer = buffer_module(config).add(state.buffer, item, state.update_step, valid)
     return buffer, window
 
 
 def sample(state: OffPolicyState, key, config):
     """``(batch, indices, importance weights)``; weights are 1 for uniform replay."""
-    if config.prioritized:
-        return prioritized.sample(state.buffer, key, config.batch_size, beta_schedule(state))
-    batch, indices = uniform.sample(state.buffer, key, config.batch_size)
-    return batch, indices, jnp.ones((config.batch_size,), jnp.float32)
+    return buffer_module(config).sample(state.buffer, key, config.batch_size,
+                                        beta_schedule(state))
 
 
 def reprioritize(buffer, indices, td_error, learning, hp, config):
@@ -228,7 +230,8 @@ def make_train_step(explore, learn):
                            (state.params, state.target_params, state.opt_state))
             buffer = reprioritize(state.buffer, indices, out.td_error, learning,
                                   state.hparams, config)
-            staleness = uniform.staleness(state.buffer, indices, state.update_step)
+            staleness = buffer_module(config).staleness(state.buffer, indices,
+                                                        state.update_step)
             metrics = {**out.metrics, "sample_staleness": staleness.astype(jnp.float32).mean()}
             if config.prioritized:
                 metrics["importance_weight_mean"] = weights.mean()
@@ -242,9 +245,7 @@ def make_train_step(explore, learn):
             warming = state.rounds < warmup
             action = jnp.where(warming, random_action(random_key, space, config.num_envs),
                                explore(state, state.carry.obs, act_key, config, space))
-            carry, reward, term, trunc, next_obs, info = env_step(env_key, env, env_params,
-                                                                  state.carry, action)
-            row = nstep.StepRow(state.carry.obs, action, reward, term, trunc, next_obs)
+            carry, row, info = env_step(env_key, env, env_params, state.carry, action)
             buffer, window = store(state, row, config)
             state = dataclasses.replace(state, buffer=buffer, window=window, carry=carry,
                                         key=key, rounds=state.rounds + 1,
@@ -262,12 +263,37 @@ def make_train_step(explore, learn):
         out = {k: jnp.sum(v * weight) / count for k, v in metrics.items()}
         out.update(completed_episode_summary(info))
         out["learning_fraction"] = weight.mean()
-        out["buffer_fill"] = uniform.fill_fraction(state.buffer)
+        out["buffer_fill"] = buffer_module(config).fill_fraction(state.buffer)
         out["env_steps"] = state.env_steps.astype(jnp.float32)
         out["gradient_updates"] = state.update_step.astype(jnp.float32)
         return state, out
 
     return train_step
+
+
+# -- memory model -------------------------------------------------------------------------------
+def memory_model(config: OffPolicyConfig, state: OffPolicyState, obs_bytes: int,
+                 action_bytes: int) -> memory.Footprint:
+    """The off-policy family's memory model (`jaxrl.memory`). Replay is ``state.buffer``
+    (transitions, write steps, the sum tree when prioritized). The working set of one train
+    step (``log_interval`` rounds of acting, ``gradient_steps`` learning steps; only metrics
+    are stacked): the sampled batch of ``batch_size`` items with indices, importance weights,
+    targets and TD errors (and the ``[K, K]`` duplicate-index mask when prioritized); gradient
+    activations of ``memory.OFF_POLICY_PASSES`` passes over all networks on it; one env round
+    (``num_envs`` rows through the n-step window into the buffer); and
+    ``memory.LEARNER_TEMPORARIES`` copies of the learner (params, targets, optimizer states:
+    the learn / keep-if-learning selects copy all three). ``state`` may be abstract.
+    """
+    replay = memory.tree_bytes(state.buffer)
+    learner = memory.tree_bytes((state.params, state.target_params, state.opt_state))
+    units = memory.activation_units(state.params, config)
+    k, n = config.batch_size, config.num_envs
+    item = -(-replay // max(1, config.buffer_size))
+    sampled = k * (item + 4 * 4) + (k * k * 4 if config.prioritized else 0)
+    backward = memory.OFF_POLICY_PASSES * k * units * 4 * memory.ACTIVATION_STORE
+    acting = n * (2 * obs_bytes + action_bytes + 4 * 4) * (2 + config.n_step) + n * units * 4
+    work = sampled + backward + acting + memory.LEARNER_TEMPORARIES * learner
+    return memory.Footprint(replay_bytes=replay, working_bytes=work)
 
 
 # -- continuous actor-critic pieces (DDPG, TD3, SAC) -----------------------------------------

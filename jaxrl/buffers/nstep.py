@@ -1,6 +1,9 @@
 """n-step transitions for replay, correct across episode ends, from a sliding window.
 
-The window (agent state) holds the last ``n`` one-step rows of ``N`` envs. After pushing row
+The window (agent state) holds the last ``n`` one-step rows of ``N`` envs; a row is the one step
+schema, `jaxrl.transition.Transition` (what `jaxrl.rollout.env_step` returns). What the window
+emits is a different record, `NStepTransition`: the aggregate of up to ``n`` consecutive rows,
+with a discounted reward sum and the ``discount`` of ``V(next_obs)`` in place of ``truncated``. After pushing row
 ``t`` it emits, for every env, the n-step transition that **starts** at row ``s = t - n + 1``:
 
 - ``m = min(n, k + 1)`` where ``k >= 0`` is the offset of the first step ``s + k`` with
@@ -15,7 +18,7 @@ observation with ``discount = gamma^m``. The learner's target is
 ``reward + discount * V(next_obs)``, matching `jaxrl.ops.n_step_targets`. With ``n = 1`` the
 emitted item is exactly the one-step transition with ``discount = gamma * (1 - terminated)``.
 
-    window = nstep.window_init(example_row, n)          # example_row: one row of N envs
+    window = nstep.window_init(example_row, n)          # example_row: a Transition of N envs
     window, item, valid = nstep.push(window, row, gamma)
     buffer = jax.lax.cond(valid, lambda b: uniform.add(b, item, step), lambda b: b, buffer)
 
@@ -28,36 +31,21 @@ the window simply continues across training iterations.
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 from flax import struct
 from jax.typing import ArrayLike
 
-__all__ = ["NStepTransition", "NStepWindow", "StepRow", "emit", "push", "window_init"]
+from jaxrl.transition import Transition
 
-
-@struct.dataclass
-class StepRow:
-    """One env step of ``N`` envs (the unit pushed into the window).
-
-    obs: ``[N, *obs_shape]`` observation the action was chosen from.
-    action: ``[N, *action_shape]``.
-    reward: ``[N]`` float reward of the step.
-    terminated: ``[N]`` bool, absorbing state reached. truncated: ``[N]`` bool, time limit hit.
-    next_obs: ``[N, *obs_shape]`` true next observation (``info["final_observation"]``).
-    """
-
-    obs: jax.Array
-    action: jax.Array
-    reward: jax.Array
-    terminated: jax.Array
-    truncated: jax.Array
-    next_obs: jax.Array
+__all__ = ["NStepTransition", "NStepWindow", "emit", "push", "window_init"]
 
 
 @struct.dataclass
 class NStepTransition:
-    """What the window emits for ``N`` envs (store it with a replay buffer's ``add``).
+    """What the window emits for ``N`` envs (store it with a replay buffer's ``add``): the
+    aggregate of the `Transition` rows ``s .. s + m - 1`` (see the module docstring).
 
     obs: ``[N, *obs_shape]`` at the start step. action: ``[N, *action_shape]`` at the start.
     reward: ``[N]`` discounted sum of the first ``m`` rewards.
@@ -76,18 +64,18 @@ class NStepTransition:
 
 @struct.dataclass
 class NStepWindow:
-    """The last ``n`` rows, oldest first: `StepRow` with leaves ``[n, N, ...]``; ``count``
-    ``[]`` int32 rows pushed so far, saturating at ``n``."""
+    """The last ``n`` rows, oldest first: a `Transition` with leaves ``[n, N, ...]``;
+    ``count`` ``[]`` int32 rows pushed so far, saturating at ``n``."""
 
-    rows: StepRow
+    rows: Transition
     count: jax.Array
 
 
-def window_init(example_row: StepRow, n: int) -> NStepWindow:
+def window_init(example_row: Transition, n: int) -> NStepWindow:
     """An empty window for rows shaped like ``example_row`` (leaves ``[N, ...]``).
 
     Args:
-        example_row: a `StepRow` of ``N`` envs; only shapes and dtypes are read.
+        example_row: a `Transition` of ``N`` envs; only shapes and dtypes are read.
         n: static Python int >= 1, the number of reward steps.
     """
     if not isinstance(n, int) or n < 1:
@@ -101,7 +89,7 @@ def window_init(example_row: StepRow, n: int) -> NStepWindow:
     return NStepWindow(rows=rows, count=jnp.zeros((), jnp.int32))
 
 
-def _shift_in(rows: StepRow, row: StepRow) -> StepRow:
+def _shift_in(rows: Transition, row: Transition) -> Transition:
     """Drop the oldest row and append ``row`` as the newest."""
     return jax.tree.map(
         lambda window, x: jnp.concatenate([window[1:], jnp.asarray(x, window.dtype)[None]]),
@@ -124,7 +112,7 @@ def _take_step(x: jax.Array, last: jax.Array) -> jax.Array:
     return jnp.take_along_axis(x, idx, axis=0)[0]
 
 
-def emit(rows: StepRow, gamma: ArrayLike) -> NStepTransition:
+def emit(rows: Transition, gamma: ArrayLike) -> NStepTransition:
     """The n-step transition starting at the oldest row of a full window ``[n, N, ...]``."""
     n = rows.reward.shape[0]
     dtype = rows.reward.dtype if jnp.issubdtype(rows.reward.dtype, jnp.floating) else jnp.float32
@@ -151,13 +139,13 @@ def emit(rows: StepRow, gamma: ArrayLike) -> NStepTransition:
 
 
 def push(
-    window: NStepWindow, row: StepRow, gamma: ArrayLike
+    window: NStepWindow, row: Transition, gamma: ArrayLike
 ) -> tuple[NStepWindow, NStepTransition, jax.Array]:
     """Push row ``t`` and emit the n-step transition starting at row ``t - n + 1``.
 
     Args:
         window: the window state.
-        row: `StepRow` of the step just taken, leaves ``[N, ...]``.
+        row: `Transition` of the step just taken, leaves ``[N, ...]``.
         gamma: scalar discount (Python float or traced).
 
     Returns:
@@ -166,6 +154,8 @@ def push(
         while it is False ``item`` is garbage and must not be stored.
     """
     n = window.rows.reward.shape[0]
+    chex.assert_trees_all_equal_structs(row, window.rows)
+    jax.tree.map(lambda rows, x: chex.assert_shape(x, rows.shape[1:]), window.rows, row)
     rows = _shift_in(window.rows, row)
     count = jnp.minimum(window.count + 1, n).astype(jnp.int32)
     return NStepWindow(rows=rows, count=count), emit(rows, gamma), count >= n

@@ -1,12 +1,17 @@
 """Proportional prioritized replay (Schaul et al., 2016) over a flat-array sum tree.
 
-Storage, wrap-around and ``added_at`` are exactly those of `jaxrl.buffers.uniform`; on top, every
-slot ``i`` has a priority ``p_i`` and is sampled with probability ``P(i) = p_i / sum_j p_j``.
+The state contains a `jaxrl.buffers.uniform.ReplayState` (``state.replay``: storage,
+wrap-around, ``added_at``, all exactly uniform replay's); on top, every slot ``i`` has a
+priority ``p_i`` and is sampled with probability ``P(i) = p_i / sum_j p_j``.
 
     state = prioritized.init(example_item, capacity)
     state = prioritized.add(state, items, step)                 # new items get max_priority
     items, indices, weights = prioritized.sample(state, key, batch_size, beta)
     state = prioritized.update_priorities(state, indices, td_errors, alpha)
+
+``init``, ``add``, ``sample``, ``capacity``, ``fill_fraction`` and ``staleness`` follow the
+buffer protocol of `jaxrl.buffers.uniform` (same signatures, same returns), so a learner uses
+either module through one code path; only the priority updates are extra.
 
 Sum tree layout: the number of leaves ``L`` is ``capacity`` rounded up to a power of two; the
 tree is a float32 array ``[2 L]`` with the root at index 1, node ``k``'s children at ``2k`` and
@@ -22,13 +27,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import chex
 import jax
 import jax.numpy as jnp
 from flax import struct
 from jax.typing import ArrayLike
 
 from jaxrl.buffers import uniform
-from jaxrl.buffers.uniform import capacity, fill_fraction, staleness
 
 __all__ = [
     "PrioritizedState",
@@ -49,18 +54,31 @@ __all__ = [
 class PrioritizedState:
     """A circular buffer with a sum tree of priorities.
 
-    data, position, size, added_at: as in `jaxrl.buffers.uniform.ReplayState`.
+    replay: the `jaxrl.buffers.uniform.ReplayState` holding the items (data, position, size,
+        added_at).
     tree: ``[2 L]`` float32 sum tree (``L`` = capacity rounded up to a power of two); the root
         ``tree[1]`` is the total priority, ``tree[L + i]`` the priority of slot ``i``.
     max_priority: ``[]`` float32, the largest priority ever set (starts at 1.0); new items get it.
     """
 
-    data: Any
-    position: jax.Array
-    size: jax.Array
-    added_at: jax.Array
+    replay: uniform.ReplayState
     tree: jax.Array
     max_priority: jax.Array
+
+
+def capacity(state: PrioritizedState) -> int:
+    """The static number of slots (see `uniform.capacity`)."""
+    return uniform.capacity(state.replay)
+
+
+def fill_fraction(state: PrioritizedState) -> jax.Array:
+    """``[]`` float32 ``size / capacity`` (see `uniform.fill_fraction`)."""
+    return uniform.fill_fraction(state.replay)
+
+
+def staleness(state: PrioritizedState, indices: jax.Array, step: ArrayLike) -> jax.Array:
+    """``[K]`` int32 age of sampled items (see `uniform.staleness`)."""
+    return uniform.staleness(state.replay, indices, step)
 
 
 def _num_leaves(tree: jax.Array) -> int:
@@ -78,13 +96,10 @@ def init(example_item: Any, capacity: int) -> PrioritizedState:
     Returns:
         `PrioritizedState` with zeroed storage and tree, ``max_priority = 1.0``.
     """
-    base = uniform.init(example_item, capacity)
+    replay = uniform.init(example_item, capacity)
     num_leaves = 1 << (capacity - 1).bit_length()
     return PrioritizedState(
-        data=base.data,
-        position=base.position,
-        size=base.size,
-        added_at=base.added_at,
+        replay=replay,
         tree=jnp.zeros((2 * num_leaves,), jnp.float32),
         max_priority=jnp.ones((), jnp.float32),
     )
@@ -124,7 +139,8 @@ def _set_leaves(tree: jax.Array, slots: jax.Array, values: jax.Array) -> jax.Arr
     return tree
 
 
-def add(state: PrioritizedState, items: Any, step: ArrayLike) -> PrioritizedState:
+def add(state: PrioritizedState, items: Any, step: ArrayLike, valid: ArrayLike = True
+        ) -> PrioritizedState:
     """Write ``B`` items in order as `uniform.add` does; each written slot gets priority
     ``max_priority`` (replacing the priority of the item it overwrites).
 
@@ -132,23 +148,18 @@ def add(state: PrioritizedState, items: Any, step: ArrayLike) -> PrioritizedStat
         state: the buffer.
         items: pytree, leaves ``[B, *leaf_shape]`` (``B`` static, <= capacity).
         step: ``[]`` int32 counter recorded in ``added_at``.
+        valid: ``[]`` bool; when False the write is not counted (see `uniform.add`). The
+            written slots still get ``max_priority``: they lie outside ``0 .. size - 1`` until
+            the next `add` overwrites them, unless the buffer is full.
 
     Returns:
         The new state.
     """
-    batch = uniform.num_items(items)
-    slots = uniform.write_slots(state, batch)
-    base = uniform.add(
-        uniform.ReplayState(state.data, state.position, state.size, state.added_at), items, step
-    )
+    batch = uniform.check_items(state.replay, items)
+    slots = uniform.write_slots(state.replay, batch)
+    replay = uniform.add(state.replay, items, step, valid)
     tree = _set_leaves(state.tree, slots, jnp.full((batch,), state.max_priority))
-    return state.replace(
-        data=base.data,
-        position=base.position,
-        size=base.size,
-        added_at=base.added_at,
-        tree=tree,
-    )
+    return state.replace(replay=replay, tree=tree)
 
 
 def _descend(tree: jax.Array, targets: jax.Array) -> jax.Array:
@@ -189,6 +200,7 @@ def sample(
 
     Guards: the descent never enters a zero-mass subtree, and indices are clamped to the valid
     slots ``0 .. size - 1``. Sampling an empty buffer is meaningless (weights are not finite).
+    With equal priorities every weight is 1, as `uniform.sample` returns.
 
     Args:
         state: the buffer.
@@ -201,17 +213,21 @@ def sample(
         ``(items, indices, weights)``: leaves ``[batch_size, *leaf_shape]``, ``[batch_size]``
         int32 slots, ``[batch_size]`` float32 weights.
     """
+    chex.assert_rank(state.tree, 1)
     total = state.tree[1]
     segment = total / batch_size
     offsets = jax.random.uniform(key, (batch_size,), jnp.float32)
     targets = (jnp.arange(batch_size, dtype=jnp.float32) + offsets) * segment
     indices = _descend(state.tree, targets)
-    indices = jnp.clip(indices, 0, jnp.maximum(state.size - 1, 0)).astype(jnp.int32)
+    indices = jnp.clip(indices, 0, jnp.maximum(state.replay.size - 1, 0)).astype(jnp.int32)
     probs = state.tree[_num_leaves(state.tree) + indices] / total
     beta = jnp.asarray(beta, jnp.float32)
-    weights = (state.size.astype(jnp.float32) * probs) ** (-beta)
+    weights = (state.replay.size.astype(jnp.float32) * probs) ** (-beta)
     weights = weights / jnp.max(weights)
-    return uniform.gather(state, indices), indices, weights
+    items = uniform.gather(state.replay, indices)
+    chex.assert_tree_shape_prefix(items, (batch_size,))
+    chex.assert_shape([indices, weights], (batch_size,))
+    return items, indices, weights
 
 
 def update_priorities(
@@ -252,6 +268,8 @@ def set_priorities(state: PrioritizedState, indices: jax.Array,
     """Set the priorities ``[K]`` of slots ``indices`` ``[K]`` directly (duplicates: the last
     occurrence wins) and fix the tree; ``max_priority`` grows to cover them. Writing back a
     slot's current priority is a no-op, which is how a learner skips a reprioritization."""
+    chex.assert_rank(indices, 1)
+    chex.assert_equal_shape([indices, new_priorities])
     new = _last_occurrence_values(indices, jnp.asarray(new_priorities, jnp.float32))
     return state.replace(
         tree=_set_leaves(state.tree, indices, new),
