@@ -18,6 +18,7 @@ from jaxrl.algos import onpolicy, ppo
 from jaxrl.checkpoint import Checkpointer
 from jaxrl.config import AlgoConfig, Hparams, StaticConfig
 from jaxrl.engine import programs
+from jaxrl.engine.members import Members
 from jaxrl.engine.spec import resolve
 
 ALGOS = sorted(algos.ALGORITHMS)
@@ -122,3 +123,16 @@ def test_a_checkpoint_of_dict_hparams_restores_each_value_by_name(tmp_path):
     chex.assert_trees_all_equal(got.hparams, _Hp(jnp.float32(0.99), jnp.float32(1e-5),
                                                  jnp.float32(0.2)))
     np.testing.assert_array_equal(got.opt_state.all[0], np.arange(3.0))
+
+
+def test_each_member_starts_from_its_own_traced_values():
+    """The configs of a group share one init program (and a later run with other traced values
+    reuses it from the cache): SAC's initial temperature must come from each member's own
+    config, not from the config the program was built with."""
+    algorithm, wrapped, env_params, config, _ = resolve("sac", "Pendulum-v1", 100_000, 1,
+                                                        hidden=(8,), buffer_size=64)
+    members = Members((config, config.replace(init_alpha=0.2)), seeds=2)
+    init_all = programs.init_program(algorithm, config, wrapped, env_params, members.size)()
+    state = jax.jit(init_all)(members.keys(), members.hparams())
+    np.testing.assert_allclose(np.exp(state.params.log_alpha), [1.0, 1.0, 0.2, 0.2], rtol=1e-6)
+    np.testing.assert_allclose(state.hparams.init_alpha, [1.0, 1.0, 0.2, 0.2], rtol=1e-6)

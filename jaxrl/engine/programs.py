@@ -52,12 +52,15 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
 
 
 def init_program(algorithm, config, env, env_params, members: int) -> Callable:
-    """Builder of ``init_all(keys [members], hparams [members]) -> state [members]``."""
+    """Builder of ``init_all(keys [members], hparams [members]) -> state [members]``: each
+    member starts from its own traced values (an initial state may depend on them, e.g. SAC's
+    initial temperature), which the program takes as arguments like the keys."""
+    static = config.static()
+
     def build():
         def init_all(keys, hparams):
-            init = lambda k: algorithm.init(k, env, env_params, config)
-            states = over_members(init, members)(keys)
-            return states.replace(hparams=hparams)  # hparams come in as arguments
+            init = lambda k, hp: algorithm.init(k, env, env_params, static, hp)
+            return over_members(init, members)(keys, hparams)
 
         return init_all
 
