@@ -42,6 +42,7 @@ def best_time(fn, *args, reps: int) -> float:
 
 
 def programs(config, env, env_params, num_updates):
+    config = config.static()  # what the algorithm's functions take: no traced fields
     net = onpolicy.make_network(config, env, env_params)
 
     def loop(body):
@@ -62,9 +63,9 @@ def programs(config, env, env_params, num_updates):
         key, rollout_key, update_key = jax.random.split(s.key, 3)
         carry, traj = onpolicy.rollout(s, rollout_key, config, env, env_params, net)
         batch = onpolicy.make_batch(s, traj, traj.reward, config, net)
-        params, opt_state, metrics = ppo.update(s, batch, update_key, config, net)
-        return s.replace(carry=carry, key=key, params=params, opt_state=opt_state,
-                         env_steps=s.env_steps + config.steps_per_update), metrics["entropy"]
+        updated = ppo.update(s, batch, update_key, config, net)
+        return s.replace(carry=carry, key=key, params=updated.params, opt_state=updated.opt_state,
+                         env_steps=s.env_steps + config.steps_per_update), updated.metrics["entropy"]
 
     def train_step(s, _):
         return ppo.train_step(s, config, env, env_params)

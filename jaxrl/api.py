@@ -80,9 +80,11 @@ def make_train(algo: str, env: str, total_steps: int, env_kwargs=None, **overrid
     algorithm, wrapped, env_params, config, num_updates = resolve(
         algo, env, total_steps, 1, env_kwargs, **overrides)
 
+    static = config.static()
+
     def fused(key):
         state = algorithm.init(key, wrapped, env_params, config)
-        step = lambda s, _: algorithm.train_step(s, config, wrapped, env_params)
+        step = lambda s, _: algorithm.train_step(s, static, wrapped, env_params)
         return jax.lax.scan(step, state, None, length=num_updates)
 
     return fused

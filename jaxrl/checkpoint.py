@@ -18,6 +18,11 @@ it once every item is complete):
   sha256 of ``dtype|shape|bytes``; the sha256 of the canonical JSON of ``meta``;
   and a sha256 of the manifest itself.
 
+Restore pairs each leaf of ``like`` with the stored leaf of the same key path, dict keys and
+attributes read alike (``['gamma']`` = ``.gamma``), so a checkpoint written before a dict of
+the state became a dataclass with its fields in another order restores each value to its own
+name; leaves whose paths differ are paired in tree order.
+
 ``restore_latest`` recomputes the digests of what orbax hands back, so a data
 file whose bytes were overwritten, truncated or deleted is detected (orbax alone
 returns overwritten bytes silently) and the next older checkpoint is tried.
@@ -159,6 +164,28 @@ def _key_dtype_of(impl: str, data_shape: tuple[int, ...]) -> Any:
     """Key dtype that raw key data of `data_shape` wrapped with `impl` would have."""
     abstract = jax.ShapeDtypeStruct(data_shape, np.uint32)
     return jax.eval_shape(functools.partial(jax.random.wrap_key_data, impl=impl), abstract).dtype
+
+
+def _path_name(path: str) -> str:
+    """A key path with dict keys and attributes written alike: ``['a'][0].b`` -> ``.a[0].b``."""
+    return re.sub(r"\['([^'\]]*)'\]", r".\1", path)
+
+
+def _stored_order(entries: list[dict], like_paths: list[str]) -> list[int]:
+    """For each leaf of ``like``, the index of the stored leaf it restores from: the one of the
+    same key path (`_path_name`), else the next stored leaf no path claimed (tree order). The
+    identity when the counts differ (the structure check then reports it)."""
+    stored = [_path_name(e.get("path", "")) for e in entries]
+    wanted = [_path_name(p) for p in like_paths]
+    if len(stored) != len(wanted):
+        return list(range(len(wanted)))
+    by_path = {p: i for i, p in enumerate(stored)} if len(set(stored)) == len(stored) else {}
+    named = {j: by_path[p] for j, p in enumerate(wanted) if p in by_path}
+    if len(set(named.values())) != len(named):
+        named = {}
+    claimed = set(named.values())
+    unclaimed = iter(i for i in range(len(stored)) if i not in claimed)
+    return [named[j] if j in named else next(unclaimed) for j in range(len(wanted))]
 
 
 def _structure_mismatch(entries: list[dict], wants: list[_Want]) -> str | None:
@@ -327,14 +354,19 @@ class Checkpointer:
         """
         self._check_open()
         self.wait()
-        like_leaves, treedef = jax.tree_util.tree_flatten(like)
-        wants = [_want(x) for x in like_leaves]
+        path_leaves, treedef = jax.tree_util.tree_flatten_with_path(like)
+        like_paths = [jax.tree_util.keystr(p) for p, _ in path_leaves]
+        like_leaves = [x for _, x in path_leaves]
         for step in reversed(self.steps()):
             try:
                 body, meta = self._read_manifest(step)
             except Exception as exc:
                 self._skip(step, _describe(exc))
                 continue
+            # like leaf j restores from stored leaf order[j]; the lists below are in stored order
+            order = _stored_order(body["leaves"], like_paths)
+            stored_like = [like_leaves[j] for j in np.argsort(order)]
+            wants = [_want(x) for x in stored_like]
             why = _structure_mismatch(body["leaves"], wants)
             if why is not None:
                 raise CheckpointError(f"checkpoint step {step} in {self.directory} does not "
@@ -342,7 +374,8 @@ class Checkpointer:
             failure = None
             with _orbax_read_leftovers_silenced() as failed:
                 try:
-                    leaves = self._read_leaves(step, body["leaves"], wants, like_leaves)
+                    stored = self._read_leaves(step, body["leaves"], wants, stored_like)
+                    leaves = [stored[i] for i in order]
                 except Exception as exc:  # orbax/tensorstore raise many kinds
                     failure = _describe(exc)
                     failed.append(step)

@@ -6,8 +6,13 @@
   are carried in the train state as float32 arrays (``state.hparams``), so changing them never
   recompiles and a batch of configs can be vmapped like seeds.
 
-Declare fields with `static` / `traced`; subclasses add ``validate`` checks and derived
-properties. Configs are never mutated: use ``config.replace(**overrides)`` (validated).
+An algorithm declares each field once: static fields with `static` on a `StaticConfig`
+subclass (with ``validate`` checks and derived properties), traced ones with `traced` on an
+`Hparams` subclass (a typed pytree: ``state.hparams.learning_rate``). Its config class is the
+two as one flat frozen dataclass (`AlgoConfig`), which splits back into a static view
+(``config.static()``: what the jitted functions close over) and the float32 values
+(``config.hparams()``). Configs are never mutated: use ``config.replace(**overrides)``
+(validated).
 
 Every numeric field is checked against one table, `RANGES` (field name -> `Interval`, shared by
 all algorithms), whenever a config is built: by `jaxrl.train`, the CLI, each point of a sweep
@@ -26,6 +31,7 @@ import typing
 from typing import Any, Self
 
 import jax.numpy as jnp
+from flax import struct
 
 
 class ConfigError(ValueError):
@@ -33,31 +39,37 @@ class ConfigError(ValueError):
 
 
 def static(default: Any, doc: str = "") -> Any:
-    """A field that fixes shapes, loop counts or code paths (part of the compile key)."""
+    """A field that fixes shapes, loop counts or code paths (part of the compile key); declared
+    on a `StaticConfig` subclass."""
     return dataclasses.field(default=default, metadata={"static": True, "doc": doc})
 
 
 def traced(default: float, doc: str = "") -> Any:
-    """A numeric hyperparameter carried as a float32 array in the train state."""
+    """A numeric hyperparameter carried as a float32 array in the train state; declared on an
+    `Hparams` subclass."""
     return dataclasses.field(default=default, metadata={"static": False, "doc": doc})
 
 
 @dataclasses.dataclass(frozen=True)
-class AlgoConfig:
-    """Base class for algorithm configs (frozen dataclass of static and traced fields)."""
+class StaticConfig:
+    """Base of an algorithm's static fields (shapes, loop counts, flags), declared with `static`.
+
+    An instance without the traced fields is the *static view* of a config (`AlgoConfig.static`):
+    what an algorithm's jitted functions close over. Reading a traced field from it is an
+    ``AttributeError``, so a traced value can never be baked into a compiled program (which the
+    compile cache, keyed on `static_key`, would then reuse for other values)."""
 
     def __post_init__(self):
         check_ranges(self)  # first: a subclass's validate may divide by a count
         self.validate()
 
-    # -- field bookkeeping --------------------------------------------------------------------
-    @classmethod
-    def field_names(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls)]
+    def validate(self) -> None:
+        """Raise `ConfigError` for inconsistent values (choices, divisibility). Numeric ranges
+        are not checked here but in `RANGES`. Subclasses extend this."""
 
-    @classmethod
-    def traced_names(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls) if not f.metadata.get("static", True)]
+    def static(self) -> Self:
+        """The static view: this object itself (a whole `AlgoConfig` gives its static part)."""
+        return self
 
     def static_key(self) -> tuple:
         """The static fields only: equal keys share one compiled program."""
@@ -68,17 +80,65 @@ class AlgoConfig:
               if f.metadata.get("static", True)),
         )
 
-    def hparams(self) -> dict[str, jnp.ndarray]:
-        """The traced fields as float32 scalars (goes into ``state.hparams``)."""
-        return {n: jnp.asarray(getattr(self, n), jnp.float32) for n in self.traced_names()}
+
+@struct.dataclass(frozen=True)
+class Hparams:
+    """Base of an algorithm's traced hyperparameters, declared with `traced`: a pytree read by
+    attribute (``hp.learning_rate``). In a train state (``state.hparams``) every field is a
+    float32 scalar ``[]`` (``[members]`` across a compiled program's members), so changing one
+    never recompiles and a batch of configs is vmapped like seeds."""
+
+
+class AlgoConfig:
+    """A whole algorithm config: one flat frozen dataclass of its static and traced fields, as
+    users write it (``PPOConfig(learning_rate=1e-3, num_envs=8)``, ``config.replace(...)``)::
+
+        @dataclasses.dataclass(frozen=True)
+        class PPOConfig(AlgoConfig, PPOHparams, PPOStatic):
+            \"\"\"PPO's config: `PPOStatic` and `PPOHparams` as one set of fields.\"\"\"
+
+    Each field is declared once, on its part. The algorithm never sees the whole config: its
+    jitted functions get `static` (the static view) and read traced values from
+    ``state.hparams``, built by `hparams`. ``AlgoConfig`` comes first among the bases so that
+    its `replace` (validated) is the one used."""
+
+    @classmethod
+    def static_type(cls) -> type[StaticConfig]:
+        """The class of the static part (e.g. ``PPOStatic``)."""
+        return _part(cls, StaticConfig)
+
+    @classmethod
+    def hparams_type(cls) -> type[Hparams]:
+        """The class of the traced part (e.g. ``PPOHparams``)."""
+        return _part(cls, Hparams)
+
+    # -- field bookkeeping --------------------------------------------------------------------
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return [f.name for f in _fields(cls)]
+
+    @classmethod
+    def traced_names(cls) -> list[str]:
+        return [f.name for f in _fields(cls.hparams_type())]
+
+    def static(self) -> Any:
+        """The static view: the static fields only, as the algorithm's ``static_type`` (e.g. a
+        ``PPOStatic``)."""
+        part = self.static_type()
+        return part(**{f.name: getattr(self, f.name) for f in _fields(part)})
+
+    def hparams(self) -> Hparams:
+        """The traced fields as float32 scalars ``[]`` (what goes into ``state.hparams``)."""
+        return self.hparams_type()(
+            **{n: jnp.asarray(getattr(self, n), jnp.float32) for n in self.traced_names()})
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {f.name: getattr(self, f.name) for f in _fields(self)}
 
     # -- overrides ----------------------------------------------------------------------------
     def replace(self, **overrides) -> Self:
         """A new config with ``overrides`` applied, type-coerced and validated."""
-        fields = {f.name: f for f in dataclasses.fields(self)}
+        fields = {f.name: f for f in _fields(self)}
         coerced = {}
         for key, value in overrides.items():
             if key not in fields:
@@ -87,11 +147,16 @@ class AlgoConfig:
                     f"valid keys: {', '.join(sorted(fields))}"
                 )
             coerced[key] = coerce(key, value, _field_type(type(self), key))
-        return dataclasses.replace(self, **coerced)
+        return dataclasses.replace(self, **coerced)  # type: ignore[type-var]
 
-    def validate(self) -> None:
-        """Raise `ConfigError` for inconsistent values (choices, divisibility). Numeric ranges
-        are not checked here but in `RANGES`. Subclasses extend this."""
+
+def _fields(obj: Any) -> tuple[dataclasses.Field, ...]:
+    return dataclasses.fields(obj)
+
+
+def _part(cls: type, base: type) -> Any:
+    """The first class of ``cls``'s MRO that derives from ``base`` and is not a whole config."""
+    return next(c for c in cls.__mro__ if issubclass(c, base) and not issubclass(c, AlgoConfig))
 
 
 def _field_type(cls: type, name: str) -> Any:
@@ -229,7 +294,7 @@ def allowed(name: str, typ: type) -> Interval:
     return RANGES.get(name, COUNT if typ is int else ANY)
 
 
-def check_ranges(config: AlgoConfig) -> None:
+def check_ranges(config: Any) -> None:
     """Raise `ConfigError` (one line: field, value, allowed range) for the first numeric field
     of ``config`` outside its interval."""
     for name, typ in numeric_fields(type(config)).items():

@@ -57,8 +57,9 @@ def run_rung(algo: str, probe_cls, seeds: int = 4, total_steps: int = PROBE_STEP
     gamma = float(result.config.gamma)
     answer = env.answer(gamma, params)
     obs = np.asarray(answer.observations)
-    value_fn = jax.jit(jax.vmap(algorithm.make_value(result.config, env, params), (0, None)))
-    mode_fn = jax.jit(jax.vmap(algorithm.make_agent_action(result.config, env, params), (0, None)))
+    static = result.config.static()
+    value_fn = jax.jit(jax.vmap(algorithm.make_value(static, env, params), (0, None)))
+    mode_fn = jax.jit(jax.vmap(algorithm.make_agent_action(static, env, params), (0, None)))
     values = np.asarray(value_fn(result.state, obs))  # [seeds, K]
     ok = True
     measured, expected = {}, {}

@@ -48,8 +48,8 @@ def test_actor_loss_sends_no_gradient_to_the_critic(algo):
     else:
         loss = lambda a, c: sac.actor_loss(a, c, jnp.float32(0.2), actor, critic, batch.obs,
                                            jax.random.key(5))[0]
-    g_actor, g_critic = jax.grad(loss, argnums=(0, 1))(state.params["actor"],
-                                                         state.params["critic"])
+    g_actor, g_critic = jax.grad(loss, argnums=(0, 1))(state.params.actor,
+                                                         state.params.critic)
     assert _all_zero(g_critic)
     assert not _all_zero(g_actor)
 
@@ -75,7 +75,7 @@ def test_targets_receive_no_gradient(algo):
 def test_td3_switches_change_the_learner():
     assert algos.get("td3").default_config("Pendulum-v1").num_critics == 2
     state, _, _, _ = _state_and_batch("td3", "Pendulum-v1")
-    stacked = state.params["critic"]
+    stacked = state.params.critic
     leaves = jax.tree.leaves(stacked)
     assert leaves[0].shape[0] == 2  # two critics, independently initialized
     assert any(not np.array_equal(np.asarray(x[0]), np.asarray(x[1])) for x in leaves)
@@ -85,13 +85,13 @@ def test_td3_delays_the_actor():
     state, batch, config, space = _state_and_batch("td3", "Pendulum-v1")
     weights = jnp.ones((16,))
     first = ddpg.learn(state, batch, weights, jax.random.key(7), config, space)  # update 1 of 2
-    assert jax.tree.all(jax.tree.map(jnp.array_equal, first.params["actor"],
-                                     state.params["actor"]))
+    assert jax.tree.all(jax.tree.map(jnp.array_equal, first.params.actor,
+                                     state.params.actor))
     assert jax.tree.all(jax.tree.map(jnp.array_equal, first.target_params, state.target_params))
     second = ddpg.learn(state.replace(update_step=jnp.int32(1)), batch, weights,
                         jax.random.key(7), config, space)
-    assert not jax.tree.all(jax.tree.map(jnp.array_equal, second.params["actor"],
-                                         state.params["actor"]))
+    assert not jax.tree.all(jax.tree.map(jnp.array_equal, second.params.actor,
+                                         state.params.actor))
 
 
 def test_warmup_acts_randomly_and_does_not_learn():

@@ -44,7 +44,7 @@ def test_train_step_under_key_reuse_checking(algo):
 def test_rmsprop_epsilon_conventions(style, expected):
     config = a2c.A2CConfig(rmsprop_style=style, max_grad_norm=1e9)
     hp = config.replace(rmsprop_eps=1e-2, learning_rate=1.0).hparams()
-    tx = a2c.optimizers(hp, config, jnp.float32(1.0))["all"]
+    tx = a2c.optimizers(hp, config.static(), jnp.float32(1.0)).all
     params = {"w": jnp.zeros(3)}
     opt_state = tx.init(params)
     v = 1.0 if style == "tensorflow" else 0.0
@@ -60,7 +60,7 @@ def test_a2c_adam_option_and_shared_network():
                          progress=False, store=False, optimizer="adam", shared_network=True)
     tree = result.state.params["params"]
     assert set(tree) == {"torso", "policy", "value_net"}
-    assert isinstance(result.state.opt_state["all"][1], optax.ScaleByAdamState)
+    assert isinstance(result.state.opt_state.all[1], optax.ScaleByAdamState)
     assert np.isfinite(result.metrics.policy_loss).all()
 
 

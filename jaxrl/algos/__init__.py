@@ -14,14 +14,19 @@ from jaxrl.algos import a2c, ddpg, dqn, offpolicy, onpolicy, ppo, sac, td3, trpo
 class Algorithm:
     """What the driver, CLI and probe runner need to know about an algorithm.
 
-    init(key, env, env_params, config) -> state
-    train_step(state, config, env, env_params) -> (state, metrics)
-    make_act(config, env, env_params) -> act(state, obs, key, deterministic) -> env action
-    make_value(config, env, env_params) -> value(state, obs) -> [K]
-    make_agent_action(config, env, env_params) -> mode(state, obs) -> agent action
+    init(key, env, env_params, config, hparams=None) -> state
+    train_step(state, static, env, env_params) -> (state, metrics)
+    make_act(static, env, env_params) -> act(state, obs, key, deterministic) -> env action
+    make_value(static, env, env_params) -> value(state, obs) -> [K]
+    make_agent_action(static, env, env_params) -> mode(state, obs) -> agent action
     memory_model(config, state, obs_bytes, action_bytes) -> jaxrl.memory.Footprint: the
         family's memory model (`onpolicy.memory_model`, `offpolicy.memory_model`), read by the
         memory plan before anything compiles
+
+    ``config`` is a whole config (``config_cls``); ``static`` its static view
+    (``config.static()``, without the traced fields: those are read from ``state.hparams``,
+    a typed pytree, ``config_cls.hparams_type()``). A whole config also works as ``static``.
+    ``init`` with a static view needs ``hparams`` (``config.hparams()``).
     """
 
     name: str

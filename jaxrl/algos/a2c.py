@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 
+import chex
 import jax
 import jax.numpy as jnp
 import optax
+from flax import struct
 
 from envs.registry import env_family
 from jaxrl.algos import onpolicy
-from jaxrl.config import ConfigError, static, traced
+from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.ops import clipped_adam
 
 OPTIMIZERS = ("rmsprop", "adam")
@@ -30,21 +32,14 @@ RMSPROP_STYLES = ("tensorflow", "pytorch")
 
 
 @dataclasses.dataclass(frozen=True)
-class A2CConfig(onpolicy.OnPolicyConfig):
-    """A2C hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+class A2CStatic(onpolicy.OnPolicyStatic):
+    """A2C's static fields (shapes, loop counts, flags)."""
 
     num_envs: int = static(16, "parallel envs per seed")
     num_steps: int = static(5, "rollout length T per env per update (the n of n-step)")
     optimizer: str = static("rmsprop", "rmsprop | adam")
     rmsprop_style: str = static("tensorflow", "epsilon convention: tensorflow | pytorch")
     normalize_advantages: bool = static(False, "standardize advantages per update")
-
-    learning_rate: float = traced(7e-4)
-    gae_lambda: float = traced(1.0, "1.0 = n-step advantages")
-    rmsprop_decay: float = traced(0.99)
-    rmsprop_eps: float = traced(1e-5)
-    ent_coef: float = traced(0.01)
-    vf_coef: float = traced(1.0, "weight of 0.5 (V - R)^2, i.e. baselines' 0.5 x MSE")
 
     def validate(self) -> None:
         super().validate()
@@ -53,6 +48,23 @@ class A2CConfig(onpolicy.OnPolicyConfig):
         if self.rmsprop_style not in RMSPROP_STYLES:
             raise ConfigError(
                 f"rmsprop_style must be one of {RMSPROP_STYLES}, got {self.rmsprop_style!r}")
+
+
+@struct.dataclass(frozen=True)
+class A2CHparams(onpolicy.OnPolicyHparams):
+    """A2C's traced hyperparameters (``state.hparams``)."""
+
+    gae_lambda: float = traced(1.0, "1.0 = n-step advantages")
+    learning_rate: float = traced(7e-4)
+    rmsprop_decay: float = traced(0.99)
+    rmsprop_eps: float = traced(1e-5)
+    ent_coef: float = traced(0.01)
+    vf_coef: float = traced(1.0, "weight of 0.5 (V - R)^2, i.e. baselines' 0.5 x MSE")
+
+
+@dataclasses.dataclass(frozen=True)
+class A2CConfig(AlgoConfig, A2CHparams, A2CStatic):
+    """A2C's config: the fields of `A2CStatic` and `A2CHparams` as one."""
 
 
 def default_config(env_name: str) -> A2CConfig:
@@ -74,40 +86,43 @@ def default_config(env_name: str) -> A2CConfig:
     return A2CConfig(normalize_obs=False)
 
 
-def a2c_loss(params, network, batch: onpolicy.Batch, hp: dict, config: A2CConfig):
-    """Policy gradient + value regression - entropy bonus. Returns ``(loss, aux metrics)``."""
+def a2c_loss(params, network, batch: onpolicy.Batch, hp: A2CHparams, static: A2CStatic):
+    """Policy gradient + value regression - entropy bonus over the batch (leaves ``[B, ...]``).
+    Returns ``(loss, aux metrics)``."""
+    onpolicy.check_batch(batch)
     dist, value = network.apply(params, batch.obs)
-    adv = onpolicy.standardize(batch.advantage, config)
+    chex.assert_equal_shape([value, batch.target])
+    adv = onpolicy.standardize(batch.advantage, static)
     policy_loss = -jnp.mean(dist.log_prob(batch.action) * adv)
     value_loss = 0.5 * jnp.mean(jnp.square(value - batch.target))
     entropy = dist.entropy().mean()
-    loss = policy_loss + hp["vf_coef"] * value_loss - hp["ent_coef"] * entropy
+    loss = policy_loss + hp.vf_coef * value_loss - hp.ent_coef * entropy
     return loss, {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy}
 
 
-def optimizers(hp: dict, config: A2CConfig, lr_scale: jax.Array) -> dict:
+def optimizers(hp: A2CHparams, static: A2CStatic, lr_scale: jax.Array) -> onpolicy.ParamGroups:
     """One optimizer over all parameters: RMSProp (explicit epsilon convention) or Adam."""
-    lr = hp["learning_rate"] * lr_scale
-    if config.optimizer == "adam":
-        return {"all": clipped_adam(hp, lr)}
-    tf = config.rmsprop_style == "tensorflow"
-    rms = optax.scale_by_rms(decay=hp["rmsprop_decay"], eps=hp["rmsprop_eps"],
+    lr = hp.learning_rate * lr_scale
+    if static.optimizer == "adam":
+        return onpolicy.ParamGroups(all=clipped_adam(hp, lr))
+    tf = static.rmsprop_style == "tensorflow"
+    rms = optax.scale_by_rms(decay=hp.rmsprop_decay, eps=hp.rmsprop_eps,
                              initial_scale=1.0 if tf else 0.0, eps_in_sqrt=tf)
-    return {"all": optax.chain(optax.clip_by_global_norm(hp["max_grad_norm"]), rms,
-                               optax.scale(-lr))}
+    return onpolicy.ParamGroups(all=optax.chain(optax.clip_by_global_norm(hp.max_grad_norm),
+                                                rms, optax.scale(-lr)))
 
 
-def update(state, batch: onpolicy.Batch, key, config: A2CConfig, network):
-    """One full-batch gradient step. ``-> (params, opt_state, metrics)``."""
-    hp = state.hparams
-    scale = onpolicy.lr_scale(state, config)
-    loss = lambda params, mb: a2c_loss(params, network, mb, hp, config)
+def update(state, batch: onpolicy.Batch, key, static: A2CStatic, network) -> onpolicy.Updated:
+    """One full-batch gradient step."""
+    hp: A2CHparams = state.hparams
+    scale = onpolicy.lr_scale(state, static)
+    loss = lambda params, mb: a2c_loss(params, network, mb, hp, static)
     params, opt_state, metrics = onpolicy.minibatch_sgd(
-        loss, state.params, state.opt_state["all"], optimizers(hp, config, scale)["all"], batch,
-        key, 1, 1, config.verbosity)
+        loss, state.params, state.opt_state.all, optimizers(hp, static, scale).all, batch,
+        key, 1, 1, static.verbosity)
     metrics.update(onpolicy.policy_shift(network, params, batch))
-    metrics["learning_rate"] = hp["learning_rate"] * scale
-    return params, {"all": opt_state}, metrics
+    metrics["learning_rate"] = hp.learning_rate * scale
+    return onpolicy.Updated(params, onpolicy.ParamGroups(all=opt_state), metrics)
 
 
 train_step = onpolicy.make_train_step(update)

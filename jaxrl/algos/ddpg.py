@@ -18,23 +18,36 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import chex
 import jax
 import jax.numpy as jnp
+from flax import struct
 
 from envs.registry import env_family
 from jaxrl.algos import offpolicy
-from jaxrl.config import ConfigError, static, traced
+from jaxrl.algos.offpolicy import ActorCriticGroups
+from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import DeterministicActor
 from jaxrl.ops import clipped_adam, polyak_update
 
 
 @dataclasses.dataclass(frozen=True)
-class DDPGConfig(offpolicy.OffPolicyConfig):
-    """DDPG hyperparameters (TD3 is the same learner with its three switches on)."""
+class DDPGStatic(offpolicy.OffPolicyStatic):
+    """DDPG's static fields (TD3 is the same learner with its three switches on)."""
 
     num_critics: int = static(1, "1 (DDPG) or 2 (TD3's clipped double Q)")
     policy_delay: int = static(1, "critic updates per actor/target update (TD3: 2)")
     target_policy_noise: bool = static(False, "TD3's target policy smoothing")
+
+    def validate(self) -> None:
+        super().validate()
+        if self.num_critics not in (1, 2):
+            raise ConfigError(f"num_critics must be 1 or 2, got {self.num_critics}")
+
+
+@struct.dataclass(frozen=True)
+class DDPGHparams(offpolicy.OffPolicyHparams):
+    """DDPG's (and TD3's) traced hyperparameters (``state.hparams``)."""
 
     actor_lr: float = traced(1e-3)
     critic_lr: float = traced(1e-3)
@@ -43,10 +56,10 @@ class DDPGConfig(offpolicy.OffPolicyConfig):
     target_noise: float = traced(0.2, "std of the target policy smoothing noise")
     target_noise_clip: float = traced(0.5)
 
-    def validate(self) -> None:
-        super().validate()
-        if self.num_critics not in (1, 2):
-            raise ConfigError(f"num_critics must be 1 or 2, got {self.num_critics}")
+
+@dataclasses.dataclass(frozen=True)
+class DDPGConfig(AlgoConfig, DDPGHparams, DDPGStatic):
+    """DDPG's config: the fields of `DDPGStatic` and `DDPGHparams` as one."""
 
 
 def continuous_defaults(family: str) -> dict:
@@ -70,88 +83,88 @@ def default_config(env_name: str) -> DDPGConfig:
     return DDPGConfig(**continuous_defaults(family), **extra)
 
 
-def networks(config, space):
+def networks(static: offpolicy.OffPolicyStatic, space):
     """``(DeterministicActor, Critic)``: ``mu(s)`` in ``[-1, 1]`` and ``Q(s, a)``."""
-    return offpolicy.actor_critic_networks(DeterministicActor, config, space)
+    return offpolicy.actor_critic_networks(DeterministicActor, static, space)
 
 
-def optimizers(hp: dict) -> dict:
-    return {"actor": clipped_adam(hp, hp["actor_lr"]),
-            "critic": clipped_adam(hp, hp["critic_lr"])}
+def optimizers(hp: DDPGHparams) -> ActorCriticGroups:
+    return ActorCriticGroups(actor=clipped_adam(hp, hp.actor_lr),
+                             critic=clipped_adam(hp, hp.critic_lr))
 
 
-def init_learner(key, obs_dim: int, space, config: DDPGConfig):
-    actor, critic = networks(config, space)
-    return offpolicy.init_actor_critic(key, obs_dim, space, actor, critic, config.num_critics,
-                                       optimizers(config.hparams()))
+def init_learner(key, obs_dim: int, space, static: DDPGStatic, hp: DDPGHparams):
+    actor, critic = networks(static, space)
+    params = offpolicy.init_actor_critic(key, obs_dim, space, actor, critic, static.num_critics)
+    return params, params, offpolicy.init_optimizers(optimizers(hp), params)
 
 
-def explore(state, obs, key, config: DDPGConfig, space):
+def explore(state, obs, key, static: DDPGStatic, space):
     """``[N, action_dim]`` deterministic action plus Gaussian noise of std
     ``exploration_noise``, clipped to the agent's ``[-1, 1]`` (training, and `make_act` when
     not deterministic)."""
-    actor, _ = networks(config, space)
-    action = actor.apply(state.params["actor"], obs)
-    noise = state.hparams["exploration_noise"] * jax.random.normal(key, action.shape)
+    actor, _ = networks(static, space)
+    action = actor.apply(state.params.actor, obs)
+    noise = state.hparams.exploration_noise * jax.random.normal(key, action.shape)
     return jnp.clip(action + noise, -1.0, 1.0)
 
 
-def td_targets(state, batch, key, config: DDPGConfig, actor, critic) -> jax.Array:
+def td_targets(state, batch, key, static: DDPGStatic, actor, critic) -> jax.Array:
     """``[B]`` ``y = R + discount * min_i Q_target_i(s', a')`` (stop-gradient)."""
-    hp = state.hparams
-    next_action = actor.apply(state.target_params["actor"], batch.next_obs)
-    if config.target_policy_noise:
-        noise = jnp.clip(hp["target_noise"] * jax.random.normal(key, next_action.shape),
-                         -hp["target_noise_clip"], hp["target_noise_clip"])
+    hp: DDPGHparams = state.hparams
+    next_action = actor.apply(state.target_params.actor, batch.next_obs)
+    if static.target_policy_noise:
+        noise = jnp.clip(hp.target_noise * jax.random.normal(key, next_action.shape),
+                         -hp.target_noise_clip, hp.target_noise_clip)
         next_action = jnp.clip(next_action + noise, -1.0, 1.0)
-    q_next = offpolicy.critic_values_min(critic, state.target_params["critic"], batch.next_obs,
+    q_next = offpolicy.critic_values_min(critic, state.target_params.critic, batch.next_obs,
                                          next_action)
     return jax.lax.stop_gradient(batch.reward + batch.discount * q_next)
 
 
 def actor_loss(actor_params, critic_params, actor, critic, obs):
-    """``-E[Q_1(s, mu(s))]``; the critic parameters are constants here (no gradient reaches
-    them, reading 002's DDPG bug)."""
+    """``-E[Q_1(s, mu(s))]`` over observations ``[B, obs_dim]``; the critic parameters are
+    constants here (no gradient reaches them, reading 002's DDPG bug)."""
+    chex.assert_rank(obs, 2)
     critic_params = jax.lax.stop_gradient(critic_params)
     q = offpolicy.critic_values(critic, critic_params, obs, actor.apply(actor_params, obs))
     return -q[0].mean(), {}
 
 
-def learn(state, batch, weights, key, config: DDPGConfig, space) -> offpolicy.Learned:
-    hp = state.hparams
-    actor, critic = networks(config, space)
+def learn(state, batch, weights, key, static: DDPGStatic, space) -> offpolicy.Learned:
+    hp: DDPGHparams = state.hparams
+    actor, critic = networks(static, space)
     tx = optimizers(hp)
-    targets = td_targets(state, batch, key, config, actor, critic)
+    targets = td_targets(state, batch, key, static, actor, critic)
     critic_params, critic_opt, td, metrics = offpolicy.critic_step(
-        state, critic, batch, targets, weights, tx["critic"], config)
+        state, critic, batch, targets, weights, tx.critic, static)
     loss = lambda p: actor_loss(p, critic_params, actor, critic, batch.obs)
-    actor_params, actor_opt, actor_metrics = offpolicy.actor_step(state, loss, tx["actor"],
-                                                                  config)
+    actor_params, actor_opt, actor_metrics = offpolicy.actor_step(state, loss, tx.actor, static)
     metrics.update(actor_metrics)
-    delayed = (state.update_step + 1) % config.policy_delay == 0
+    delayed = (state.update_step + 1) % static.policy_delay == 0
     actor_params, actor_opt = offpolicy.keep_if(delayed, (actor_params, actor_opt),
-                                                (state.params["actor"], state.opt_state["actor"]))
-    params = {"actor": actor_params, "critic": critic_params}
+                                                (state.params.actor, state.opt_state.actor))
+    params = ActorCriticGroups(actor=actor_params, critic=critic_params)
     target_params = offpolicy.keep_if(delayed, polyak_update(state.target_params, params,
-                                                             hp["tau"]), state.target_params)
-    return offpolicy.Learned(params, target_params, {"actor": actor_opt, "critic": critic_opt},
-                             td, metrics)
+                                                             hp.tau), state.target_params)
+    return offpolicy.Learned(params, target_params,
+                             ActorCriticGroups(actor=actor_opt, critic=critic_opt), td, metrics)
 
 
-def make_agent_action(config, env, env_params):
+def make_agent_action(static: DDPGStatic, env, env_params):
     """``mu(state, obs [K, *obs_shape]) -> [K, action_dim]`` in the agent's ``[-1, 1]``."""
-    actor, _, flat = offpolicy.acting_parts(networks, config, env, env_params)
-    return lambda state, obs: actor.apply(state.params["actor"], flat(obs))
+    actor, _, flat = offpolicy.acting_parts(networks, static, env, env_params)
+    return lambda state, obs: actor.apply(state.params.actor, flat(obs))
 
 
-def make_value(config, env, env_params):
+def make_value(static: DDPGStatic, env, env_params):
     """``V(s) = min_i Q_i(s, mu(s))`` ``[K]``."""
-    actor, critic, flat = offpolicy.acting_parts(networks, config, env, env_params)
+    actor, critic, flat = offpolicy.acting_parts(networks, static, env, env_params)
 
     def value(state, obs):
         x = flat(obs)
-        return offpolicy.critic_values_min(critic, state.params["critic"], x,
-                                           actor.apply(state.params["actor"], x))
+        return offpolicy.critic_values_min(critic, state.params.critic, x,
+                                           actor.apply(state.params.actor, x))
 
     return value
 

@@ -21,15 +21,17 @@ from __future__ import annotations
 import dataclasses
 from typing import cast
 
+import chex
 import jax
 import jax.numpy as jnp
 import optax
+from flax import struct
 
 from envs.registry import env_family
 from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
 from jaxrl.algos import offpolicy
-from jaxrl.config import ConfigError, static, traced
+from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import QNetwork
 from jaxrl.ops import clipped_adam, linear_schedule, polyak_update
 from jaxrl.rollout import flatten_obs
@@ -38,8 +40,8 @@ LOSSES = ("huber", "mse")
 
 
 @dataclasses.dataclass(frozen=True)
-class DQNConfig(offpolicy.OffPolicyConfig):
-    """DQN hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+class DQNStatic(offpolicy.OffPolicyStatic):
+    """DQN's static fields (shapes, loop counts, flags)."""
 
     double_q: bool = static(True, "select the next action with the online net")
     dueling: bool = static(False, "dueling value/advantage head")
@@ -48,16 +50,26 @@ class DQNConfig(offpolicy.OffPolicyConfig):
     anneal_lr: bool = static(False, "linearly anneal the learning rate to 0 over total_steps")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths")
 
+    def validate(self) -> None:
+        super().validate()
+        if self.loss not in LOSSES:
+            raise ConfigError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+
+
+@struct.dataclass(frozen=True)
+class DQNHparams(offpolicy.OffPolicyHparams):
+    """DQN's traced hyperparameters (``state.hparams``)."""
+
     learning_rate: float = traced(2.5e-4)
     tau: float = traced(1.0, "target update weight (1 = copy)")
     eps_start: float = traced(1.0, "epsilon-greedy at the start")
     eps_end: float = traced(0.05, "epsilon-greedy after the decay")
     eps_decay_fraction: float = traced(0.5, "fraction of total_steps over which eps decays")
 
-    def validate(self) -> None:
-        super().validate()
-        if self.loss not in LOSSES:
-            raise ConfigError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+
+@dataclasses.dataclass(frozen=True)
+class DQNConfig(AlgoConfig, DQNHparams, DQNStatic):
+    """DQN's config: the fields of `DQNStatic` and `DQNHparams` as one."""
 
 
 def default_config(env_name: str) -> DQNConfig:
@@ -82,44 +94,44 @@ def default_config(env_name: str) -> DQNConfig:
                      eps_decay_fraction=0.1, eps_end=0.05)
 
 
-def make_network(config: DQNConfig, space: Discrete) -> QNetwork:
+def make_network(static: DQNStatic, space: Discrete) -> QNetwork:
     if not isinstance(space, Discrete):
         raise ConfigError(f"DQN needs a discrete action space, got {space!r}")
-    return QNetwork(space.n, tuple(config.hidden), config.activation, config.dueling,
-                    config.torso)
+    return QNetwork(space.n, tuple(static.hidden), static.activation, static.dueling,
+                    static.torso)
 
 
-def learning_rate(state, config: DQNConfig) -> jax.Array:
+def learning_rate(state, static: DQNStatic) -> jax.Array:
     """``[]`` the learning rate, linearly annealed to 0 over ``total_steps`` if ``anneal_lr``."""
-    hp = state.hparams
-    if not config.anneal_lr:
-        return hp["learning_rate"]
-    return hp["learning_rate"] * linear_schedule(1.0, 0.0, state.env_steps, hp["total_steps"])
+    hp: DQNHparams = state.hparams
+    if not static.anneal_lr:
+        return jnp.asarray(hp.learning_rate)
+    return hp.learning_rate * linear_schedule(1.0, 0.0, state.env_steps, hp.total_steps)
 
 
-def optimizers(hp: dict, lr: jax.Array) -> dict:
-    return {"q": clipped_adam(hp, lr)}
+def optimizer(hp: DQNHparams, lr: float | jax.Array) -> optax.GradientTransformation:
+    """The Q-network's optimizer (DQN's only one: its state is ``state.opt_state``)."""
+    return clipped_adam(hp, lr)
 
 
-def init_learner(key, obs_dim: int, space, config: DQNConfig):
-    params = make_network(config, space).init(key, jnp.zeros((1, obs_dim)))
-    hp = config.hparams()
-    return params, params, {"q": optimizers(hp, hp["learning_rate"])["q"].init(params)}
+def init_learner(key, obs_dim: int, space, static: DQNStatic, hp: DQNHparams):
+    params = make_network(static, space).init(key, jnp.zeros((1, obs_dim)))
+    return params, params, optimizer(hp, hp.learning_rate).init(params)
 
 
 def epsilon(state) -> jax.Array:
     """``[]`` linear decay from ``eps_start`` to ``eps_end`` over ``eps_decay_fraction`` of the
     run."""
-    hp = state.hparams
-    return linear_schedule(hp["eps_start"], hp["eps_end"], state.env_steps,
-                           hp["eps_decay_fraction"] * hp["total_steps"])
+    hp: DQNHparams = state.hparams
+    return linear_schedule(hp.eps_start, hp.eps_end, state.env_steps,
+                           hp.eps_decay_fraction * hp.total_steps)
 
 
-def explore(state, obs, key, config: DQNConfig, space):
+def explore(state, obs, key, static: DQNStatic, space):
     """Epsilon-greedy actions ``[N]`` int32 at flat observations ``obs [N, obs_dim]``: uniform
     with probability `epsilon`, else greedy (training, and `make_act` when not
     deterministic)."""
-    q_values = cast(jax.Array, make_network(config, space).apply(state.params, obs))
+    q_values = cast(jax.Array, make_network(static, space).apply(state.params, obs))
     greedy = jnp.argmax(q_values, axis=-1)
     coin_key, action_key = jax.random.split(key)
     random = jax.random.randint(action_key, greedy.shape, 0, space.n)
@@ -127,61 +139,66 @@ def explore(state, obs, key, config: DQNConfig, space):
     return jnp.where(explore_now, random, greedy).astype(jnp.int32)
 
 
-def td_targets(params, target_params, network, batch, config: DQNConfig) -> jax.Array:
+def td_targets(params, target_params, network, batch, static: DQNStatic) -> jax.Array:
     """``[B]`` ``y = R + discount * Q_target(s', a*)`` (no gradient flows into it)."""
     q_next_target = network.apply(target_params, batch.next_obs)
-    selector = network.apply(params, batch.next_obs) if config.double_q else q_next_target
+    selector = network.apply(params, batch.next_obs) if static.double_q else q_next_target
     best = jnp.argmax(selector, axis=-1)
     q_next = jnp.take_along_axis(q_next_target, best[:, None], axis=-1)[:, 0]
     return jax.lax.stop_gradient(batch.reward + batch.discount * q_next)
 
 
-def dqn_loss(params, network, batch, targets, weights, config: DQNConfig):
-    """Importance-weighted Huber (or squared) TD loss. ``-> (loss, (td [B], q_taken [B]))``."""
+def dqn_loss(params, network, batch, targets, weights, static: DQNStatic):
+    """Importance-weighted Huber (or squared) TD loss on a batch (leaves ``[B, ...]``, actions
+    ``[B]``) with targets and weights ``[B]``. ``-> (loss, (td [B], q_taken [B]))``."""
+    offpolicy.check_transitions(batch, weights)
+    chex.assert_rank(batch.action, 1)
+    chex.assert_equal_shape([targets, weights])
     q = network.apply(params, batch.obs)
+    chex.assert_rank(q, 2)
     q_taken = jnp.take_along_axis(q, batch.action[:, None].astype(jnp.int32), axis=-1)[:, 0]
     td = targets - q_taken
-    per_sample = optax.huber_loss(td) if config.loss == "huber" else 0.5 * jnp.square(td)
+    per_sample = optax.huber_loss(td) if static.loss == "huber" else 0.5 * jnp.square(td)
     return jnp.mean(weights * per_sample), (td, q_taken)
 
 
-def learn(state, batch, weights, key, config: DQNConfig, space) -> offpolicy.Learned:
+def learn(state, batch, weights, key, static: DQNStatic, space) -> offpolicy.Learned:
     """One gradient step on the TD loss and the periodic target update."""
     del key  # DQN's update is deterministic given the batch
-    hp = state.hparams
-    network = make_network(config, space)
-    targets = td_targets(state.params, state.target_params, network, batch, config)
+    hp: DQNHparams = state.hparams
+    network = make_network(static, space)
+    targets = td_targets(state.params, state.target_params, network, batch, static)
     (loss, (td, q_taken)), grads = jax.value_and_grad(dqn_loss, has_aux=True)(
-        state.params, network, batch, targets, weights, config)
-    lr = learning_rate(state, config)
-    updates, opt_state = optimizers(hp, lr)["q"].update(grads, state.opt_state["q"], state.params)
+        state.params, network, batch, targets, weights, static)
+    lr = learning_rate(state, static)
+    updates, opt_state = optimizer(hp, lr).update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
-    due = (state.update_step + 1) % config.target_update_period == 0
+    due = (state.update_step + 1) % static.target_update_period == 0
     target_params = jax.tree.map(lambda new, old: jnp.where(due, new, old),
-                                 polyak_update(state.target_params, params, hp["tau"]),
+                                 polyak_update(state.target_params, params, hp.tau),
                                  state.target_params)
     metrics = {"loss": loss, "epsilon": epsilon(state), "learning_rate": lr, "td_error_abs_mean": jnp.abs(td).mean(),
                "td_error_abs_max": jnp.abs(td).max(), **diag.describe(q_taken, "q"),
                **diag.describe(targets, "target"),
-               **diag.gradient_stats(grads, updates, config.verbosity)}
-    return offpolicy.Learned(params, target_params, {"q": opt_state}, td, metrics)
+               **diag.gradient_stats(grads, updates, static.verbosity)}
+    return offpolicy.Learned(params, target_params, opt_state, td, metrics)
 
 
-def _q_values(config, env, env_params):
+def _q_values(static: DQNStatic, env, env_params):
     obs_space = env.observation_space(env_params)
-    network = make_network(config, env.action_space(env_params))
+    network = make_network(static, env.action_space(env_params))
     return lambda state, obs: network.apply(state.params, flatten_obs(obs, obs_space))
 
 
-def make_value(config, env, env_params):
+def make_value(static: DQNStatic, env, env_params):
     """``V(s) = max_a Q(s, a)`` ``[K]`` (the greedy policy's value)."""
-    q_values = _q_values(config, env, env_params)
+    q_values = _q_values(static, env, env_params)
     return lambda state, obs: jnp.max(q_values(state, obs), axis=-1)
 
 
-def make_agent_action(config, env, env_params):
+def make_agent_action(static: DQNStatic, env, env_params):
     """``greedy(state, obs [K, *obs_shape]) -> [K]`` the action of the largest Q."""
-    q_values = _q_values(config, env, env_params)
+    q_values = _q_values(static, env, env_params)
     return lambda state, obs: jnp.argmax(q_values(state, obs), axis=-1)
 
 

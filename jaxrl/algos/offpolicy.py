@@ -1,14 +1,17 @@
 """Machinery shared by the off-policy algorithms (DQN, DDPG, TD3, SAC).
 
-An off-policy algorithm is its config, its networks, an exploration rule and a learning step:
+An off-policy algorithm is its config (static fields on an `OffPolicyStatic` subclass, traced
+ones on an `OffPolicyHparams` subclass), its networks, an exploration rule and a learning step:
 
-* ``init_learner(key, obs_dim, action_space, config) -> (params, target_params, opt_state)``
-* ``explore(state, obs [N, obs_dim], key, config, action_space) -> action [N, ...]``
-* ``learn(state, batch, weights, key, config, action_space) -> Learned``
+* ``init_learner(key, obs_dim, action_space, static, hp) -> (params, target_params, opt_state)``
+* ``explore(state, obs [N, obs_dim], key, static, action_space) -> action [N, ...]``
+* ``learn(state, batch, weights, key, static, action_space) -> Learned``
 
-Acting outside training reuses ``explore``: ``make_act = make_act_from(make_agent_action,
-explore)``. DDPG, TD3 and SAC share their networks, critics and acting parts here
-(`actor_critic_networks`, `critic_values_min`, `acting_parts`).
+Traced values are read from ``state.hparams`` only, static ones from the static view
+``static``. Acting outside training reuses ``explore``: ``make_act =
+make_act_from(make_agent_action, explore)``. DDPG, TD3 and SAC share their networks, critics
+and acting parts here (`ActorCriticGroups`, `actor_critic_networks`, `critic_values_min`,
+`acting_parts`).
 
 Everything else lives here once (`make_train_step`)::
 
@@ -24,6 +27,10 @@ Stored transitions keep the *true* next observation (the final one on a truncate
 a time limit bootstraps; ``bootstrap_truncation=False`` is the classic bug kept as a switch.
 Transitions are `jaxrl.buffers.nstep.NStepTransition`: ``(obs, action, reward, discount,
 terminated, next_obs)`` with the learner's target ``reward + discount * V(next_obs)``.
+
+Length: the shared train step of four algorithms and the actor-critic parts three of them
+share; each is a short function, kept together so the contract above reads in one place (the
+actor-critic section at the end could become its own module).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -43,7 +51,7 @@ from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.buffers import nstep, prioritized, uniform
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
 from jaxrl.networks import ACTIVATIONS, TORSOS, Critic
 from jaxrl.ops import linear_schedule
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
@@ -51,8 +59,8 @@ from jaxrl.transition import Transition
 
 
 @dataclasses.dataclass(frozen=True)
-class OffPolicyConfig(AlgoConfig):
-    """Fields every off-policy algorithm has."""
+class OffPolicyStatic(StaticConfig):
+    """Static fields every off-policy algorithm has."""
 
     num_envs: int = static(1, "parallel envs per seed")
     buffer_size: int = static(100_000, "replay capacity per seed (transitions)")
@@ -68,13 +76,6 @@ class OffPolicyConfig(AlgoConfig):
     activation: str = static("relu")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
-
-    gamma: float = traced(0.99)
-    max_grad_norm: float = traced(10.0, "global-norm gradient clipping")
-    adam_eps: float = traced(1e-8)
-    per_alpha: float = traced(0.6, "priority exponent")
-    per_beta: float = traced(0.4, "importance-weight exponent at the start (annealed to 1)")
-    total_steps: float = traced(0.0, "env steps per seed (set by train; anneal horizon)")
 
     @property
     def steps_per_update(self) -> int:
@@ -92,16 +93,28 @@ class OffPolicyConfig(AlgoConfig):
             raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
 
 
-def warmup_rounds(config: OffPolicyConfig) -> int:
+@struct.dataclass(frozen=True)
+class OffPolicyHparams(Hparams):
+    """Traced hyperparameters every off-policy algorithm has."""
+
+    gamma: float = traced(0.99)
+    max_grad_norm: float = traced(10.0, "global-norm gradient clipping")
+    adam_eps: float = traced(1e-8)
+    per_alpha: float = traced(0.6, "priority exponent")
+    per_beta: float = traced(0.4, "importance-weight exponent at the start (annealed to 1)")
+    total_steps: float = traced(0.0, "env steps per seed (set by train; anneal horizon)")
+
+
+def warmup_rounds(static: OffPolicyStatic) -> int:
     """Env-step rounds of random actions: enough for the n-step window and one batch."""
-    return max(-(-config.learning_starts // config.num_envs), config.n_step)
+    return max(-(-static.learning_starts // static.num_envs), static.n_step)
 
 
 @struct.dataclass
 class OffPolicyState:
-    params: Any  # the learner's networks (and e.g. SAC's log-alpha)
-    target_params: Any
-    opt_state: dict  # {group: optimizer state}
+    params: Any  # the learner's networks (`ActorCriticGroups`, or DQN's Q-network variables)
+    target_params: Any  # alike
+    opt_state: Any  # alike: one optimizer state per trained group
     buffer: uniform.ReplayState | prioritized.PrioritizedState
     window: nstep.NStepWindow
     carry: EnvCarry
@@ -109,7 +122,7 @@ class OffPolicyState:
     rounds: jax.Array  # [] int32 env-step rounds so far
     update_step: jax.Array  # [] int32 gradient updates so far
     env_steps: jax.Array  # [] int32 per seed
-    hparams: dict
+    hparams: OffPolicyHparams  # the algorithm's subclass of it, float32 scalars
 
 
 @struct.dataclass
@@ -118,21 +131,32 @@ class Learned:
 
     params: Any
     target_params: Any
-    opt_state: dict
+    opt_state: Any
     td_error: jax.Array  # [B] for priorities
     metrics: dict
 
 
-def buffer_module(config: OffPolicyConfig):
+def check_transitions(batch, weights: jax.Array) -> None:
+    """The shape contract at a loss's input (checked at trace time): every leaf of the sampled
+    batch ``[B, ...]``, next observations shaped like observations, rewards, discounts and
+    importance weights ``[B]``."""
+    per_sample = [batch.reward, batch.discount, weights]
+    chex.assert_rank(per_sample, 1)
+    chex.assert_equal_shape(per_sample)
+    chex.assert_equal_shape([batch.obs, batch.next_obs])
+    chex.assert_equal_shape_prefix([*jax.tree.leaves(batch), weights], 1)
+
+
+def buffer_module(static: OffPolicyStatic):
     """The replay module (`jaxrl.buffers.uniform` or `.prioritized`); both follow one buffer
     protocol (``init``, ``add``, ``sample`` with importance weights, ``staleness``,
-    ``fill_fraction``), so only the priority updates branch on ``config.prioritized``."""
-    return prioritized if config.prioritized else uniform
+    ``fill_fraction``), so only the priority updates branch on ``static.prioritized``."""
+    return prioritized if static.prioritized else uniform
 
 
-def example_row(env, env_params, config: OffPolicyConfig) -> Transition:
+def example_row(env, env_params, static: OffPolicyStatic) -> Transition:
     space = env.action_space(env_params)
-    n, d = config.num_envs, obs_dim(env.observation_space(env_params))
+    n, d = static.num_envs, obs_dim(env.observation_space(env_params))
     if isinstance(space, Discrete):
         action = jnp.zeros((n,), jnp.int32)
     else:
@@ -143,24 +167,30 @@ def example_row(env, env_params, config: OffPolicyConfig) -> Transition:
 
 
 def make_init(init_learner):
-    """``init(key, env, env_params, config) -> OffPolicyState`` for an algorithm whose
-    ``init_learner(key, obs_dim, action_space, config) -> (params, target_params, opt_state)``."""
+    """``init(key, env, env_params, config, hparams=None) -> OffPolicyState`` for an algorithm
+    whose ``init_learner(key, obs_dim, action_space, static, hp) -> (params, target_params,
+    opt_state)``."""
 
-    def init(key: jax.Array, env, env_params, config: OffPolicyConfig) -> OffPolicyState:
+    def init(key: jax.Array, env, env_params, config, hparams: OffPolicyHparams | None = None
+             ) -> OffPolicyState:
+        """Fresh learner, replay buffer and envs for one seed. ``config``: a whole config (its
+        traced values go into ``state.hparams``), or a static view given with ``hparams``."""
+        hp = config.hparams() if hparams is None else hparams
+        static = config.static()
         learner_key, env_key, state_key = jax.random.split(key, 3)
-        row = example_row(env, env_params, config)
+        row = example_row(env, env_params, static)
         params, target_params, opt_state = init_learner(
             learner_key, obs_dim(env.observation_space(env_params)),
-            env.action_space(env_params), config)
+            env.action_space(env_params), static, hp)
         one_item = jax.tree.map(lambda x: x[0], nstep.emit(
             jax.tree.map(lambda x: x[None], row), 1.0))
         return OffPolicyState(
             params=params, target_params=target_params, opt_state=opt_state,
-            buffer=buffer_module(config).init(one_item, config.buffer_size),
-            window=nstep.window_init(row, config.n_step),
-            carry=reset_envs(env_key, env, env_params, config.num_envs),
+            buffer=buffer_module(static).init(one_item, static.buffer_size),
+            window=nstep.window_init(row, static.n_step),
+            carry=reset_envs(env_key, env, env_params, static.num_envs),
             key=state_key, rounds=jnp.zeros((), jnp.int32), update_step=jnp.zeros((), jnp.int32),
-            env_steps=jnp.zeros((), jnp.int32), hparams=config.hparams(),
+            env_steps=jnp.zeros((), jnp.int32), hparams=hp,
         )
 
     return init
@@ -178,33 +208,35 @@ def random_action(key, space, num_envs: int) -> jax.Array:
 def beta_schedule(state: OffPolicyState) -> jax.Array:
     """``[]`` importance-weight exponent, linear from ``per_beta`` to 1 over the run."""
     hp = state.hparams
-    return linear_schedule(hp["per_beta"], 1.0, state.env_steps, hp["total_steps"])
+    return linear_schedule(hp.per_beta, 1.0, state.env_steps, hp.total_steps)
 
 
-def store(state: OffPolicyState, row: Transition, config) -> tuple[Any, nstep.NStepWindow]:
+def store(state: OffPolicyState, row: Transition, static: OffPolicyStatic
+          ) -> tuple[Any, nstep.NStepWindow]:
     """Push a row through the n-step window and add what it emits to the buffer. Until the
     window is full the write is made but not counted (position and size stay), so the next
     write overwrites it and garbage is never sampled."""
-    if not config.bootstrap_truncation:
+    if not static.bootstrap_truncation:
         row = dataclasses.replace(row, terminated=row.terminated | row.truncated,
                                   truncated=jnp.zeros_like(row.truncated))
-    window, item, valid = nstep.push(state.window, row, state.hparams["gamma"])
-    buffer = buffer_module(config).add(state.buffer, item, state.update_step, valid)
+    window, item, valid = nstep.push(state.window, row, state.hparams.gamma)
+    buffer = buffer_module(static).add(state.buffer, item, state.update_step, valid)
     return buffer, window
 
 
-def sample(state: OffPolicyState, key, config):
+def sample(state: OffPolicyState, key, static: OffPolicyStatic):
     """``(batch, indices, importance weights)``; weights are 1 for uniform replay."""
-    return buffer_module(config).sample(state.buffer, key, config.batch_size,
+    return buffer_module(static).sample(state.buffer, key, static.batch_size,
                                         beta_schedule(state))
 
 
-def reprioritize(buffer, indices, td_error, learning, hp, config):
+def reprioritize(buffer, indices, td_error, learning, hp: OffPolicyHparams,
+                 static: OffPolicyStatic):
     """New priorities from |TD| where the step learned; unchanged (written back) otherwise."""
-    if not config.prioritized:
+    if not static.prioritized:
         return buffer
     current = prioritized.priorities(buffer)[indices]
-    new = prioritized.priority_of(td_error, hp["per_alpha"])
+    new = prioritized.priority_of(td_error, hp.per_alpha)
     return prioritized.set_priorities(buffer, indices, jnp.where(learning, new, current))
 
 
@@ -214,26 +246,26 @@ def keep_if(learning, new, old):
 
 
 def make_train_step(explore, learn):
-    """``train_step(state, config, env, env_params) -> (state, metrics)``: ``log_interval``
+    """``train_step(state, static, env, env_params) -> (state, metrics)``: ``log_interval``
     rounds of acting, storing and learning (see the module docstring)."""
 
-    def train_step(state: OffPolicyState, config, env, env_params):
+    def train_step(state: OffPolicyState, static: OffPolicyStatic, env, env_params):
         space = env.action_space(env_params)
-        warmup = warmup_rounds(config)
+        warmup = warmup_rounds(static)
 
         def learn_once(carry, key):
             state, learning = carry
             sample_key, learn_key = jax.random.split(key)
-            batch, indices, weights = sample(state, sample_key, config)
-            out = learn(state, batch, weights, learn_key, config, space)
+            batch, indices, weights = sample(state, sample_key, static)
+            out = learn(state, batch, weights, learn_key, static, space)
             kept = keep_if(learning, (out.params, out.target_params, out.opt_state),
                            (state.params, state.target_params, state.opt_state))
             buffer = reprioritize(state.buffer, indices, out.td_error, learning,
-                                  state.hparams, config)
-            staleness = buffer_module(config).staleness(state.buffer, indices,
+                                  state.hparams, static)
+            staleness = buffer_module(static).staleness(state.buffer, indices,
                                                         state.update_step)
             metrics = {**out.metrics, "sample_staleness": staleness.astype(jnp.float32).mean()}
-            if config.prioritized:
+            if static.prioritized:
                 metrics["importance_weight_mean"] = weights.mean()
             state = dataclasses.replace(state, params=kept[0], target_params=kept[1],
                                         opt_state=kept[2], buffer=buffer,
@@ -243,27 +275,27 @@ def make_train_step(explore, learn):
         def one_round(state: OffPolicyState, _):
             key, act_key, random_key, env_key, learn_key = jax.random.split(state.key, 5)
             warming = state.rounds < warmup
-            action = jnp.where(warming, random_action(random_key, space, config.num_envs),
-                               explore(state, state.carry.obs, act_key, config, space))
+            action = jnp.where(warming, random_action(random_key, space, static.num_envs),
+                               explore(state, state.carry.obs, act_key, static, space))
             carry, row, info = env_step(env_key, env, env_params, state.carry, action)
-            buffer, window = store(state, row, config)
+            buffer, window = store(state, row, static)
             state = dataclasses.replace(state, buffer=buffer, window=window, carry=carry,
                                         key=key, rounds=state.rounds + 1,
-                                        env_steps=state.env_steps + config.num_envs)
+                                        env_steps=state.env_steps + static.num_envs)
             learning = ~warming
             (state, _), metrics = jax.lax.scan(
-                learn_once, (state, learning), jax.random.split(learn_key, config.gradient_steps))
+                learn_once, (state, learning), jax.random.split(learn_key, static.gradient_steps))
             metrics = jax.tree.map(jnp.mean, metrics)
             return state, (metrics, info, learning)
 
         state, (metrics, info, learning) = jax.lax.scan(one_round, state, None,
-                                                        config.log_interval)
+                                                        static.log_interval)
         weight = learning.astype(jnp.float32)
         count = jnp.maximum(weight.sum(), 1.0)
         out = {k: jnp.sum(v * weight) / count for k, v in metrics.items()}
         out.update(completed_episode_summary(info))
         out["learning_fraction"] = weight.mean()
-        out["buffer_fill"] = buffer_module(config).fill_fraction(state.buffer)
+        out["buffer_fill"] = buffer_module(static).fill_fraction(state.buffer)
         out["env_steps"] = state.env_steps.astype(jnp.float32)
         out["gradient_updates"] = state.update_step.astype(jnp.float32)
         return state, out
@@ -272,7 +304,7 @@ def make_train_step(explore, learn):
 
 
 # -- memory model -------------------------------------------------------------------------------
-def memory_model(config: OffPolicyConfig, state: OffPolicyState, obs_bytes: int,
+def memory_model(config: OffPolicyStatic, state: OffPolicyState, obs_bytes: int,
                  action_bytes: int) -> memory.Footprint:
     """The off-policy family's memory model (`jaxrl.memory`). Replay is ``state.buffer``
     (transitions, write steps, the sum tree when prioritized). The working set of one train
@@ -314,57 +346,73 @@ def critic_values(critic, stacked_params, obs, action) -> jax.Array:
     return jax.vmap(lambda p: critic.apply(p, obs, action))(stacked_params)
 
 
-def critic_step(state, critic, batch, targets, weights, tx, config):
+def critic_step(state, critic, batch, targets, weights, tx, static: OffPolicyStatic):
     """One Adam step of every critic on ``E_w[0.5 (Q_i(s, a) - y)^2]`` (summed over critics).
     ``targets`` ``[B]`` must already be ``stop_gradient``-ed. Returns ``(critic params,
     opt_state, td [B] of the first critic, metrics)``."""
+    check_transitions(batch, weights)
+    chex.assert_equal_shape([targets, weights])
 
     def loss(critic_params):
         q = critic_values(critic, critic_params, batch.obs, batch.action)  # [C, B]
+        chex.assert_equal_shape_suffix([q, targets], 1)
         per_critic = 0.5 * jnp.mean(weights * jnp.square(q - targets), axis=-1)
         return per_critic.sum(), q
 
-    (value, q), grads = jax.value_and_grad(loss, has_aux=True)(state.params["critic"])
-    updates, opt_state = tx.update(grads, state.opt_state["critic"], state.params["critic"])
+    (value, q), grads = jax.value_and_grad(loss, has_aux=True)(state.params.critic)
+    updates, opt_state = tx.update(grads, state.opt_state.critic, state.params.critic)
     td = targets - q[0]
     metrics = {"critic_loss": value, "td_error_abs_mean": jnp.abs(td).mean(),
                "td_error_abs_max": jnp.abs(td).max(), **diag.describe(q, "q"),
                **diag.describe(targets, "target")}
     metrics.update({f"critic_{k}": v for k, v in
-                    diag.gradient_stats(grads, updates, config.verbosity).items()})
-    return optax.apply_updates(state.params["critic"], updates), opt_state, td, metrics
+                    diag.gradient_stats(grads, updates, static.verbosity).items()})
+    return optax.apply_updates(state.params.critic, updates), opt_state, td, metrics
 
 
-def actor_step(state, actor_loss, tx, config):
+def actor_step(state, actor_loss, tx, static: OffPolicyStatic):
     """One Adam step of the actor on ``actor_loss(actor_params) -> (loss, aux)`` (which must
     treat the critics as constants). Returns ``(actor params, opt_state, metrics)``."""
-    (value, aux), grads = jax.value_and_grad(actor_loss, has_aux=True)(state.params["actor"])
-    updates, opt_state = tx.update(grads, state.opt_state["actor"], state.params["actor"])
+    (value, aux), grads = jax.value_and_grad(actor_loss, has_aux=True)(state.params.actor)
+    updates, opt_state = tx.update(grads, state.opt_state.actor, state.params.actor)
     metrics = {"actor_loss": value, **aux}
     metrics.update({f"actor_{k}": v for k, v in
-                    diag.gradient_stats(grads, updates, config.verbosity).items()})
-    return optax.apply_updates(state.params["actor"], updates), opt_state, metrics
+                    diag.gradient_stats(grads, updates, static.verbosity).items()})
+    return optax.apply_updates(state.params.actor, updates), opt_state, metrics
 
 
-def init_actor_critic(key, obs_dim: int, space, actor, critic, num_critics: int, tx: dict,
-                      extra_params: dict | None = None):
-    """``(params, target_params, opt_state)`` of an actor and ``num_critics`` stacked critics
-    (plus e.g. SAC's log-alpha in ``extra_params``); one optimizer state per ``tx`` group."""
+@struct.dataclass(frozen=True)
+class ActorCriticGroups:
+    """One entry per parameter group of DDPG / TD3: the parameters (online or target), their
+    optimizers (``GradientTransformation``) or the optimizers' states."""
+
+    actor: Any
+    critic: Any  # critics stacked on a leading axis [C, ...]
+
+
+def init_actor_critic(key, obs_dim: int, space, actor, critic,
+                      num_critics: int) -> ActorCriticGroups:
+    """Fresh parameters of an actor and ``num_critics`` stacked critics."""
     actor_key, critic_key = jax.random.split(key)
-    params = {"actor": actor.init(actor_key, jnp.zeros((1, obs_dim))),
-              "critic": init_critics(critic_key, critic, obs_dim, action_dim(space),
-                                     num_critics),
-              **(extra_params or {})}
-    return params, params, {k: tx[k].init(params[k]) for k in tx}
+    return ActorCriticGroups(
+        actor=actor.init(actor_key, jnp.zeros((1, obs_dim))),
+        critic=init_critics(critic_key, critic, obs_dim, action_dim(space), num_critics))
 
 
-def actor_critic_networks(actor_cls, config: OffPolicyConfig, space) -> tuple:
+def init_optimizers(tx, params):
+    """The optimizer state of every group: ``tx.<group>.init(params.<group>)`` (``tx`` and
+    ``params``: alike group containers, such as `ActorCriticGroups`)."""
+    return type(tx)(**{f.name: getattr(tx, f.name).init(getattr(params, f.name))
+                       for f in dataclasses.fields(tx)})
+
+
+def actor_critic_networks(actor_cls, static: OffPolicyStatic, space) -> tuple:
     """``(actor, critic)`` modules for a Box action space: ``actor_cls(action_dim, hidden,
     activation, torso)`` (DDPG's deterministic actor, SAC's squashed Gaussian) and a `Critic`
     ``(obs [B, obs_dim], action [B, action_dim]) -> Q [B]`` of the same widths."""
     dim = action_dim(space)
-    return (actor_cls(dim, tuple(config.hidden), config.activation, config.torso),
-            Critic(tuple(config.hidden), config.activation, config.torso))
+    return (actor_cls(dim, tuple(static.hidden), static.activation, static.torso),
+            Critic(tuple(static.hidden), static.activation, static.torso))
 
 
 def critic_values_min(critic, stacked_params, obs, action) -> jax.Array:
@@ -372,27 +420,27 @@ def critic_values_min(critic, stacked_params, obs, action) -> jax.Array:
     return critic_values(critic, stacked_params, obs, action).min(axis=0)
 
 
-def acting_parts(networks, config, env, env_params):
+def acting_parts(networks, static, env, env_params):
     """``(actor, critic, flatten)`` for the act / value functions built from raw env obs;
-    ``networks(config, action_space) -> (actor, critic)``."""
-    actor, critic = networks(config, env.action_space(env_params))
+    ``networks(static, action_space) -> (actor, critic)``."""
+    actor, critic = networks(static, env.action_space(env_params))
     obs_space = env.observation_space(env_params)
     return actor, critic, lambda obs: flatten_obs(obs, obs_space)
 
 
 # -- acting -------------------------------------------------------------------------------------
 def make_act_from(make_agent_action, explore):
-    """``make_act(config, env, env_params) -> act(state, obs, key, deterministic)`` of an
+    """``make_act(static, env, env_params) -> act(state, obs, key, deterministic)`` of an
     off-policy algorithm (`jaxrl.algos.acting`): its deterministic action
     (``make_agent_action``), or the action ``explore`` takes in training (epsilon-greedy,
     Gaussian noise, a policy sample)."""
 
-    def make_act(config, env, env_params):
+    def make_act(static, env, env_params):
         obs_space, space = env.observation_space(env_params), env.action_space(env_params)
 
         def sample(state, obs, key):
-            return explore(state, flatten_obs(obs, obs_space), key, config, space)
+            return explore(state, flatten_obs(obs, obs_space), key, static, space)
 
-        return acting.make_act(make_agent_action(config, env, env_params), sample, space)
+        return acting.make_act(make_agent_action(static, env, env_params), sample, space)
 
     return make_act

@@ -1,14 +1,17 @@
 """Machinery shared by the on-policy algorithms (PPO, VPG, A2C, TRPO).
 
-A new on-policy algorithm is its config, its loss and its update rule
-``update(state, batch, key, config, network) -> (params, opt_state, metrics)`` plus the
-optimizers it keeps (``optimizers(hp, config, lr_scale) -> {group: GradientTransformation}``).
+A new on-policy algorithm is its config (static fields on an `OnPolicyStatic` subclass, traced
+ones on an `OnPolicyHparams` subclass), its loss and its update rule
+``update(state, batch, key, static, network) -> Updated`` plus the optimizers it keeps
+(``optimizers(hp, static, lr_scale) -> ParamGroups`` of ``GradientTransformation``). Traced
+values are read from ``state.hparams`` only, static ones from the static view ``static``.
 Everything else lives here once: the rollout, observation normalization, reward scaling,
 truncation-aware advantages (`make_batch`), parameter groups, minibatch SGD, value regression,
 diagnostics and state bookkeeping (`make_train_step`, `make_init`).
 
-Parameter groups: ``"all"`` (every parameter), ``"policy"`` and ``"value"`` (the two separate
-MLPs of an unshared `ActorCritic`). An algorithm's optimizer state is ``{group: opt_state}``.
+Parameter groups (`ParamGroups`): ``all`` (every parameter), ``policy`` and ``value`` (the two
+separate MLPs of an unshared `ActorCritic`). An algorithm's optimizer state holds one optimizer
+state per group it trains.
 
 Length: the shared train step of four algorithms; each step of it is a short function, kept
 in one file so the order of rollout, batch, update and bookkeeping reads top to bottom.
@@ -19,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import chex
 import jax
 import jax.numpy as jnp
 import optax
@@ -29,7 +33,7 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
 from jaxrl.networks import ACTIVATIONS, TORSOS, ActorCritic, resolve_torso
 from jaxrl.ops import (
     RunningMeanStd,
@@ -46,8 +50,8 @@ OBS_CLIP = 10.0
 
 
 @dataclasses.dataclass(frozen=True)
-class OnPolicyConfig(AlgoConfig):
-    """Fields every on-policy algorithm has."""
+class OnPolicyStatic(StaticConfig):
+    """Static fields every on-policy algorithm has."""
 
     num_envs: int = static(4, "parallel envs per seed")
     num_steps: int = static(128, "rollout length T per env per update")
@@ -64,12 +68,6 @@ class OnPolicyConfig(AlgoConfig):
     anneal_lr: bool = static(True, "linearly anneal the learning rate(s) to 0")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 
-    gamma: float = traced(0.99)
-    gae_lambda: float = traced(0.95)
-    max_grad_norm: float = traced(0.5, "global-norm gradient clipping")
-    adam_eps: float = traced(1e-5, "Adam epsilon (added outside the square root)")
-    total_steps: float = traced(0.0, "env steps per seed; the LR anneal horizon (set by train)")
-
     @property
     def steps_per_update(self) -> int:
         return self.num_envs * self.num_steps
@@ -83,13 +81,23 @@ class OnPolicyConfig(AlgoConfig):
             raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
 
 
+@struct.dataclass(frozen=True)
+class OnPolicyHparams(Hparams):
+    """Traced hyperparameters every on-policy algorithm has."""
+
+    gamma: float = traced(0.99)
+    gae_lambda: float = traced(0.95)
+    max_grad_norm: float = traced(0.5, "global-norm gradient clipping")
+    adam_eps: float = traced(1e-5, "Adam epsilon (added outside the square root)")
+    total_steps: float = traced(0.0, "env steps per seed; the LR anneal horizon (set by train)")
+
+
 @dataclasses.dataclass(frozen=True)
-class SeparateValueConfig(OnPolicyConfig):
+class SeparateValueStatic(OnPolicyStatic):
     """On-policy methods whose value MLP is regressed apart from the policy (VPG, TRPO)."""
 
     value_epochs: int = static(5, "passes of value regression per update")
     value_minibatches: int = static(4, "minibatches per value-regression pass")
-    vf_learning_rate: float = traced(1e-3, "Adam learning rate of the value regression")
 
     def validate(self) -> None:
         super().validate()
@@ -99,6 +107,13 @@ class SeparateValueConfig(OnPolicyConfig):
         if self.steps_per_update % self.value_minibatches:
             raise ConfigError(f"num_envs * num_steps ({self.steps_per_update}) must be divisible "
                               f"by value_minibatches ({self.value_minibatches})")
+
+
+@struct.dataclass(frozen=True)
+class SeparateValueHparams(OnPolicyHparams):
+    """Traced hyperparameters of VPG and TRPO (the value regression's own learning rate)."""
+
+    vf_learning_rate: float = traced(1e-3, "Adam learning rate of the value regression")
 
 
 def probe_config(config_cls, **overrides):
@@ -115,23 +130,48 @@ class RewardScaler:
     discounted: jax.Array  # [N] running discounted return per env
 
 
+@struct.dataclass(frozen=True)
+class ParamGroups:
+    """One entry per parameter group: ``all`` (every parameter), or ``policy`` and ``value``
+    (the two MLPs of an unshared `ActorCritic`); None for a group the algorithm does not train.
+    The entries are the groups' optimizers (``GradientTransformation``) or their states."""
+
+    all: Any = None
+    policy: Any = None
+    value: Any = None
+
+    def items(self) -> list[tuple[str, Any]]:
+        """``(group, entry)`` for the groups in use."""
+        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
+                if getattr(self, f.name) is not None]
+
+
 @struct.dataclass
 class OnPolicyState:
-    params: Any
-    opt_state: dict  # {param group: optimizer state}
+    params: Any  # the `ActorCritic`'s flax variables
+    opt_state: ParamGroups  # one optimizer state per trained parameter group
     obs_stats: RunningMeanStd  # [obs_dim]
     reward_scaler: RewardScaler
     carry: EnvCarry
     key: jax.Array
     update_step: jax.Array  # [] int32
     env_steps: jax.Array  # [] int32 per seed
-    hparams: dict  # traced hyperparameters, float32 scalars
+    hparams: OnPolicyHparams  # the algorithm's subclass of it, float32 scalars
 
 
-def make_network(config: OnPolicyConfig, env, env_params) -> ActorCritic:
-    torso = resolve_torso(config.torso, env.observation_space(env_params).shape)
-    return ActorCritic(env.action_space(env_params), tuple(config.hidden), config.activation,
-                       config.init_log_std, config.shared_network, torso)
+@struct.dataclass(frozen=True)
+class Updated:
+    """What an algorithm's update returns."""
+
+    params: Any
+    opt_state: ParamGroups
+    metrics: dict  # scalar metrics; must include the policy ``entropy``
+
+
+def make_network(static: OnPolicyStatic, env, env_params) -> ActorCritic:
+    torso = resolve_torso(static.torso, env.observation_space(env_params).shape)
+    return ActorCritic(env.action_space(env_params), tuple(static.hidden), static.activation,
+                       static.init_log_std, static.shared_network, torso)
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -141,7 +181,8 @@ _GROUP_KEYS = {"policy": "policy", "value": "value_net"}
 
 
 def param_group(params, group: str):
-    """The parameters one optimizer owns: ``"all"`` | ``"policy"`` | ``"value"``."""
+    """The parameters one optimizer owns: ``"all"`` | ``"policy"`` | ``"value"`` (a field of
+    `ParamGroups`)."""
     return params if group == "all" else params["params"][_GROUP_KEYS[group]]
 
 
@@ -152,33 +193,41 @@ def with_param_group(params, group: str, sub):
     return {**params, "params": {**params["params"], _GROUP_KEYS[group]: sub}}
 
 
-def lr_scale(state: OnPolicyState, config) -> jax.Array:
+def policy_log_std(params) -> jax.Array:
+    """``[act_dim]`` the state-independent log-std of a Gaussian policy's parameters."""
+    return param_group(params, "policy")["log_std"]
+
+
+def lr_scale(state: OnPolicyState, static: OnPolicyStatic) -> jax.Array:
     """``[]`` linear annealing factor, 1 at the start to 0 at ``total_steps`` (1 throughout when
     ``anneal_lr`` is off or no horizon is set)."""
-    if not config.anneal_lr:
+    if not static.anneal_lr:
         return jnp.float32(1.0)
-    horizon = state.hparams["total_steps"]
+    horizon = state.hparams.total_steps
     return jnp.where(horizon > 0, linear_schedule(1.0, 0.0, state.env_steps, horizon), 1.0)
 
 
 def make_init(optimizers):
-    """``init(key, env, env_params, config) -> OnPolicyState`` for an algorithm whose optimizer
-    groups are ``optimizers(hp, config, lr_scale) -> {group: GradientTransformation}``."""
+    """``init(key, env, env_params, config, hparams=None) -> OnPolicyState`` for an algorithm
+    whose optimizers are ``optimizers(hp, static, lr_scale) -> ParamGroups``."""
 
-    def init(key: jax.Array, env, env_params, config: OnPolicyConfig) -> OnPolicyState:
-        """Fresh agent and envs for one seed."""
+    def init(key: jax.Array, env, env_params, config, hparams: OnPolicyHparams | None = None
+             ) -> OnPolicyState:
+        """Fresh agent and envs for one seed. ``config``: a whole config (its traced values go
+        into ``state.hparams``), or a static view given with ``hparams``."""
+        hp = config.hparams() if hparams is None else hparams
+        static = config.static()
         net_key, env_key, state_key = jax.random.split(key, 3)
         dim = obs_dim(env.observation_space(env_params))
-        params = make_network(config, env, env_params).init(net_key, jnp.zeros((1, dim)))
-        hp = config.hparams()
-        opt_state = {group: tx.init(param_group(params, group))
-                     for group, tx in optimizers(hp, config, jnp.float32(1.0)).items()}
+        params = make_network(static, env, env_params).init(net_key, jnp.zeros((1, dim)))
+        opt_state = ParamGroups(**{group: tx.init(param_group(params, group)) for group, tx
+                                   in optimizers(hp, static, jnp.float32(1.0)).items()})
         return OnPolicyState(
             params=params,
             opt_state=opt_state,
             obs_stats=running_stats_init((dim,)),
-            reward_scaler=RewardScaler(running_stats_init(()), jnp.zeros((config.num_envs,))),
-            carry=reset_envs(env_key, env, env_params, config.num_envs),
+            reward_scaler=RewardScaler(running_stats_init(()), jnp.zeros((static.num_envs,))),
+            carry=reset_envs(env_key, env, env_params, static.num_envs),
             key=state_key,
             update_step=jnp.zeros((), jnp.int32),
             env_steps=jnp.zeros((), jnp.int32),
@@ -188,8 +237,8 @@ def make_init(optimizers):
     return init
 
 
-def normalize_obs(state: OnPolicyState, obs: jax.Array, config) -> jax.Array:
-    if not config.normalize_obs:
+def normalize_obs(state: OnPolicyState, obs: jax.Array, static: OnPolicyStatic) -> jax.Array:
+    if not static.normalize_obs:
         return obs
     return normalize(state.obs_stats, obs, clip=OBS_CLIP)
 
@@ -199,21 +248,21 @@ def policy_sample(params, network, obs_normalized, key):
     return network.apply(params, obs_normalized, method=network.dist).sample_and_log_prob(key)
 
 
-def rollout(state: OnPolicyState, key, config, env, env_params, network):
+def rollout(state: OnPolicyState, key, static: OnPolicyStatic, env, env_params, network):
     """Collect ``[T, N]`` transitions with the current policy and frozen obs statistics."""
 
     def act(obs, k):
-        return policy_sample(state.params, network, normalize_obs(state, obs, config), k)
+        return policy_sample(state.params, network, normalize_obs(state, obs, static), k)
 
-    return collect(key, env, env_params, state.carry, act, config.num_steps)
+    return collect(key, env, env_params, state.carry, act, static.num_steps)
 
 
-def update_reward_scaler(state: OnPolicyState, traj, config) -> RewardScaler:
+def update_reward_scaler(state: OnPolicyState, traj, static: OnPolicyStatic) -> RewardScaler:
     """Track the running discounted return per env and its variance (if reward scaling)."""
     scaler = state.reward_scaler
-    if not config.normalize_reward:
+    if not static.normalize_reward:
         return scaler
-    gamma = state.hparams["gamma"]
+    gamma = state.hparams.gamma
     done = jnp.logical_or(traj.terminated, traj.truncated)
 
     def accumulate(running, step):
@@ -225,16 +274,16 @@ def update_reward_scaler(state: OnPolicyState, traj, config) -> RewardScaler:
     return RewardScaler(running_stats_update(scaler.stats, returns.reshape(-1)), discounted)
 
 
-def scale_rewards(scaler: RewardScaler, rewards: jax.Array, config) -> jax.Array:
-    if not config.normalize_reward:
+def scale_rewards(scaler: RewardScaler, rewards: jax.Array, static: OnPolicyStatic) -> jax.Array:
+    if not static.normalize_reward:
         return rewards
     return rewards / jnp.sqrt(scaler.stats.var + 1e-8)
 
 
-def loss_flags(traj, config) -> tuple[jax.Array, jax.Array]:
+def loss_flags(traj, static: OnPolicyStatic) -> tuple[jax.Array, jax.Array]:
     """``(terminated, truncated)`` as the loss sees them. ``bootstrap_truncation=False`` is the
     classic bug (time limit treated as termination), kept as a switch to measure it."""
-    if config.bootstrap_truncation:
+    if static.bootstrap_truncation:
         return traj.terminated, traj.truncated
     return jnp.logical_or(traj.terminated, traj.truncated), jnp.zeros_like(traj.truncated)
 
@@ -251,23 +300,32 @@ class Batch:
     target: jax.Array  # [B] value target = advantage + V_old(s) (the lambda-return)
 
 
-def make_batch(state: OnPolicyState, traj, rewards, config, network) -> Batch:
+def check_batch(batch: Batch) -> None:
+    """The shape contract at a loss's input (checked at trace time): every leaf ``[B, ...]``;
+    log-probs, values, advantages and targets ``[B]``."""
+    per_sample = [batch.log_prob, batch.value, batch.advantage, batch.target]
+    chex.assert_rank(per_sample, 1)
+    chex.assert_equal_shape(per_sample)
+    chex.assert_equal_shape_prefix(jax.tree.leaves(batch), 1)
+
+
+def make_batch(state: OnPolicyState, traj, rewards, static: OnPolicyStatic, network) -> Batch:
     """Rollout ``[T, N]`` -> `Batch` (normalized obs, old log-probs/values, GAE advantages)."""
-    obs = normalize_obs(state, traj.obs, config)
-    next_obs = normalize_obs(state, traj.next_obs, config)
+    obs = normalize_obs(state, traj.obs, static)
+    next_obs = normalize_obs(state, traj.next_obs, static)
     values = network.apply(state.params, obs, method=network.value)
     next_values = network.apply(state.params, next_obs, method=network.value)
-    terminated, truncated = loss_flags(traj, config)
+    terminated, truncated = loss_flags(traj, static)
     hp = state.hparams
-    adv = gae(rewards, values, next_values, terminated, truncated, hp["gamma"], hp["gae_lambda"])
+    adv = gae(rewards, values, next_values, terminated, truncated, hp.gamma, hp.gae_lambda)
     flat = lambda x: x.reshape(-1, *x.shape[2:])
     return Batch(flat(obs), flat(traj.action), flat(traj.log_prob), flat(values), flat(adv),
                  flat(adv + values))
 
 
-def standardize(advantages: jax.Array, config) -> jax.Array:
-    """Zero-mean, unit-std advantages if ``config.normalize_advantages``."""
-    if not config.normalize_advantages:
+def standardize(advantages: jax.Array, static: OnPolicyStatic) -> jax.Array:
+    """Zero-mean, unit-std advantages if ``static.normalize_advantages``."""
+    if not static.normalize_advantages:
         return advantages
     return (advantages - advantages.mean()) / (advantages.std() + 1e-8)
 
@@ -307,20 +365,21 @@ def minibatch_sgd(loss_fn, params, opt_state, tx, batch, key, epochs: int, num_m
     return params, opt_state, jax.tree.map(jnp.mean, aux)
 
 
-def fit_value(params, opt_state, tx, batch: Batch, key, config, network):
+def fit_value(params, opt_state, tx, batch: Batch, key, static: SeparateValueStatic, network):
     """Regress the value MLP on the batch's lambda-return targets (VPG, TRPO): ``value_epochs``
     x ``value_minibatches`` Adam steps on ``0.5 (V(s) - target)^2``, the policy untouched.
     Returns ``(params, value opt_state, metrics prefixed value_)``."""
 
     def loss(value_params, mb: Batch):
+        check_batch(mb)
         v = network.apply(with_param_group(params, "value", value_params), mb.obs,
                           method=network.value)
         value_loss = 0.5 * jnp.mean(jnp.square(v - mb.target))
         return value_loss, {"loss": value_loss}
 
     value_params, opt_state, aux = minibatch_sgd(
-        loss, param_group(params, "value"), opt_state, tx, batch, key, config.value_epochs,
-        config.value_minibatches, config.verbosity)
+        loss, param_group(params, "value"), opt_state, tx, batch, key, static.value_epochs,
+        static.value_minibatches, static.verbosity)
     metrics = {f"value_{k}": v for k, v in aux.items()}
     return with_param_group(params, "value", value_params), opt_state, metrics
 
@@ -333,8 +392,8 @@ def policy_shift(network, new_params, batch: Batch) -> dict:
     return {"approx_kl": jnp.mean(jnp.expm1(log_ratio) - log_ratio)}
 
 
-def rollout_metrics(state, traj, values, targets, advantages, rewards, entropy, config, env,
-                    env_params, params) -> dict:
+def rollout_metrics(state, traj, values, targets, advantages, rewards, entropy,
+                    static: OnPolicyStatic, env, env_params, params) -> dict:
     """Episode stats, entropy relative to its maximum / log-std, residual variance, and (debug)
     value / target / advantage / reward distributions."""
     m = completed_episode_summary(traj.info)
@@ -342,33 +401,34 @@ def rollout_metrics(state, traj, values, targets, advantages, rewards, entropy, 
     if isinstance(space, Discrete):
         m["entropy_relative"] = entropy / jnp.log(space.n) if space.n > 1 else jnp.float32(0.0)
     else:
-        m["log_std_mean"] = jnp.mean(params["params"]["policy"]["log_std"])
+        m["log_std_mean"] = jnp.mean(policy_log_std(params))
     m["residual_variance"] = diag.residual_variance(values, targets)
-    m["env_steps"] = (state.env_steps + config.steps_per_update).astype(jnp.float32)
-    if diag.level_at_least(config.verbosity, "debug"):
+    m["env_steps"] = (state.env_steps + static.steps_per_update).astype(jnp.float32)
+    if diag.level_at_least(static.verbosity, "debug"):
         for name, x in (("value", values), ("value_target", targets), ("advantage", advantages),
                         ("reward", traj.reward), ("reward_scaled", rewards)):
             m.update(diag.describe(x, name))
     return m
 
 
-def advance(state: OnPolicyState, traj, carry, params, opt_state, key, reward_scaler, config):
+def advance(state: OnPolicyState, traj, carry, updated: Updated, key, reward_scaler,
+            static: OnPolicyStatic) -> OnPolicyState:
     """The state after an update: new params, envs, statistics and counters."""
     obs_stats = state.obs_stats
-    if config.normalize_obs:
+    if static.normalize_obs:
         obs_stats = running_stats_update(obs_stats, traj.obs.reshape(-1, traj.obs.shape[-1]))
     return dataclasses.replace(
         state,
-        params=params, opt_state=opt_state, obs_stats=obs_stats, reward_scaler=reward_scaler,
+        params=updated.params, opt_state=updated.opt_state, obs_stats=obs_stats,
+        reward_scaler=reward_scaler,
         carry=carry, key=key, update_step=state.update_step + 1,
-        env_steps=state.env_steps + config.steps_per_update,
+        env_steps=state.env_steps + static.steps_per_update,
     )
 
 
 def make_train_step(update):
-    """``train_step(state, config, env, env_params) -> (state, metrics)`` for an algorithm
-    whose update rule is ``update(state, batch, key, config, network) -> (params, opt_state,
-    metrics)`` (metrics must include the policy ``entropy``)::
+    """``train_step(state, static, env, env_params) -> (state, metrics)`` for an algorithm
+    whose update rule is ``update(state, batch, key, static, network) -> Updated``::
 
         collect T steps from N envs with pi_old
         scale rewards; A = GAE(lambda) bootstrapped through truncation; targets = A + V_old
@@ -376,65 +436,65 @@ def make_train_step(update):
         update the observation statistics and counters
     """
 
-    def train_step(state: OnPolicyState, config, env, env_params):
-        network = make_network(config, env, env_params)
+    def train_step(state: OnPolicyState, static: OnPolicyStatic, env, env_params):
+        network = make_network(static, env, env_params)
         key, rollout_key, update_key = jax.random.split(state.key, 3)
-        carry, traj = rollout(state, rollout_key, config, env, env_params, network)
-        reward_scaler = update_reward_scaler(state, traj, config)
-        rewards = scale_rewards(reward_scaler, traj.reward, config)
-        batch = make_batch(state, traj, rewards, config, network)
-        params, opt_state, metrics = update(state, batch, update_key, config, network)
-        metrics.update(rollout_metrics(
+        carry, traj = rollout(state, rollout_key, static, env, env_params, network)
+        reward_scaler = update_reward_scaler(state, traj, static)
+        rewards = scale_rewards(reward_scaler, traj.reward, static)
+        batch = make_batch(state, traj, rewards, static, network)
+        updated = update(state, batch, update_key, static, network)
+        metrics = {**updated.metrics, **rollout_metrics(
             state, traj, batch.value, batch.target, batch.advantage, rewards,
-            metrics["entropy"], config, env, env_params, params))
-        new_state = advance(state, traj, carry, params, opt_state, key, reward_scaler, config)
+            updated.metrics["entropy"], static, env, env_params, updated.params)}
+        new_state = advance(state, traj, carry, updated, key, reward_scaler, static)
         return new_state, metrics
 
     return train_step
 
 
-def make_dist(config, env, env_params):
+def make_dist(static: OnPolicyStatic, env, env_params):
     """``dist(state, obs [..., *obs_shape]) -> distribution`` at raw env observations,
     normalized with the agent's statistics as in training."""
-    network = make_network(config, env, env_params)
+    network = make_network(static, env, env_params)
     obs_space = env.observation_space(env_params)
 
     def dist(state: OnPolicyState, obs):
-        x = normalize_obs(state, flatten_obs(obs, obs_space), config)
+        x = normalize_obs(state, flatten_obs(obs, obs_space), static)
         return network.apply(state.params, x, method=network.dist)
 
     return dist
 
 
-def make_act(config, env, env_params):
+def make_act(static: OnPolicyStatic, env, env_params):
     """``act(state, obs, key, deterministic) -> env action`` for raw env observations
     (``[..., *obs_shape]``): the policy's mode, or a sample of it (`jaxrl.algos.acting`)."""
-    dist = make_dist(config, env, env_params)
+    dist = make_dist(static, env, env_params)
     sample = lambda state, obs, key: dist(state, obs).sample(key)
-    return acting.make_act(make_agent_action(config, env, env_params), sample,
+    return acting.make_act(make_agent_action(static, env, env_params), sample,
                            env.action_space(env_params))
 
 
-def make_value(config, env, env_params):
+def make_value(static: OnPolicyStatic, env, env_params):
     """``value(state, obs [K, *obs_shape]) -> [K]`` state values (for probes and notebooks)."""
-    network = make_network(config, env, env_params)
+    network = make_network(static, env, env_params)
     obs_space = env.observation_space(env_params)
 
     def value(state: OnPolicyState, obs):
-        x = normalize_obs(state, flatten_obs(obs, obs_space), config)
+        x = normalize_obs(state, flatten_obs(obs, obs_space), static)
         return network.apply(state.params, x, method=network.value)
 
     return value
 
 
-def make_agent_action(config, env, env_params):
+def make_agent_action(static: OnPolicyStatic, env, env_params):
     """``mode(state, obs) -> agent action`` in the agent's normalized action space."""
-    dist = make_dist(config, env, env_params)
+    dist = make_dist(static, env, env_params)
     return lambda state, obs: dist(state, obs).mode()
 
 
 # -- memory model -------------------------------------------------------------------------------
-def memory_model(config: OnPolicyConfig, state: OnPolicyState, obs_bytes: int,
+def memory_model(config: OnPolicyStatic, state: OnPolicyState, obs_bytes: int,
                  action_bytes: int) -> memory.Footprint:
     """The on-policy family's memory model (`jaxrl.memory`): no replay, and the working set of
     one train step with ``B = num_envs * num_steps`` samples:

@@ -15,27 +15,24 @@ from __future__ import annotations
 
 import dataclasses
 
+import chex
 import jax
 import jax.numpy as jnp
+from flax import struct
 
 from envs.registry import env_family
 from jaxrl.algos import onpolicy
-from jaxrl.config import ConfigError, static, traced
+from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.ops import clipped_adam
 
 
 @dataclasses.dataclass(frozen=True)
-class PPOConfig(onpolicy.OnPolicyConfig):
-    """PPO hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+class PPOStatic(onpolicy.OnPolicyStatic):
+    """PPO's static fields (shapes, loop counts, flags)."""
 
     update_epochs: int = static(4, "passes over each rollout")
     num_minibatches: int = static(4, "minibatches per epoch")
     clip_value_loss: bool = static(True, "clip the value update like the policy's")
-
-    learning_rate: float = traced(2.5e-4)
-    clip_eps: float = traced(0.2, "policy (and value) clip range")
-    ent_coef: float = traced(0.01)
-    vf_coef: float = traced(0.5)
 
     def validate(self) -> None:
         super().validate()
@@ -44,6 +41,21 @@ class PPOConfig(onpolicy.OnPolicyConfig):
                 f"num_envs * num_steps ({self.num_envs * self.num_steps}) must be divisible by "
                 f"num_minibatches ({self.num_minibatches})"
             )
+
+
+@struct.dataclass(frozen=True)
+class PPOHparams(onpolicy.OnPolicyHparams):
+    """PPO's traced hyperparameters (``state.hparams``)."""
+
+    learning_rate: float = traced(2.5e-4)
+    clip_eps: float = traced(0.2, "policy (and value) clip range")
+    ent_coef: float = traced(0.01)
+    vf_coef: float = traced(0.5)
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOConfig(AlgoConfig, PPOHparams, PPOStatic):
+    """PPO's config: the fields of `PPOStatic` and `PPOHparams` as one."""
 
 
 def default_config(env_name: str) -> PPOConfig:
@@ -68,21 +80,24 @@ def default_config(env_name: str) -> PPOConfig:
     return PPOConfig(normalize_obs=False)
 
 
-def ppo_loss(params, network, batch: onpolicy.Batch, hp: dict, config: PPOConfig):
-    """Clipped surrogate + value loss - entropy bonus. Returns ``(loss, aux metrics)``."""
+def ppo_loss(params, network, batch: onpolicy.Batch, hp: PPOHparams, static: PPOStatic):
+    """Clipped surrogate + value loss - entropy bonus on a minibatch (leaves ``[B, ...]``).
+    Returns ``(loss, aux metrics)``."""
+    onpolicy.check_batch(batch)
     dist, value = network.apply(params, batch.obs)
+    chex.assert_equal_shape([value, batch.target])
     log_ratio = dist.log_prob(batch.action) - batch.log_prob
     ratio = jnp.exp(log_ratio)
-    adv = onpolicy.standardize(batch.advantage, config)
-    eps = hp["clip_eps"]
+    adv = onpolicy.standardize(batch.advantage, static)
+    eps = hp.clip_eps
     policy_loss = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1.0 - eps, 1.0 + eps) * adv).mean()
     value_loss = 0.5 * jnp.square(value - batch.target)
-    if config.clip_value_loss:
+    if static.clip_value_loss:
         clipped = batch.value + jnp.clip(value - batch.value, -eps, eps)
         value_loss = jnp.maximum(value_loss, 0.5 * jnp.square(clipped - batch.target))
     value_loss = value_loss.mean()
     entropy = dist.entropy().mean()
-    loss = policy_loss + hp["vf_coef"] * value_loss - hp["ent_coef"] * entropy
+    loss = policy_loss + hp.vf_coef * value_loss - hp.ent_coef * entropy
     aux = {
         "policy_loss": policy_loss,
         "value_loss": value_loss,
@@ -93,22 +108,22 @@ def ppo_loss(params, network, batch: onpolicy.Batch, hp: dict, config: PPOConfig
     return loss, aux
 
 
-def optimizers(hp: dict, config: PPOConfig, lr_scale: jax.Array) -> dict:
+def optimizers(hp: PPOHparams, static: PPOStatic, lr_scale: jax.Array) -> onpolicy.ParamGroups:
     """One Adam over all parameters."""
-    return {"all": clipped_adam(hp, hp["learning_rate"] * lr_scale)}
+    return onpolicy.ParamGroups(all=clipped_adam(hp, hp.learning_rate * lr_scale))
 
 
-def update(state, batch: onpolicy.Batch, key, config: PPOConfig, network):
-    """Epochs x minibatches of clipped-surrogate SGD. Returns ``(params, opt_state, metrics)``."""
-    hp = state.hparams
-    scale = onpolicy.lr_scale(state, config)
-    tx = optimizers(hp, config, scale)["all"]
-    loss = lambda params, mb: ppo_loss(params, network, mb, hp, config)
+def update(state, batch: onpolicy.Batch, key, static: PPOStatic, network) -> onpolicy.Updated:
+    """Epochs x minibatches of clipped-surrogate SGD."""
+    hp: PPOHparams = state.hparams
+    scale = onpolicy.lr_scale(state, static)
+    tx = optimizers(hp, static, scale).all
+    loss = lambda params, mb: ppo_loss(params, network, mb, hp, static)
     params, opt_state, metrics = onpolicy.minibatch_sgd(
-        loss, state.params, state.opt_state["all"], tx, batch, key, config.update_epochs,
-        config.num_minibatches, config.verbosity)
-    metrics["learning_rate"] = hp["learning_rate"] * scale
-    return params, {"all": opt_state}, metrics
+        loss, state.params, state.opt_state.all, tx, batch, key, static.update_epochs,
+        static.num_minibatches, static.verbosity)
+    metrics["learning_rate"] = hp.learning_rate * scale
+    return onpolicy.Updated(params, onpolicy.ParamGroups(all=opt_state), metrics)
 
 
 train_step = onpolicy.make_train_step(update)

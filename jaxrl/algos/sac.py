@@ -21,21 +21,28 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import chex
 import jax
 import jax.numpy as jnp
+from flax import struct
 
 from envs.registry import env_family
 from jaxrl.algos import ddpg, offpolicy
-from jaxrl.config import static, traced
+from jaxrl.config import AlgoConfig, static, traced
 from jaxrl.networks import SquashedGaussianActor
 from jaxrl.ops import clipped_adam, polyak_update
 
 
 @dataclasses.dataclass(frozen=True)
-class SACConfig(offpolicy.OffPolicyConfig):
-    """SAC hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+class SACStatic(offpolicy.OffPolicyStatic):
+    """SAC's static fields (shapes, loop counts, flags)."""
 
     autotune_alpha: bool = static(True, "learn the temperature to hit target_entropy")
+
+
+@struct.dataclass(frozen=True)
+class SACHparams(offpolicy.OffPolicyHparams):
+    """SAC's traced hyperparameters (``state.hparams``)."""
 
     actor_lr: float = traced(3e-4)
     critic_lr: float = traced(3e-4)
@@ -43,6 +50,19 @@ class SACConfig(offpolicy.OffPolicyConfig):
     tau: float = traced(0.005)
     init_alpha: float = traced(1.0, "initial temperature (fixed if not autotuned)")
     target_entropy_scale: float = traced(1.0, "target entropy = -scale * dim(A)")
+
+
+@dataclasses.dataclass(frozen=True)
+class SACConfig(AlgoConfig, SACHparams, SACStatic):
+    """SAC's config: the fields of `SACStatic` and `SACHparams` as one."""
+
+
+@struct.dataclass(frozen=True)
+class SACGroups(offpolicy.ActorCriticGroups):
+    """SAC's parameter groups: the actor, the stacked critics and the learned temperature's
+    log (``[]``); as parameters (online or target), optimizers or optimizer states."""
+
+    log_alpha: Any
 
 
 def default_config(env_name: str) -> SACConfig:
@@ -53,44 +73,44 @@ def default_config(env_name: str) -> SACConfig:
     return SACConfig(**ddpg.continuous_defaults(family), **extra)
 
 
-def networks(config, space):
+def networks(static: offpolicy.OffPolicyStatic, space):
     """``(SquashedGaussianActor, Critic)``: ``pi(.|s)`` (a `TanhGaussian`) and ``Q(s, a)``."""
-    return offpolicy.actor_critic_networks(SquashedGaussianActor, config, space)
+    return offpolicy.actor_critic_networks(SquashedGaussianActor, static, space)
 
 
-def optimizers(hp: dict) -> dict:
-    return {"actor": clipped_adam(hp, hp["actor_lr"]),
-            "critic": clipped_adam(hp, hp["critic_lr"]),
-            "log_alpha": clipped_adam(hp, hp["alpha_lr"])}
+def optimizers(hp: SACHparams) -> SACGroups:
+    return SACGroups(actor=clipped_adam(hp, hp.actor_lr), critic=clipped_adam(hp, hp.critic_lr),
+                     log_alpha=clipped_adam(hp, hp.alpha_lr))
 
 
-def init_learner(key, obs_dim: int, space, config: SACConfig):
-    actor, critic = networks(config, space)
-    hp = config.hparams()
-    return offpolicy.init_actor_critic(key, obs_dim, space, actor, critic, 2, optimizers(hp),
-                                       {"log_alpha": jnp.log(hp["init_alpha"])})
+def init_learner(key, obs_dim: int, space, static: SACStatic, hp: SACHparams):
+    actor, critic = networks(static, space)
+    nets = offpolicy.init_actor_critic(key, obs_dim, space, actor, critic, 2)
+    params = SACGroups(actor=nets.actor, critic=nets.critic, log_alpha=jnp.log(hp.init_alpha))
+    return params, params, offpolicy.init_optimizers(optimizers(hp), params)
 
 
-def explore(state, obs, key, config: SACConfig, space):
+def explore(state, obs, key, static: SACStatic, space):
     """``[N, action_dim]`` a sample of ``pi(.|s)`` (training, and `make_act` when not
     deterministic)."""
-    actor, _ = networks(config, space)
-    return actor.apply(state.params["actor"], obs).sample(key)
+    actor, _ = networks(static, space)
+    return actor.apply(state.params.actor, obs).sample(key)
 
 
 def td_targets(state, batch, key, actor, critic) -> jax.Array:
     """``[B]`` soft target ``R + discount * (min_i Q_target_i(s', a') - alpha log pi(a'|s'))``."""
-    alpha = jnp.exp(state.params["log_alpha"])
-    next_action, next_log_prob = actor.apply(state.params["actor"],
+    alpha = jnp.exp(state.params.log_alpha)
+    next_action, next_log_prob = actor.apply(state.params.actor,
                                              batch.next_obs).sample_and_log_prob(key)
-    q_next = offpolicy.critic_values_min(critic, state.target_params["critic"], batch.next_obs,
-                                    next_action)
+    q_next = offpolicy.critic_values_min(critic, state.target_params.critic, batch.next_obs,
+                                         next_action)
     return jax.lax.stop_gradient(batch.reward + batch.discount * (q_next - alpha * next_log_prob))
 
 
 def actor_loss(actor_params, critic_params, alpha, actor, critic, obs, key):
-    """``E[alpha log pi(a|s) - min_i Q_i(s, a)]``, a reparameterized; critics and alpha are
-    constants here."""
+    """``E[alpha log pi(a|s) - min_i Q_i(s, a)]`` over observations ``[B, obs_dim]``, a
+    reparameterized; critics and alpha are constants here."""
+    chex.assert_rank(obs, 2)
     critic_params, alpha = jax.lax.stop_gradient((critic_params, alpha))
     action, log_prob = actor.apply(actor_params, obs).sample_and_log_prob(key)
     q = offpolicy.critic_values_min(critic, critic_params, obs, action)
@@ -98,53 +118,53 @@ def actor_loss(actor_params, critic_params, alpha, actor, critic, obs, key):
 
 
 def alpha_loss(log_alpha, log_prob, target_entropy):
+    """``-E[log alpha (log pi(a|s) + target_entropy)]`` with ``log_prob`` ``[B]`` constant."""
+    chex.assert_rank([log_alpha, log_prob], [0, 1])
     return -jnp.mean(log_alpha * jax.lax.stop_gradient(log_prob + target_entropy))
 
 
-def learn(state, batch, weights, key, config: SACConfig, space) -> offpolicy.Learned:
-    hp = state.hparams
-    actor, critic = networks(config, space)
+def learn(state, batch, weights, key, static: SACStatic, space) -> offpolicy.Learned:
+    hp: SACHparams = state.hparams
+    actor, critic = networks(static, space)
     tx = optimizers(hp)
     target_key, actor_key = jax.random.split(key)
     targets = td_targets(state, batch, target_key, actor, critic)
     critic_params, critic_opt, td, metrics = offpolicy.critic_step(
-        state, critic, batch, targets, weights, tx["critic"], config)
-    alpha = jnp.exp(state.params["log_alpha"])
+        state, critic, batch, targets, weights, tx.critic, static)
+    alpha = jnp.exp(state.params.log_alpha)
     loss = lambda p: actor_loss(p, critic_params, alpha, actor, critic, batch.obs, actor_key)
-    actor_params, actor_opt, actor_metrics = offpolicy.actor_step(state, loss, tx["actor"],
-                                                                  config)
+    actor_params, actor_opt, actor_metrics = offpolicy.actor_step(state, loss, tx.actor, static)
     log_prob = actor_metrics.pop("log_prob")
     metrics.update(actor_metrics)
-    log_alpha, alpha_opt = state.params["log_alpha"], state.opt_state["log_alpha"]
-    if config.autotune_alpha:
-        target_entropy = -hp["target_entropy_scale"] * offpolicy.action_dim(space)
+    log_alpha, alpha_opt = state.params.log_alpha, state.opt_state.log_alpha
+    if static.autotune_alpha:
+        target_entropy = -hp.target_entropy_scale * offpolicy.action_dim(space)
         value, grad = jax.value_and_grad(alpha_loss)(log_alpha, log_prob, target_entropy)
-        update, alpha_opt = tx["log_alpha"].update(grad, alpha_opt, log_alpha)
+        update, alpha_opt = tx.log_alpha.update(grad, alpha_opt, log_alpha)
         log_alpha = log_alpha + update
         metrics["alpha_loss"] = value
     metrics["alpha"] = jnp.exp(log_alpha)
-    params = {"actor": actor_params, "critic": critic_params, "log_alpha": log_alpha}
-    target_params = {**state.target_params,
-                     "critic": polyak_update(state.target_params["critic"], critic_params,
-                                             hp["tau"])}
-    opt_state = {"actor": actor_opt, "critic": critic_opt, "log_alpha": alpha_opt}
+    params = SACGroups(actor=actor_params, critic=critic_params, log_alpha=log_alpha)
+    target_params = state.target_params.replace(
+        critic=polyak_update(state.target_params.critic, critic_params, hp.tau))
+    opt_state = SACGroups(actor=actor_opt, critic=critic_opt, log_alpha=alpha_opt)
     return offpolicy.Learned(params, target_params, opt_state, td, metrics)
 
 
-def make_agent_action(config, env, env_params):
+def make_agent_action(static: SACStatic, env, env_params):
     """``tanh(mean(s))`` ``[K, action_dim]``: the policy's mode, in the agent's ``[-1, 1]``."""
-    actor, _, flat = offpolicy.acting_parts(networks, config, env, env_params)
-    return lambda state, obs: actor.apply(state.params["actor"], flat(obs)).mode()
+    actor, _, flat = offpolicy.acting_parts(networks, static, env, env_params)
+    return lambda state, obs: actor.apply(state.params.actor, flat(obs)).mode()
 
 
-def make_value(config, env, env_params):
+def make_value(static: SACStatic, env, env_params):
     """``min_i Q_i(s, tanh(mean(s)))`` ``[K]`` (soft Q at the deterministic action)."""
-    actor, critic, flat = offpolicy.acting_parts(networks, config, env, env_params)
+    actor, critic, flat = offpolicy.acting_parts(networks, static, env, env_params)
 
     def value(state, obs):
         x = flat(obs)
-        action = actor.apply(state.params["actor"], x).mode()
-        return offpolicy.critic_values_min(critic, state.params["critic"], x, action)
+        action = actor.apply(state.params.actor, x).mode()
+        return offpolicy.critic_values_min(critic, state.params.critic, x, action)
 
     return value
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from jaxrl.algos import ddpg
 from jaxrl.algos.ddpg import DDPGConfig as TD3Config  # noqa: F401  (same fields)
+from jaxrl.algos.ddpg import DDPGHparams as TD3Hparams  # noqa: F401
+from jaxrl.algos.ddpg import DDPGStatic as TD3Static  # noqa: F401
 
 TD3_SWITCHES = dict(num_critics=2, policy_delay=2, target_policy_noise=True)
 

@@ -20,28 +20,40 @@ from __future__ import annotations
 
 import dataclasses
 
+import chex
 import jax
 import jax.numpy as jnp
+from flax import struct
 from jax.flatten_util import ravel_pytree
 
 from envs.registry import env_family
 from jaxrl.algos import onpolicy
-from jaxrl.config import static, traced
+from jaxrl.config import AlgoConfig, static, traced
 from jaxrl.ops import clipped_adam, conjugate_gradient
 
 
 @dataclasses.dataclass(frozen=True)
-class TRPOConfig(onpolicy.SeparateValueConfig):
-    """TRPO hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+class TRPOStatic(onpolicy.SeparateValueStatic):
+    """TRPO's static fields (shapes, loop counts, flags)."""
 
     cg_iters: int = static(10, "conjugate-gradient iterations")
     backtrack_iters: int = static(10, "line-search candidates c^0 .. c^(n-1)")
     fisher_subsample: int = static(4, "Fisher-vector products on every k-th sample (1 = all)")
     anneal_lr: bool = static(False, "linearly anneal the value learning rate to 0")
 
+
+@struct.dataclass(frozen=True)
+class TRPOHparams(onpolicy.SeparateValueHparams):
+    """TRPO's traced hyperparameters (``state.hparams``)."""
+
     max_kl: float = traced(0.01, "trust region radius delta on the mean KL(old || new)")
     cg_damping: float = traced(0.1, "damping added to the Fisher-vector product")
     backtrack_coef: float = traced(0.8, "line-search shrink factor c")
+
+
+@dataclasses.dataclass(frozen=True)
+class TRPOConfig(AlgoConfig, TRPOHparams, TRPOStatic):
+    """TRPO's config: the fields of `TRPOStatic` and `TRPOHparams` as one."""
 
 
 def default_config(env_name: str) -> TRPOConfig:
@@ -61,22 +73,25 @@ def default_config(env_name: str) -> TRPOConfig:
                       vf_learning_rate=3e-3)
 
 
-def optimizers(hp: dict, config: TRPOConfig, lr_scale: jax.Array) -> dict:
+def optimizers(hp: TRPOHparams, static: TRPOStatic, lr_scale: jax.Array) -> onpolicy.ParamGroups:
     """Only the value MLP has an optimizer; the policy moves by the natural-gradient step."""
-    return {"value": clipped_adam(hp, hp["vf_learning_rate"] * lr_scale)}
+    return onpolicy.ParamGroups(value=clipped_adam(hp, hp.vf_learning_rate * lr_scale))
 
 
-def policy_functions(params, network, batch: onpolicy.Batch, config):
-    """Flattened-parameter views of the policy: ``(theta_old [P], unravel, surrogate(theta),
-    kl(theta), fisher_kl(theta), entropy_old)``. ``surrogate`` and ``kl`` are means over the
-    batch; ``fisher_kl`` is the KL over every ``fisher_subsample``-th sample (for the FVP only:
-    the line search checks the constraint on the full batch)."""
+def policy_functions(params, network, batch: onpolicy.Batch, static: TRPOStatic):
+    """Flattened-parameter views of the policy on the batch (leaves ``[B, ...]``):
+    ``(theta_old [P], unravel, surrogate(theta), kl(theta), fisher_kl(theta), entropy_old)``.
+    ``surrogate`` and ``kl`` are means over the batch; ``fisher_kl`` is the KL over every
+    ``fisher_subsample``-th sample (for the FVP only: the line search checks the constraint on
+    the full batch)."""
+    onpolicy.check_batch(batch)
     theta_old, unravel = ravel_pytree(onpolicy.param_group(params, "policy"))
+    chex.assert_rank(theta_old, 1)
     dist_at = lambda theta, obs: network.apply(
         onpolicy.with_param_group(params, "policy", unravel(theta)), obs, method=network.dist)
     old = jax.tree.map(jax.lax.stop_gradient, dist_at(theta_old, batch.obs))
-    adv = onpolicy.standardize(batch.advantage, config)
-    every = config.fisher_subsample
+    adv = onpolicy.standardize(batch.advantage, static)
+    every = static.fisher_subsample
     old_sub = jax.tree.map(lambda x: x[::every], old)
 
     def surrogate(theta):
@@ -99,20 +114,20 @@ def fisher_vector_product(kl, theta, damping):
     return lambda v: jax.jvp(grad_kl, (theta,), (v,))[1] + damping * v
 
 
-def line_search(surrogate, kl, theta_old, full_step, hp: dict, config: TRPOConfig):
+def line_search(surrogate, kl, theta_old, full_step, hp: TRPOHparams, static: TRPOStatic):
     """First ``j < backtrack_iters`` with KL(theta_j) <= delta and L(theta_j) > L(theta_old),
     theta_j = theta_old + c^j full_step. Returns ``(accepted, j, improvement_j, kl_j)``."""
     surrogate_old = surrogate(theta_old)
 
     def candidate(j):
-        theta = theta_old + hp["backtrack_coef"] ** j * full_step
+        theta = theta_old + hp.backtrack_coef ** j * full_step
         improvement, divergence = surrogate(theta) - surrogate_old, kl(theta)
-        ok = (divergence <= hp["max_kl"]) & (improvement > 0.0) & jnp.isfinite(improvement)
+        ok = (divergence <= hp.max_kl) & (improvement > 0.0) & jnp.isfinite(improvement)
         return ok, improvement, divergence
 
     def searching(carry):
         j, ok, _, _ = carry
-        return (~ok) & (j < config.backtrack_iters - 1)
+        return (~ok) & (j < static.backtrack_iters - 1)
 
     def try_next(carry):
         j = carry[0] + 1
@@ -123,21 +138,23 @@ def line_search(surrogate, kl, theta_old, full_step, hp: dict, config: TRPOConfi
     return ok, j, improvement, divergence
 
 
-def natural_gradient_step(surrogate, kl, fisher_kl, theta_old, hp: dict, config: TRPOConfig):
-    """The trust-region step with backtracking line search. Returns ``(theta_new, metrics)``;
-    ``theta_new == theta_old`` exactly when no candidate satisfies both conditions."""
+def natural_gradient_step(surrogate, kl, fisher_kl, theta_old, hp: TRPOHparams,
+                          static: TRPOStatic):
+    """The trust-region step with backtracking line search from ``theta_old`` ``[P]``. Returns
+    ``(theta_new [P], metrics)``; ``theta_new == theta_old`` exactly when no candidate
+    satisfies both conditions."""
     g = jax.grad(surrogate)(theta_old)
-    fvp = fisher_vector_product(fisher_kl, theta_old, hp["cg_damping"])
-    x, residual = conjugate_gradient(fvp, g, config.cg_iters)
+    fvp = fisher_vector_product(fisher_kl, theta_old, hp.cg_damping)
+    x, residual = conjugate_gradient(fvp, g, static.cg_iters)
     x_fx = jnp.dot(x, fvp(x))
-    full_step = jnp.sqrt(2.0 * hp["max_kl"] / jnp.maximum(x_fx, 1e-12)) * x
+    full_step = jnp.sqrt(2.0 * hp.max_kl / jnp.maximum(x_fx, 1e-12)) * x
     accepted, j, improvement, divergence = line_search(surrogate, kl, theta_old, full_step, hp,
-                                                       config)
-    step = hp["backtrack_coef"] ** j.astype(jnp.float32) * full_step
+                                                       static)
+    step = hp.backtrack_coef ** j.astype(jnp.float32) * full_step
     theta_new = jnp.where(accepted, theta_old + step, theta_old)
     metrics = {
         "step_accepted": accepted.astype(jnp.float32),
-        "line_search_steps": jnp.where(accepted, j + 1, config.backtrack_iters).astype(jnp.float32),
+        "line_search_steps": jnp.where(accepted, j + 1, static.backtrack_iters).astype(jnp.float32),
         "kl_after_step": jnp.where(accepted, divergence, 0.0),
         "surrogate_improvement": jnp.where(accepted, improvement, 0.0),
         "expected_improvement": jnp.dot(g, full_step),
@@ -148,22 +165,22 @@ def natural_gradient_step(surrogate, kl, fisher_kl, theta_old, hp: dict, config:
     return theta_new, metrics
 
 
-def update(state, batch: onpolicy.Batch, key, config: TRPOConfig, network):
-    """Natural-gradient policy step, then value regression. ``-> (params, opt_state, metrics)``."""
-    hp = state.hparams
+def update(state, batch: onpolicy.Batch, key, static: TRPOStatic, network) -> onpolicy.Updated:
+    """Natural-gradient policy step, then value regression."""
+    hp: TRPOHparams = state.hparams
     theta_old, unravel, surrogate, kl, fisher_kl, entropy = policy_functions(
-        state.params, network, batch, config)
-    theta, metrics = natural_gradient_step(surrogate, kl, fisher_kl, theta_old, hp, config)
+        state.params, network, batch, static)
+    theta, metrics = natural_gradient_step(surrogate, kl, fisher_kl, theta_old, hp, static)
     params = onpolicy.with_param_group(state.params, "policy", unravel(theta))
     metrics["entropy"] = entropy
     metrics.update(onpolicy.policy_shift(network, params, batch))
-    scale = onpolicy.lr_scale(state, config)
-    tx = optimizers(hp, config, scale)["value"]
+    scale = onpolicy.lr_scale(state, static)
+    tx = optimizers(hp, static, scale).value
     params, value_opt, value_metrics = onpolicy.fit_value(
-        params, state.opt_state["value"], tx, batch, key, config, network)
+        params, state.opt_state.value, tx, batch, key, static, network)
     metrics.update(value_metrics)
-    metrics["learning_rate"] = hp["vf_learning_rate"] * scale
-    return params, {"value": value_opt}, metrics
+    metrics["learning_rate"] = hp.vf_learning_rate * scale
+    return onpolicy.Updated(params, onpolicy.ParamGroups(value=value_opt), metrics)
 
 
 train_step = onpolicy.make_train_step(update)

@@ -15,21 +15,32 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+from flax import struct
 
 from envs.registry import env_family
 from jaxrl.algos import onpolicy
-from jaxrl.config import static, traced
+from jaxrl.config import AlgoConfig, static, traced
 from jaxrl.ops import clipped_adam
 
 
 @dataclasses.dataclass(frozen=True)
-class VPGConfig(onpolicy.SeparateValueConfig):
-    """VPG hyperparameters. Static fields fix shapes/loops; traced ones live in state.hparams."""
+class VPGStatic(onpolicy.SeparateValueStatic):
+    """VPG's static fields (shapes, loop counts, flags)."""
 
     policy_epochs: int = static(1, "full-batch policy gradient steps per update (1 = VPG)")
 
+
+@struct.dataclass(frozen=True)
+class VPGHparams(onpolicy.SeparateValueHparams):
+    """VPG's traced hyperparameters (``state.hparams``)."""
+
     learning_rate: float = traced(3e-4, "policy Adam learning rate")
     ent_coef: float = traced(0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class VPGConfig(AlgoConfig, VPGHparams, VPGStatic):
+    """VPG's config: the fields of `VPGStatic` and `VPGHparams` as one."""
 
 
 def default_config(env_name: str) -> VPGConfig:
@@ -49,39 +60,43 @@ def default_config(env_name: str) -> VPGConfig:
                      normalize_obs=False, value_epochs=5, value_minibatches=4)
 
 
-def policy_gradient_loss(policy_params, params, network, batch: onpolicy.Batch, hp: dict, config):
-    """``-E[log pi(a|s) A] - c_H H[pi]`` over the batch (A standardized if configured)."""
+def policy_gradient_loss(policy_params, params, network, batch: onpolicy.Batch, hp: VPGHparams,
+                         static: VPGStatic):
+    """``-E[log pi(a|s) A] - c_H H[pi]`` over the batch (leaves ``[B, ...]``; A standardized
+    if configured). Returns ``(loss, aux metrics)``."""
+    onpolicy.check_batch(batch)
     full = onpolicy.with_param_group(params, "policy", policy_params)
     dist = network.apply(full, batch.obs, method=network.dist)
-    adv = onpolicy.standardize(batch.advantage, config)
+    adv = onpolicy.standardize(batch.advantage, static)
     policy_loss = -jnp.mean(dist.log_prob(batch.action) * adv)
     entropy = dist.entropy().mean()
-    return policy_loss - hp["ent_coef"] * entropy, {"policy_loss": policy_loss, "entropy": entropy}
+    return policy_loss - hp.ent_coef * entropy, {"policy_loss": policy_loss, "entropy": entropy}
 
 
-def optimizers(hp: dict, config: VPGConfig, lr_scale: jax.Array) -> dict:
+def optimizers(hp: VPGHparams, static: VPGStatic, lr_scale: jax.Array) -> onpolicy.ParamGroups:
     """Separate Adams for the policy and the value MLPs."""
-    return {"policy": clipped_adam(hp, hp["learning_rate"] * lr_scale),
-            "value": clipped_adam(hp, hp["vf_learning_rate"] * lr_scale)}
+    return onpolicy.ParamGroups(policy=clipped_adam(hp, hp.learning_rate * lr_scale),
+                                value=clipped_adam(hp, hp.vf_learning_rate * lr_scale))
 
 
-def update(state, batch: onpolicy.Batch, key, config: VPGConfig, network):
-    """Policy gradient step(s), then value regression. ``-> (params, opt_state, metrics)``."""
-    hp = state.hparams
-    scale = onpolicy.lr_scale(state, config)
-    tx = optimizers(hp, config, scale)
+def update(state, batch: onpolicy.Batch, key, static: VPGStatic, network) -> onpolicy.Updated:
+    """Policy gradient step(s), then value regression."""
+    hp: VPGHparams = state.hparams
+    scale = onpolicy.lr_scale(state, static)
+    tx = optimizers(hp, static, scale)
     policy_key, value_key = jax.random.split(key)
-    loss = lambda pp, mb: policy_gradient_loss(pp, state.params, network, mb, hp, config)
+    loss = lambda pp, mb: policy_gradient_loss(pp, state.params, network, mb, hp, static)
     policy_params, policy_opt, metrics = onpolicy.minibatch_sgd(
-        loss, onpolicy.param_group(state.params, "policy"), state.opt_state["policy"],
-        tx["policy"], batch, policy_key, config.policy_epochs, 1, config.verbosity)
+        loss, onpolicy.param_group(state.params, "policy"), state.opt_state.policy,
+        tx.policy, batch, policy_key, static.policy_epochs, 1, static.verbosity)
     params = onpolicy.with_param_group(state.params, "policy", policy_params)
     metrics.update(onpolicy.policy_shift(network, params, batch))
     params, value_opt, value_metrics = onpolicy.fit_value(
-        params, state.opt_state["value"], tx["value"], batch, value_key, config, network)
+        params, state.opt_state.value, tx.value, batch, value_key, static, network)
     metrics.update(value_metrics)
-    metrics["learning_rate"] = hp["learning_rate"] * scale
-    return params, {"policy": policy_opt, "value": value_opt}, metrics
+    metrics["learning_rate"] = hp.learning_rate * scale
+    return onpolicy.Updated(params, onpolicy.ParamGroups(policy=policy_opt, value=value_opt),
+                            metrics)
 
 
 train_step = onpolicy.make_train_step(update)

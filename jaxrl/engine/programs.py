@@ -2,7 +2,9 @@
 
 Each program is compiled ahead of time (``jit(...).lower(...).compile()``), so compile time is
 measured apart from run time, and cached by (program tag, algorithm, static config fields, env,
-env params, argument shapes and shardings): a change of a traced hyperparameter reuses it."""
+env params, argument shapes and shardings): a change of a traced hyperparameter reuses it. The
+algorithm's functions are handed the config's static view (``config.static()``), so no traced
+value can be baked into a cached program: those come in with ``state.hparams``."""
 
 from __future__ import annotations
 
@@ -50,12 +52,15 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
 
 
 def init_program(algorithm, config, env, env_params, members: int) -> Callable:
-    """Builder of ``init_all(keys [members], hparams [members]) -> state [members]``."""
+    """Builder of ``init_all(keys [members], hparams [members]) -> state [members]``: each
+    member starts from its own traced values (an initial state may depend on them, e.g. SAC's
+    initial temperature), which the program takes as arguments like the keys."""
+    static = config.static()
+
     def build():
         def init_all(keys, hparams):
-            init = lambda k: algorithm.init(k, env, env_params, config)
-            states = over_members(init, members)(keys)
-            return states.replace(hparams=hparams)  # hparams come in as arguments
+            init = lambda k, hp: algorithm.init(k, env, env_params, static, hp)
+            return over_members(init, members)(keys, hparams)
 
         return init_all
 
@@ -65,9 +70,11 @@ def init_program(algorithm, config, env, env_params, members: int) -> Callable:
 def chunk_program(algorithm, config, env, env_params, length: int, members: int) -> Callable:
     """Builder of ``chunk(state [members]) -> (state, metrics {name: [members, length]})``:
     ``length`` train steps scanned."""
+    static = config.static()
+
     def build():
         def one_member(state):
-            step = lambda s, _: algorithm.train_step(s, config, env, env_params)
+            step = lambda s, _: algorithm.train_step(s, static, env, env_params)
             return jax.lax.scan(step, state, None, length=length)
 
         return over_members(one_member, members)
@@ -79,7 +86,7 @@ def eval_program(algorithm, config, env, env_params, episodes: int, max_steps: i
                  members: int) -> Callable:
     """Builder of ``eval(state, key, chunk) -> returns [members, episodes]``; the eval key of
     chunk ``c`` is ``fold_in(key, c)``."""
-    act = algorithm.make_act(config, env, env_params)
+    act = algorithm.make_act(config.static(), env, env_params)
 
     def build():
         def one_member(state, key, chunk):
@@ -93,5 +100,5 @@ def eval_program(algorithm, config, env, env_params, episodes: int, max_steps: i
 
 def act_program(resolved) -> Callable:
     """The jitted policy ``act(state, obs, key, deterministic)`` of a resolved group."""
-    return jax.jit(resolved.algorithm.make_act(resolved.config, resolved.env,
+    return jax.jit(resolved.algorithm.make_act(resolved.config.static(), resolved.env,
                                                resolved.env_params), static_argnums=3)
