@@ -1,0 +1,78 @@
+"""The driver's programs: the fused train equals the chunked driver, one seed runs the program of
+several, traced hyperparameters reuse a compiled program and static ones (the chunk length
+included) do not, and a non-finite metric stops the run naming it."""
+
+import jax
+import numpy as np
+import pytest
+
+from jaxrl.api import make_train, train
+from jaxrl.engine.members import seed_keys
+from jaxrl.results import NonFiniteMetricError
+
+
+def test_fused_train_matches_chunked_driver():
+    kw = dict(num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=(16, 16))
+    chunked = train("ppo", env="CartPole-v1", seeds=3, total_steps=64 * 12, progress=False,
+                    max_chunk_updates=4, seed=7, **kw)
+    fused = make_train("ppo", "CartPole-v1", total_steps=64 * 12, **kw)
+    state, metrics = jax.jit(jax.vmap(fused))(seed_keys(7, 3))
+    for a, b in zip(jax.tree.leaves(chunked.state.params), jax.tree.leaves(state.params)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        chunked.metrics.pivot(index="update", columns="seed", values="value_loss").to_numpy(),
+        np.asarray(metrics["value_loss"]).T, rtol=1e-4, atol=1e-6)
+
+
+def test_single_seed_program_matches_first_seed_of_several():
+    """One member runs unbatched (no size-1 vmap); it must train seed 0 exactly as a vmapped
+    group of three does, evaluations included (same programs' keys, same chunk folding)."""
+    kw = dict(num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=(16, 16),
+              total_steps=64 * 8, progress=False, max_chunk_updates=2, eval_every=1,
+              eval_episodes=4, seed=3, shard_seeds=False)
+    one = train("ppo", env="CartPole-v1", seeds=1, **kw)
+    three = train("ppo", env="CartPole-v1", seeds=3, **kw)
+    for a, b in zip(jax.tree.leaves(one.state.params), jax.tree.leaves(three.state.params)):
+        assert a.shape[0] == 1 and b.shape[0] == 3
+        np.testing.assert_allclose(np.asarray(a)[0], np.asarray(b)[0], rtol=1e-5, atol=1e-6)
+    first = three.evaluations[three.evaluations.seed == 0].reset_index(drop=True)
+    assert len(one.evaluations) == len(first) == 4
+    np.testing.assert_allclose(one.evaluations.eval_return, first.eval_return)
+
+
+def test_changing_a_traced_hyperparameter_does_not_recompile():
+    compiles = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda name, *_a, **_k: compiles.append(name) if "backend_compile" in name else None)
+    kw = dict(num_envs=2, num_steps=8, hidden=(8,), progress=False, seeds=2, total_steps=16 * 4)
+    first = train("ppo", env="probe:action", learning_rate=1e-3, **kw)
+    before = len(compiles)
+    second = train("ppo", env="probe:action", learning_rate=3e-2, clip_eps=0.1, gamma=0.5, **kw)
+    assert len(compiles) == before, compiles[before:]
+    assert first.compile_seconds > 0 and second.compile_seconds == 0
+    lr = second.metrics.groupby("update").learning_rate.first().to_numpy()
+    assert lr[0] == pytest.approx(3e-2)  # the new value really is used
+    third = train("ppo", env="probe:action", num_steps=4, **{k: v for k, v in kw.items()
+                                                             if k != "num_steps"})
+    assert len(compiles) > before and third.compile_seconds > 0  # a static change does compile
+
+
+def test_non_finite_metric_stops_with_named_metric():
+    with pytest.raises(NonFiniteMetricError) as err:
+        train("ppo", env="probe:value", seeds=2, total_steps=256 * 6, progress=False,
+              max_chunk_updates=2, learning_rate=1e38)  # first step overflows
+    msg = str(err.value)
+    assert "seed 0" in msg and "update 0" in msg
+    metrics = err.value.result.metrics
+    assert len(metrics) == 2 * 2  # the chunk that went bad is kept, nothing after it
+    named = msg.split("'")[1]
+    assert not np.isfinite(metrics[named].iloc[0])
+
+
+def test_program_cache_keys_on_chunk_length():
+    """Same config, env and seeds but a different chunk length must not reuse the program."""
+    kw = dict(seeds=2, total_steps=256 * 6, progress=False, hidden=(8,))
+    a = train("ppo", env="probe:value", max_chunk_updates=6, **kw)
+    b = train("ppo", env="probe:value", max_chunk_updates=2, **kw)
+    assert len(a.metrics) == len(b.metrics) == 2 * 6
+    assert b.compile_seconds > 0
