@@ -18,3 +18,34 @@ def _isolated_run_store(tmp_path_factory):
         os.environ.pop("JAXRL_RUNS_DIR", None)
     else:
         os.environ["JAXRL_RUNS_DIR"] = old
+
+
+# Modules that take longest on a 2-core CPU (compiles dominate), longest first. They run first
+# so `-n 2 --dist worksteal` balances the short ones behind them instead of ending on a long
+# one; a module's tests stay together, so its module-scoped fixtures are built once.
+SLOW_FIRST = [
+    "algos/test_probe_ladder.py",
+    "test_notebooks.py",
+    "api/test_sweep.py",
+    "engine/test_resume.py",
+    "engine/test_sharding.py",
+    "bench/test_bench.py",
+    "envs/test_brax_adapter.py",
+    "algos/test_ppo.py",
+    "runs/test_store.py",
+    "engine/test_programs.py",
+    "envs/test_gymnax_adapter.py",
+    "algos/test_offpolicy.py",
+    "algos/test_onpolicy.py",
+    "algos/test_trpo.py",
+    "ops/test_init.py",
+    "engine/test_memory.py",
+    "networks/test_torsos.py",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    tests = os.path.dirname(__file__)
+    rank = {os.path.join(tests, *name.split("/")): i for i, name in enumerate(SLOW_FIRST)}
+    # sorted() is stable: the rest keep their order, after the slow modules
+    items[:] = sorted(items, key=lambda item: rank.get(str(item.path), len(rank)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -17,10 +18,12 @@ def conjugate_gradient(matvec: Callable[[jax.Array], jax.Array], b: jax.Array, i
     ``|b - A x|^2`` drops below ``tol``, so the fixed trip count stays jit/vmap friendly.
     Returns ``(x [n], residual norm [])`` with the residual as tracked by the recursion.
     """
+    chex.assert_rank(b, 1)
 
     def body(_, carry):
         x, r, p, rr = carry
         ap = matvec(p)
+        chex.assert_equal_shape([ap, p])
         alpha = rr / jnp.maximum(jnp.dot(p, ap), 1e-30)
         x_new = x + alpha * p
         r_new = r - alpha * ap
@@ -32,4 +35,6 @@ def conjugate_gradient(matvec: Callable[[jax.Array], jax.Array], b: jax.Array, i
 
     x0 = jnp.zeros_like(b)
     x, _, _, rr = jax.lax.fori_loop(0, iters, body, (x0, b, b, jnp.dot(b, b)))
+    chex.assert_equal_shape([x, b])
+    chex.assert_rank(rr, 0)
     return x, jnp.sqrt(rr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -53,6 +54,7 @@ class Categorical:
     def log_prob(self, actions: ArrayLike) -> jax.Array:
         """``[...]`` log-probability of integer ``actions`` of shape ``[...]``."""
         actions = jnp.asarray(actions).astype(jnp.int32)
+        chex.assert_rank(actions, self.logits.ndim - 1)
         picked = jnp.take_along_axis(self.log_probs, actions[..., None], axis=-1)
         return picked[..., 0]
 
@@ -76,6 +78,7 @@ class Categorical:
 
         Classes with ``p_i = 0`` contribute 0; a class with ``p_i > 0 = q_i`` gives ``inf``.
         """
+        chex.assert_axis_dimension(other.logits, -1, self.logits.shape[-1])
         log_p = self.log_probs
         p = jnp.exp(log_p)
         return jnp.sum(p * _where_positive(p, log_p - other.log_probs), axis=-1)
@@ -103,6 +106,11 @@ class DiagGaussian:
         """``[..., d]`` standard deviation."""
         return jnp.exp(self.log_std)
 
+    @property
+    def _dim(self) -> int:
+        """``d``, the action dimension (the last axis of ``mean`` and ``log_std`` broadcast)."""
+        return jnp.broadcast_shapes(jnp.shape(self.mean), jnp.shape(self.log_std))[-1]
+
     def sample(self, key: jax.Array) -> jax.Array:
         """``[..., d]`` sample ``mean + std * eps``, ``eps ~ N(0, I)`` (reparameterized)."""
         shape = jnp.broadcast_shapes(jnp.shape(self.mean), jnp.shape(self.log_std))
@@ -111,8 +119,12 @@ class DiagGaussian:
 
     def log_prob(self, actions: ArrayLike) -> jax.Array:
         """``[...]`` log-density of ``actions [..., d]``, summed over the last axis."""
-        z = (jnp.asarray(actions) - self.mean) / self.std
-        return jnp.sum(-0.5 * jnp.square(z) - self.log_std - _HALF_LOG_2PI, axis=-1)
+        actions = jnp.asarray(actions)
+        chex.assert_axis_dimension(actions, -1, self._dim)
+        z = (actions - self.mean) / self.std
+        log_prob = jnp.sum(-0.5 * jnp.square(z) - self.log_std - _HALF_LOG_2PI, axis=-1)
+        chex.assert_shape(log_prob, z.shape[:-1])
+        return log_prob
 
     def sample_and_log_prob(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         """``(actions [..., d], log_prob [...])``."""
@@ -134,6 +146,7 @@ class DiagGaussian:
 
     def kl(self, other: DiagGaussian) -> jax.Array:
         """``[...]`` closed-form ``KL(self || other)``, summed over the last axis."""
+        chex.assert_equal(other._dim, self._dim)
         var_ratio = jnp.exp(2.0 * (self.log_std - other.log_std))
         mean_term = jnp.square((self.mean - other.mean) / other.std)
         return jnp.sum(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+import chex
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
@@ -25,10 +26,14 @@ def polyak_update(target_params: PyTree, online_params: PyTree, tau: ArrayLike) 
     Returns:
         The new target pytree; every leaf keeps the dtype of the corresponding target leaf.
     """
+    chex.assert_trees_all_equal_shapes(target_params, online_params)
+    chex.assert_rank(tau, 0)
 
     def mix(target: jax.Array, online: jax.Array) -> jax.Array:
         target = jnp.asarray(target)
         tau_ = jnp.asarray(tau, dtype=target.dtype)
         return (tau_ * online + (1 - tau_) * target).astype(target.dtype)
 
-    return jax.tree.map(mix, target_params, online_params)
+    new_target = jax.tree.map(mix, target_params, online_params)
+    chex.assert_trees_all_equal_shapes_and_dtypes(new_target, target_params)
+    return new_target

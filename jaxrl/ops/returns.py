@@ -21,6 +21,7 @@ Python int. Everything is pure and safe under ``jit`` and ``vmap``.
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
@@ -39,6 +40,12 @@ def _float_dtype(x: jax.Array) -> jnp.dtype:
     if jnp.issubdtype(x.dtype, jnp.floating):
         return x.dtype
     return jnp.zeros((), dtype=float).dtype
+
+
+def _check_rollout(*arrays: jax.Array) -> None:
+    """Every rollout array is ``[T, B]`` with the same shape and ``T >= 1``."""
+    chex.assert_equal_shape(arrays)
+    chex.assert_axis_dimension_gteq(arrays[0], 0, 1)
 
 
 def _as_float(flag: ArrayLike, dtype: jnp.dtype) -> jax.Array:
@@ -76,6 +83,7 @@ def reverse_discounted_cumsum(x: ArrayLike, discounts: ArrayLike) -> jax.Array:
         ``y``: ``[T, B]``, same dtype as ``x``.
     """
     x = jnp.asarray(x)
+    chex.assert_axis_dimension_gteq(x, 0, 1)
     discounts = jnp.broadcast_to(jnp.asarray(discounts, dtype=x.dtype), x.shape)
 
     def step(y_tp1: jax.Array, inputs: tuple[jax.Array, jax.Array]):
@@ -84,6 +92,8 @@ def reverse_discounted_cumsum(x: ArrayLike, discounts: ArrayLike) -> jax.Array:
         return y_t, y_t
 
     _, y = jax.lax.scan(step, jnp.zeros_like(x[0]), (x, discounts), reverse=True)
+    chex.assert_equal_shape([y, x])
+    chex.assert_type(y, x.dtype)
     return y
 
 
@@ -117,6 +127,9 @@ def gae(
         ``gae(...) + values == lambda_returns(...)``.
     """
     rewards = jnp.asarray(rewards)
+    _check_rollout(rewards, jnp.asarray(values), jnp.asarray(next_values),
+                   jnp.asarray(terminated), jnp.asarray(truncated))
+    chex.assert_rank([gamma, lam], 0)
     dtype = _float_dtype(rewards)
     not_term, continues = _boundary_masks(terminated, truncated, dtype)
     gamma = jnp.asarray(gamma, dtype=dtype)
@@ -124,7 +137,9 @@ def gae(
     next_values = jnp.asarray(next_values, dtype=dtype)
     values = jnp.asarray(values, dtype=dtype)
     deltas = rewards.astype(dtype) + gamma * not_term * next_values - values
-    return reverse_discounted_cumsum(deltas, gamma * lam * continues)
+    advantages = reverse_discounted_cumsum(deltas, gamma * lam * continues)
+    chex.assert_equal_shape([advantages, rewards])
+    return advantages
 
 
 def lambda_returns(
@@ -157,13 +172,18 @@ def lambda_returns(
         ``[T, B]`` lambda-returns (regression targets for ``V(s_t)``).
     """
     rewards = jnp.asarray(rewards)
+    _check_rollout(rewards, jnp.asarray(next_values), jnp.asarray(terminated),
+                   jnp.asarray(truncated))
+    chex.assert_rank([gamma, lam], 0)
     dtype = _float_dtype(rewards)
     not_term, continues = _boundary_masks(terminated, truncated, dtype)
     gamma = jnp.asarray(gamma, dtype=dtype)
     lam = jnp.asarray(lam, dtype=dtype)
     next_values = jnp.asarray(next_values, dtype=dtype)
     x = rewards.astype(dtype) + gamma * not_term * (1.0 - lam * continues) * next_values
-    return reverse_discounted_cumsum(x, gamma * lam * continues)
+    returns = reverse_discounted_cumsum(x, gamma * lam * continues)
+    chex.assert_equal_shape([returns, rewards])
+    return returns
 
 
 def discounted_returns(
@@ -194,6 +214,7 @@ def discounted_returns(
     rewards = jnp.asarray(rewards)
     if bootstrap_values is None:
         bootstrap_values = jnp.zeros_like(rewards, dtype=_float_dtype(rewards))
+    # lambda_returns checks the shapes: every array [T, B], gamma a scalar
     return lambda_returns(rewards, bootstrap_values, terminated, truncated, gamma, 1.0)
 
 
@@ -235,6 +256,9 @@ def n_step_targets(
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a static Python int >= 1, got {n!r}")
     rewards = jnp.asarray(rewards)
+    _check_rollout(rewards, jnp.asarray(next_values), jnp.asarray(terminated),
+                   jnp.asarray(truncated))
+    chex.assert_rank(gamma, 0)
     dtype = _float_dtype(rewards)
     rewards = rewards.astype(dtype)
     not_term, continues = _boundary_masks(terminated, truncated, dtype)
@@ -263,4 +287,5 @@ def n_step_targets(
         jnp.ones((), dtype),
     )
     targets, discounts, _, _ = jax.lax.fori_loop(0, num_steps, add_step, init)
+    chex.assert_equal_shape([targets, discounts, rewards])
     return targets, discounts

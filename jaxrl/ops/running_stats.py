@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -46,6 +47,12 @@ class RunningMeanStd:
     mean: jax.Array
     var: jax.Array
     count: jax.Array
+
+
+def _check_stats(stats: RunningMeanStd) -> None:
+    """``mean`` and ``var`` share one shape; ``count`` is a scalar."""
+    chex.assert_equal_shape([stats.mean, stats.var])
+    chex.assert_rank(stats.count, 0)
 
 
 def running_stats_init(
@@ -79,6 +86,7 @@ def running_stats_update(stats: RunningMeanStd, batch: ArrayLike) -> RunningMean
     Returns:
         Updated :class:`RunningMeanStd` equal to the statistics of all data seen so far.
     """
+    _check_stats(stats)
     dtype = stats.mean.dtype
     batch = jnp.asarray(batch, dtype=dtype)
     if batch.ndim != stats.mean.ndim + 1 or batch.shape[1:] != stats.mean.shape:
@@ -99,7 +107,9 @@ def running_stats_update(stats: RunningMeanStd, batch: ArrayLike) -> RunningMean
         + batch_var * batch_count
         + jnp.square(delta) * (stats.count * batch_count / total)
     )
-    return RunningMeanStd(mean=new_mean, var=m2 / total, count=total)
+    out = RunningMeanStd(mean=new_mean, var=m2 / total, count=total)
+    chex.assert_trees_all_equal_shapes_and_dtypes(out, stats)
+    return out
 
 
 def normalize(
@@ -122,11 +132,15 @@ def normalize(
         Normalized ``x``, same shape.
     """
     x = jnp.asarray(x)
+    _check_stats(stats)
+    chex.assert_shape(x, (..., *stats.mean.shape))
+    shape = x.shape
     if center:
         x = x - stats.mean
     out = x / jnp.sqrt(stats.var + eps)
     if clip is not None:
         out = jnp.clip(out, -clip, clip)
+    chex.assert_shape(out, shape)
     return out
 
 
@@ -144,7 +158,11 @@ def denormalize(
     Returns:
         ``x`` in the original units, same shape.
     """
-    out = jnp.asarray(x) * jnp.sqrt(stats.var + eps)
+    x = jnp.asarray(x)
+    _check_stats(stats)
+    chex.assert_shape(x, (..., *stats.mean.shape))
+    out = x * jnp.sqrt(stats.var + eps)
     if center:
         out = out + stats.mean
+    chex.assert_shape(out, x.shape)
     return out

@@ -15,6 +15,7 @@ pair in index order.
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -33,9 +34,12 @@ def permutation(key: jax.Array, n: int) -> jax.Array:
     """A random permutation of ``range(n)``: ``[n]`` int32. Falls back to
     `jax.random.permutation` above ``MAX_PACKED`` elements."""
     if n > MAX_PACKED:
-        return jax.random.permutation(key, n)
-    if n <= 1:
-        return jnp.arange(n, dtype=jnp.int32)
-    bits = (n - 1).bit_length()
-    first, second = jax.random.split(key)
-    return _round(first, n, bits)[_round(second, n, bits)]
+        perm = jax.random.permutation(key, n)
+    elif n <= 1:
+        perm = jnp.arange(n, dtype=jnp.int32)
+    else:
+        bits = (n - 1).bit_length()
+        first, second = jax.random.split(key)
+        perm = _round(first, n, bits)[_round(second, n, bits)]
+    chex.assert_shape(perm, (n,))
+    return perm

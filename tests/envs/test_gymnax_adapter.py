@@ -286,4 +286,4 @@ def test_importing_adapters_does_not_import_gymnax_or_brax():
 def _repo_root():
     import pathlib
 
-    return pathlib.Path(__file__).resolve().parent.parent
+    return pathlib.Path(__file__).resolve().parents[2]

@@ -6,32 +6,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
 import jaxrl
-from jaxrl import algos
 from jaxrl.algos import ddpg, dqn, sac
-from jaxrl.buffers import nstep
-from jaxrl.rollout import obs_dim
-
-
-def _state_and_batch(algo: str, env_name: str, **overrides):
-    algorithm = algos.get(algo)
-    env, params = envs.make(env_name)
-    env = envs.EpisodeStatistics(env)
-    config = algorithm.default_config(env_name).replace(hidden=(8,), num_envs=2, batch_size=16,
-                                                        buffer_size=64, **overrides)
-    state = algorithm.init(jax.random.key(0), env, params, config)
-    d = obs_dim(env.observation_space(params))
-    space = env.action_space(params)
-    if algo == "dqn":
-        action = jax.random.randint(jax.random.key(1), (16,), 0, space.n)
-    else:
-        action = jax.random.uniform(jax.random.key(1), (16, *space.shape), minval=-1, maxval=1)
-    batch = nstep.NStepTransition(
-        obs=jax.random.normal(jax.random.key(2), (16, d)), action=action,
-        reward=jax.random.normal(jax.random.key(3), (16,)), discount=jnp.full((16,), 0.99),
-        terminated=jnp.zeros((16,), bool), next_obs=jax.random.normal(jax.random.key(4), (16, d)))
-    return state, batch, config, space
+from tests.algos.learner_batch import state_and_batch
 
 
 def _all_zero(tree) -> bool:
@@ -40,7 +17,7 @@ def _all_zero(tree) -> bool:
 
 @pytest.mark.parametrize("algo", ["ddpg", "sac"])
 def test_actor_loss_sends_no_gradient_to_the_critic(algo):
-    state, batch, config, space = _state_and_batch(algo, "Pendulum-v1")
+    state, batch, config, space = state_and_batch(algo, "Pendulum-v1")
     module = ddpg if algo == "ddpg" else sac
     actor, critic = module.networks(config, space)
     if algo == "ddpg":
@@ -56,7 +33,7 @@ def test_actor_loss_sends_no_gradient_to_the_critic(algo):
 
 @pytest.mark.parametrize("algo", ["dqn", "ddpg", "td3", "sac"])
 def test_targets_receive_no_gradient(algo):
-    state, batch, config, space = _state_and_batch(algo, "CartPole-v1" if algo == "dqn"
+    state, batch, config, space = state_and_batch(algo, "CartPole-v1" if algo == "dqn"
                                                    else "Pendulum-v1")
     if algo == "dqn":
         network = dqn.make_network(config, space)
@@ -70,28 +47,6 @@ def test_targets_receive_no_gradient(algo):
         targets = lambda tp: ddpg.td_targets(state.replace(target_params=tp), batch,
                                              jax.random.key(6), config, actor, critic).sum()
     assert _all_zero(jax.grad(targets)(state.target_params))
-
-
-def test_td3_switches_change_the_learner():
-    assert algos.get("td3").default_config("Pendulum-v1").num_critics == 2
-    state, _, _, _ = _state_and_batch("td3", "Pendulum-v1")
-    stacked = state.params.critic
-    leaves = jax.tree.leaves(stacked)
-    assert leaves[0].shape[0] == 2  # two critics, independently initialized
-    assert any(not np.array_equal(np.asarray(x[0]), np.asarray(x[1])) for x in leaves)
-
-
-def test_td3_delays_the_actor():
-    state, batch, config, space = _state_and_batch("td3", "Pendulum-v1")
-    weights = jnp.ones((16,))
-    first = ddpg.learn(state, batch, weights, jax.random.key(7), config, space)  # update 1 of 2
-    assert jax.tree.all(jax.tree.map(jnp.array_equal, first.params.actor,
-                                     state.params.actor))
-    assert jax.tree.all(jax.tree.map(jnp.array_equal, first.target_params, state.target_params))
-    second = ddpg.learn(state.replace(update_step=jnp.int32(1)), batch, weights,
-                        jax.random.key(7), config, space)
-    assert not jax.tree.all(jax.tree.map(jnp.array_equal, second.params.actor,
-                                         state.params.actor))
 
 
 def test_warmup_acts_randomly_and_does_not_learn():

@@ -1,0 +1,30 @@
+"""A fresh off-policy train state and a random replay batch, for tests that call one learning step
+directly (test_offpolicy.py, test_td3.py)."""
+
+import jax
+import jax.numpy as jnp
+
+import envs
+from jaxrl import algos
+from jaxrl.buffers import nstep
+from jaxrl.rollout import obs_dim
+
+
+def state_and_batch(algo: str, env_name: str, **overrides):
+    algorithm = algos.get(algo)
+    env, params = envs.make(env_name)
+    env = envs.EpisodeStatistics(env)
+    config = algorithm.default_config(env_name).replace(hidden=(8,), num_envs=2, batch_size=16,
+                                                        buffer_size=64, **overrides)
+    state = algorithm.init(jax.random.key(0), env, params, config)
+    d = obs_dim(env.observation_space(params))
+    space = env.action_space(params)
+    if algo == "dqn":
+        action = jax.random.randint(jax.random.key(1), (16,), 0, space.n)
+    else:
+        action = jax.random.uniform(jax.random.key(1), (16, *space.shape), minval=-1, maxval=1)
+    batch = nstep.NStepTransition(
+        obs=jax.random.normal(jax.random.key(2), (16, d)), action=action,
+        reward=jax.random.normal(jax.random.key(3), (16,)), discount=jnp.full((16,), 0.99),
+        terminated=jnp.zeros((16,), bool), next_obs=jax.random.normal(jax.random.key(4), (16, d)))
+    return state, batch, config, space

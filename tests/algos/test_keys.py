@@ -1,0 +1,93 @@
+"""Key discipline: no algorithm ever uses the same PRNG key twice.
+
+JAX's key-reuse checker (``jax.debug_key_reuse``) reads the program training runs -- ``init``
+and then two ``train_step`` calls, each jitted as in training, traced as one program -- and
+raises ``KeyReuseError`` if any key is consumed twice. It is a static analysis of the jaxpr:
+every branch of a ``cond`` or ``where`` and every scan body is checked whether or not it would
+run, and each nested jitted call is summarized by which keys it consumes and which it passes
+through, so a key reused inside one step and a key carried unchanged into the next step are
+both found. Tracing is all it needs (seconds); nothing is compiled.
+
+Each algorithm runs the config that reaches its random draws:
+
+* on-policy: rollout sampling, minibatch shuffles (PPO, and the value-fit minibatches of VPG and
+  TRPO), A2C's short rollouts;
+* off-policy: the uniform random warm-up actions and the exploration rule (DQN's epsilon coin
+  and random action, DDPG/TD3's Gaussian noise, SAC's policy sample), replay sampling (uniform
+  for DDPG and TD3, prioritized for DQN and SAC), TD3's target-policy smoothing noise and SAC's
+  next-action and actor-loss samples, at 2 gradient steps per env-step round.
+"""
+
+import jax
+import pytest
+
+import envs
+from jaxrl import algos
+
+OFF_POLICY_SMALL = dict(buffer_size=64, batch_size=8, learning_starts=8, log_interval=10,
+                        gradient_steps=2, hidden=(16, 16))
+
+CASES = {
+    "ppo": ("CartPole-v1", dict(num_envs=2, num_steps=8)),
+    "vpg": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2)),
+    "a2c": ("Pendulum-v1", dict(num_envs=2, num_steps=8)),
+    "trpo": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2)),
+    "dqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3)),
+    "ddpg": ("Pendulum-v1", OFF_POLICY_SMALL),
+    "td3": ("Pendulum-v1", OFF_POLICY_SMALL),
+    "sac": ("Pendulum-v1", dict(OFF_POLICY_SMALL, prioritized=True)),
+}
+
+# what the second train step reports (so it is the step with learning in it)
+REPORTED = {"ppo": "value_loss", "vpg": "value_loss", "a2c": "value_loss", "trpo": "value_loss",
+            "dqn": "td_error_abs_mean", "ddpg": "actor_loss", "td3": "actor_loss",
+            "sac": "alpha_loss"}
+
+
+def two_steps(algo: str):
+    """``run(key) -> metrics`` of init and two train steps, each jitted as in training."""
+    env_name, overrides = CASES[algo]
+    algorithm = algos.get(algo)
+    env, params = envs.make(env_name)
+    env = envs.EpisodeStatistics(env)
+    config = algorithm.default_config(env_name).replace(**overrides)
+    init = jax.jit(algorithm.init, static_argnums=(1, 2, 3))
+    train_step = jax.jit(algorithm.train_step, static_argnums=(1, 2, 3))
+
+    def run(key):
+        state = init(key, env, params, config)
+        state, _ = train_step(state, config, env, params)
+        state, metrics = train_step(state, config, env, params)
+        return metrics
+
+    return run
+
+
+@pytest.mark.parametrize("algo", sorted(CASES))
+def test_no_key_is_used_twice(algo):
+    with jax.debug_key_reuse(True):
+        traced = jax.jit(two_steps(algo)).trace(jax.random.key(0))
+    assert traced.out_info[REPORTED[algo]].shape == ()
+
+
+def test_the_checker_finds_a_reused_key():
+    """The checker is on and sees through jit: a key drawn from twice in one step, and a key
+    handed unchanged to a second jitted step, both raise."""
+
+    @jax.jit
+    def twice(key):
+        return jax.random.normal(key) + jax.random.normal(key)
+
+    @jax.jit
+    def forward(key):
+        return jax.random.normal(key), key  # consumes its key and returns it
+
+    def chained(key):
+        _, key = forward(key)
+        return forward(key)[0]
+
+    with jax.debug_key_reuse(True):
+        with pytest.raises(jax.errors.KeyReuseError):
+            jax.jit(twice).trace(jax.random.key(0))
+        with pytest.raises(jax.errors.KeyReuseError):
+            jax.jit(chained).trace(jax.random.key(0))
