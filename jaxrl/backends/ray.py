@@ -22,10 +22,12 @@ def _is_key(x) -> bool:
 
 
 def to_host(tree):
-    """Pytree -> (numpy pytree, key impls): typed PRNG keys become their raw key data."""
-    impls = jax.tree.map(lambda x: str(jax.random.key_impl(x)) if _is_key(x) else None, tree)
+    """Pytree -> (numpy pytree, key impl or None per leaf): typed PRNG keys become their raw
+    key data. (The impls are listed per leaf, not mapped as a tree: a None in the tree, such
+    as an unused parameter group, is no leaf and must not get an entry.)"""
+    impls = [str(jax.random.key_impl(x)) if _is_key(x) else None for x in jax.tree.leaves(tree)]
     data = jax.tree.map(lambda x: np.asarray(jax.random.key_data(x) if _is_key(x) else x), tree)
-    return data, jax.tree.leaves(impls, is_leaf=lambda x: x is None)
+    return data, impls
 
 
 def from_host(data, impls):

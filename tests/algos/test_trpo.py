@@ -95,7 +95,8 @@ def test_every_update_respects_the_trust_region(env_name):
     accepted = 0
     for _ in range(6):
         network, batch = _rollout_batch(state, config, env, env_params)
-        params, _, metrics = update(state, batch, jax.random.key(9))
+        updated = update(state, batch, jax.random.key(9))
+        params, metrics = updated.params, updated.metrics
         kl = _kl_between(network, state.params, params, batch.obs)
         old_policy = onpolicy.param_group(state.params, "policy")
         new_policy = onpolicy.param_group(params, "policy")
@@ -118,7 +119,8 @@ def test_a_step_that_cannot_improve_is_rejected_and_params_are_unchanged():
     network, batch = _rollout_batch(state, config, env, env_params)
     batch = batch.replace(advantage=jnp.zeros_like(batch.advantage))  # no direction improves
     update = jax.jit(lambda s, b, k: trpo.update(s, b, k, config, network))
-    params, _, metrics = update(state, batch, jax.random.key(1))
+    updated = update(state, batch, jax.random.key(1))
+    params, metrics = updated.params, updated.metrics
     assert float(metrics["step_accepted"]) == 0
     assert float(metrics["line_search_steps"]) == config.backtrack_iters
     for a, b in zip(jax.tree.leaves(onpolicy.param_group(state.params, "policy")),
