@@ -36,6 +36,8 @@ class TrainResult:
     env_steps_per_second: float
     _act: Callable = dataclasses.field(repr=False, default=None)
     devices: str = "1 x cpu"  # what the program ran on, e.g. "2 x cpu" (members sharded)
+    # "compiled", "cache" (persistent compilation cache or this process) or "partly cached"
+    compile_source: str = "compiled"
     run_id: str | None = None
     run_dir: str | None = None
 
@@ -54,7 +56,8 @@ class TrainResult:
         return {"algo": self.algo, "env": self.env, "seeds": self.seeds,
                 "total_steps_per_seed": self.total_steps_per_seed,
                 "final_eval_return_mean": float(np.mean(r)), "final_eval_return_iqm": stats.iqm(r),
-                "compile_seconds": self.compile_seconds, "run_seconds": self.run_seconds,
+                "compile_seconds": self.compile_seconds, "compile_source": self.compile_source,
+                "run_seconds": self.run_seconds,
                 "env_steps_per_second": self.env_steps_per_second, "devices": self.devices}
 
 
@@ -78,8 +81,8 @@ def stored_summary(result: TrainResult) -> dict:
         final_eval_return_mean=(finite_or_none(np.nanmean(returns))
                                 if np.isfinite(returns).any() else None),
         final_eval_return_iqm=finite_or_none(stats.iqm(returns)),
-        compile_seconds=result.compile_seconds, run_seconds=result.run_seconds,
-        env_steps_per_second=result.env_steps_per_second,
+        compile_seconds=result.compile_seconds, compile_source=result.compile_source,
+        run_seconds=result.run_seconds, env_steps_per_second=result.env_steps_per_second,
         total_steps_per_seed=int(result.total_steps_per_seed),
         devices=result.devices,
     )

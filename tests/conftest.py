@@ -1,8 +1,13 @@
 import os
 
-# A persistent compilation cache makes repeated local runs fast; CI starts cold.
-os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(os.path.dirname(__file__), "..", ".jax_cache"))
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1")
+from jaxrl.compile_cache import MIN_COMPILE_SECONDS, default_dir
+
+# jaxrl's persistent compilation cache, outside the clone ($JAXRL_CACHE_DIR or the per-user
+# cache folder), for every program the tests compile (also those jitted outside the engine):
+# the xdist workers and the CLI tests' subprocesses share programs, and a second run of the
+# suite on the same machine (or a second CI run) starts warm.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(default_dir()))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", str(MIN_COMPILE_SECONDS))
 
 import pytest
 

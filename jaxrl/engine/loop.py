@@ -62,6 +62,7 @@ class GroupOutcome:
     failures: dict  # {config index: message} for configs whose metrics went non-finite
     steps_per_update: int
     devices: str = "1 x cpu"  # e.g. "2 x cpu": the devices the member axis was sharded over
+    compile_source: str = "compiled"  # see `compile_source`
 
     def done_updates(self) -> int:
         return sum(m["env_steps"].shape[1] for m in self.chunks)
@@ -81,7 +82,7 @@ class GroupOutcome:
             state=m.of_config(self.state, i), compile_seconds=self.compile_seconds,
             run_seconds=self.run_seconds,
             env_steps_per_second=m.seeds * done * self.steps_per_update / max(self.run_seconds, 1e-9),
-            _act=act, devices=self.devices,
+            _act=act, devices=self.devices, compile_source=self.compile_source,
         )
 
 
@@ -115,13 +116,13 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
 
     build = lambda tag, builder, *args: programs.compiled(
         tag, algorithm, config, env, env_params, builder, *args, sharding=sharding)
-    init_fn, t_init = build(("init",), programs.init_program(
+    init_fn, t_init, disk_init = build(("init",), programs.init_program(
         algorithm, config, env, env_params, padded), keys, hparams)
     state = init_fn(keys, hparams)
-    chunk_fn, t_chunk = build(("chunk", k), programs.chunk_program(
+    chunk_fn, t_chunk, disk_chunk = build(("chunk", k), programs.chunk_program(
         algorithm, config, env, env_params, k, padded), state)
     horizon = eval_horizon(env_params)
-    eval_fn, t_eval = build(("eval", spec.eval_episodes, horizon), programs.eval_program(
+    eval_fn, t_eval, disk_eval = build(("eval", spec.eval_episodes, horizon), programs.eval_program(
         algorithm, config, env, env_params, spec.eval_episodes, horizon, padded),
         state, eval_keys, chunk_index(0))
 
@@ -191,7 +192,16 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
             checkpointer.close()  # waits for a pending asynchronous save
     return GroupOutcome(members, chunks, evals, take_members(state, members.size),
                         t_init + t_chunk + t_eval, run_seconds, failures, config.steps_per_update,
-                        describe_devices(sharding))
+                        describe_devices(sharding),
+                        compile_source([(t_init, disk_init), (t_chunk, disk_chunk),
+                                        (t_eval, disk_eval)]))
+
+
+def compile_source(programs_built: list[tuple[float, bool]]) -> str:
+    """Where a group's programs came from: ``"compiled"`` (all compiled now), ``"cache"`` (all
+    loaded from the persistent cache or already in this process) or ``"partly cached"``."""
+    fresh = [seconds > 0 and not from_disk for seconds, from_disk in programs_built]
+    return "compiled" if all(fresh) else "cache" if not any(fresh) else "partly cached"
 
 
 def note_failures(failures: dict, members: Members, metrics: dict, first_update: int,

@@ -8,14 +8,18 @@ value can be baked into a cached program: those come in with ``state.hparams``."
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import numpy as np
 
+from jaxrl import compile_cache
 from jaxrl.engine.members import over_members
 from jaxrl.evaluate import evaluate
 
@@ -31,24 +35,45 @@ def params_digest(env_params) -> str:
 
 
 def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
-             sharding=None):
+             sharding=None) -> tuple[Any, float, bool]:
     """AOT-compile ``jit(build())`` for these args once per static key; returns
-    ``(executable, compile_seconds)`` (0 s on a cache hit). ``tag`` names the program and every
-    Python value its builder closes over (chunk length, eval episodes, ...), which are part of
-    the cache key alongside the static config and the argument shapes. With a seed ``sharding``
-    every input and output leaf is pinned to it (leading axis = member), so chunk outputs can
-    be fed straight back in."""
+    ``(executable, compile_seconds, from_disk)``: 0 s on a hit of this process's cache, and
+    ``from_disk`` when JAX loaded the executable from the persistent cache (`jaxrl.compile_cache`)
+    instead of compiling it. ``tag`` names the program and every Python value its builder closes
+    over (chunk length, eval episodes, ...), which are part of the key alongside the static
+    config and the argument shapes. With a seed ``sharding`` every input and output leaf is
+    pinned to it (leading axis = member), so chunk outputs can be fed straight back in."""
     shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype), getattr(x, "sharding", None)),
                           example_args)
     key = (tag, algorithm.name, config.static_key(), env, params_digest(env_params),
            str(jax.tree.structure(example_args)), str(shapes))
     if key in PROGRAMS:
-        return PROGRAMS[key], 0.0
+        return PROGRAMS[key], 0.0, False
+    compile_cache.configure()
+    hits = compile_cache.hits()
     start = time.perf_counter()
     kw = {} if sharding is None else {"in_shardings": sharding, "out_shardings": sharding}
-    program = jax.jit(build(), **kw).lower(*example_args).compile()
+    with warnings.catch_warnings():  # restores the filters and `showwarning` on exit
+        warnings.filterwarnings("always", message=".*persistent compilation cache")
+        warnings.showwarning = functools.partial(_on_compile_warning, warnings.showwarning)
+        program = jax.jit(build(), **kw).lower(*example_args).compile()
     PROGRAMS[key] = program
-    return program, time.perf_counter() - start
+    return program, time.perf_counter() - start, compile_cache.hits() > hits
+
+
+def _on_compile_warning(show: Callable, message, category, filename, lineno, file=None,
+                        line=None) -> None:
+    """A bad persistent-cache entry (JAX skips it and compiles afresh) becomes one line on
+    stderr, and the entry is dropped at once so the fresh executable is written in its place;
+    other warnings are shown as usual."""
+    text = str(message)
+    if "persistent compilation cache" not in text:
+        show(message, category, filename, lineno, file, line)
+        return
+    module = text.split("'")[1] if text.count("'") >= 2 else ""
+    dropped = compile_cache.drop_unreadable(module) if module else 0
+    print(f"jaxrl: warning: {text.splitlines()[0]} (compiled afresh"
+          f"{'; the bad entry was replaced' if dropped else ''})", file=sys.stderr)
 
 
 def init_program(algorithm, config, env, env_params, members: int) -> Callable:

@@ -25,6 +25,7 @@ import yaml
 from jaxrl import stats
 from jaxrl.measures import LAST_EPISODES, MEASURES, last_episodes_mean, per_seed
 from jaxrl.runs.plots import curve_band
+from jaxrl.runs.report import compile_text
 from jaxrl.runs.store import RunStore, StoreError, atomic_write_text, json_default, repair_if_dead
 
 CONFIDENCE = 0.95
@@ -143,7 +144,7 @@ def entry_result(entry: dict, meta: dict | None) -> dict:
            "reference_budget": reference.get("budget"), "reference_note": reference.get("note"),
            "status": "not run", "run_id": None, "per_seed": [], "iqm": None, "ci_low": None,
            "ci_high": None, "mean": None, "verdict": "not run", "wall_seconds": None,
-           "compile_seconds": None, "run_seconds": None, "env_steps_per_second": None,
+           "compile_seconds": None, "compile_source": None, "run_seconds": None, "env_steps_per_second": None,
            "devices": None, "device_kind": None, "git_commit": None, "git_dirty": None,
            "requested_steps": entry["total_steps"]}
     if meta is None:
@@ -153,6 +154,7 @@ def entry_result(entry: dict, meta: dict | None) -> dict:
     row.update(status=meta.get("status"), run_id=meta["run_id"],
                per_seed=[None if not np.isfinite(v) else float(v) for v in values],
                wall_seconds=_wall_seconds(meta), compile_seconds=meta.get("compile_seconds"),
+               compile_source=meta.get("compile_source", "compiled"),
                run_seconds=meta.get("run_seconds"),
                env_steps_per_second=meta.get("env_steps_per_second"),
                devices=meta.get("devices"), device_kind=meta.get("device_kind"),
@@ -318,7 +320,7 @@ def markdown(report: dict) -> str:
                                        r["verdict"] != "reference inside CI" else "")
         lines.append(f"| {r['entry']} | {steps} | {r['seeds']} | {r['measure']} | {ours} | "
                      f"{_fmt(r['reference'])} | {verdict_text} | {_fmt(r['wall_seconds'], 0)} | "
-                     f"{_fmt(r['compile_seconds'], 1)} | {_fmt(r['env_steps_per_second'], 0)} | "
+                     f"{compile_text(r)} | {_fmt(r['env_steps_per_second'], 0)} | "
                      f"{r['devices'] or '–'} |")
     walls = [r["wall_seconds"] for r in report["entries"] if r["wall_seconds"] is not None]
     counts = {v: sum(r["verdict"] == v for r in report["entries"])

@@ -21,11 +21,19 @@ def summary_lines(meta: dict, returns: np.ndarray) -> list[str]:
         "| algo | env | seeds | steps/seed | final eval IQM [95% CI] | mean ± std | compile s | run s | env-steps/s |",
         "|---|---|---|---|---|---|---|---|---|",
         f"| {meta['algo']} | {meta['env']} | {meta['seeds']} | {meta['total_steps_per_seed']:,} | "
-        f"{iqm} | {mean} | {meta['compile_seconds']:.1f} | {meta['run_seconds']:.1f} | "
+        f"{iqm} | {mean} | {compile_text(meta)} | {meta['run_seconds']:.1f} | "
         f"{meta['env_steps_per_second']:,.0f} |",
         "",
         f"Interval: {s['ci_method']} over seeds." if s else "",
     ]
+
+
+def compile_text(meta: dict) -> str:
+    """Compile seconds, marked when the programs came from the compilation cache."""
+    if meta.get("compile_seconds") is None:
+        return "–"
+    source = meta.get("compile_source", "compiled")
+    return f"{meta['compile_seconds']:.1f}" + ("" if source == "compiled" else f" ({source})")
 
 
 def write_report(folder: Path, meta: dict, result) -> None:

@@ -37,17 +37,13 @@ from jaxrl.runs.files import (  # noqa: F401  (re-exported: the store's file hel
     json_default,
 )
 from jaxrl.runs.frames import metrics_frame
+from jaxrl.runs.layout import DEFAULT_ROOT, default_root  # noqa: F401  (re-exported)
 
-DEFAULT_ROOT = "runs"
 STATUSES = ("running", "finished", "failed", "interrupted")
 
 
 class StoreError(ValueError):
     """A run-store problem with a one-line message (e.g. a root that is not writable)."""
-
-
-def default_root() -> Path:
-    return Path(os.environ.get("JAXRL_RUNS_DIR", DEFAULT_ROOT))
 
 
 def _now() -> str:
@@ -124,7 +120,8 @@ class RunStore:
             "versions": package_versions(), **device_info(),
             "started_at": _now(), "ended_at": None, "sweep_id": sweep_id,
             "final_eval_return": None, "final_eval_return_mean": None,
-            "final_eval_return_iqm": None, "compile_seconds": None, "run_seconds": None,
+            "final_eval_return_iqm": None, "compile_seconds": None, "compile_source": None,
+            "run_seconds": None,
             "env_steps_per_second": None, "message": None,
             "pid": os.getpid(), "host": socket.gethostname(),
         }
