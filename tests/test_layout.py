@@ -53,12 +53,23 @@ def _imported_by(module: str) -> list[str]:
 
 
 @pytest.mark.parametrize("module", ["jaxrl.runs.store", "jaxrl.runs.report", "jaxrl.runs.query",
-                                    "jaxrl.runs.bench_report"])
+                                    "jaxrl.runs.bench_report", "jaxrl.cli", "jaxrl.cli.store",
+                                    "jaxrl.cli.listing"])
 def test_the_run_store_does_not_load_the_engine(module):
     loaded = _imported_by(module)
     engine = [m for m in loaded if m.split(".")[0] in ("jax", "flax", "optax", "envs")
               or m.startswith(("jaxrl.engine", "jaxrl.api", "jaxrl.algos"))]
     assert not engine, engine
+
+
+def test_listing_and_help_load_no_table_library():
+    """``jaxrl --help`` and ``jaxrl runs ls`` (from the listing snapshot) need neither pandas,
+    Arrow nor numpy: they answer in a fraction of a second."""
+    code = ("import json, sys; import jaxrl.cli, jaxrl.cli.listing; print(json.dumps(sorted("
+            "m for m in sys.modules if m.split('.')[0] in ('numpy', 'pandas', 'pyarrow', 'jax'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT, timeout=120)
+    assert json.loads(out.stdout) == []
 
 
 def test_modules_are_short_or_say_why():

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
-from jaxrl.cli.common import Parser, whole_number
+from jaxrl import compile_cache
+from jaxrl.cli.parsing import Parser, whole_number
 
 
 def _add_run_flags(p, seeds: int, seed_help: str) -> None:
@@ -152,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
     p.add_argument("--json", metavar="PATH")
     p.set_defaults(handler=("training", "cmd_probe"))
+    for command in (t, sw, b, rm, p):
+        command.add_argument("--no-compile-cache", action="store_true",
+                             help="neither read nor write the persistent compilation cache "
+                                  "(also: JAXRL_COMPILE_CACHE=0)")
     return parser
 
 
@@ -159,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         module, name = args.handler
+        if getattr(args, "no_compile_cache", False):
+            compile_cache.disable()
         return getattr(importlib.import_module(f"jaxrl.cli.{module}"), name)(args)
     except ValueError as err:  # our config/env/algo errors are ValueError subclasses
         print(f"jaxrl: {err}", file=sys.stderr)
@@ -166,3 +174,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("jaxrl: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `jaxrl runs ls | head`: the reader left; not an error to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

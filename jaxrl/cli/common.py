@@ -3,42 +3,21 @@ files and printing."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 
 from jaxrl import stats
+from jaxrl.cli.parsing import (  # noqa: F401  (re-exported: what the commands share)
+    Parser,
+    UsageError,
+    one_line_warnings,
+    whole_number,
+)
 from jaxrl.output_paths import check_file
 from jaxrl.runs.files import atomic_write_text, finite_or_none, json_default
 from jaxrl.runs.text_table import format_frame
-
-
-class UsageError(ValueError):
-    """A bad command line; `main` prints it as one line and exits 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (a `UsageError`, printed by `main`), not
-    usage text and a second line."""
-
-    def error(self, message: str):
-        raise UsageError(f"{message} (see {self.prog} --help)")
-
-
-def whole_number(text: str) -> int:
-    """A CLI whole number: ``8``, ``1e6``, ``100_000`` (not ``2.5``). Ranges are checked by the
-    API (`jaxrl.config.check_run_args`), so the CLI and Python say the same thing."""
-    try:
-        value = float(text.replace("_", ""))
-        if value.is_integer():
-            return int(value)
-    except ValueError:
-        pass
-    raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}")
 
 
 def parse_sets(items: list[str]) -> dict[str, str]:
@@ -68,24 +47,6 @@ def print_frame(frame) -> None:
     print(format_frame(frame))
 
 
-def one_line_warnings(command):
-    """``command`` with each distinct warning (a bad file skipped by a query) on one stderr
-    line, once."""
-    def run(args) -> int:
-        shown = set()
-
-        def show(message, *_args, **_kwargs) -> None:
-            if str(message) not in shown:
-                shown.add(str(message))
-                print(f"jaxrl: warning: {message}", file=sys.stderr)
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")
-            warnings.showwarning = show
-            return command(args)
-    return run
-
-
 def bench_view(table):
     """The bench table for a terminal: IQM [CI] in one column."""
     view = table.copy()
@@ -106,7 +67,8 @@ def print_result(result) -> None:
         print(f"{s:>6}  {r:>18.2f}")
     print(f"{'mean':>6}  {np.nanmean(returns):>18.2f}")
     print(f"{'IQM':>6}  {stats.iqm(returns):>18.2f}")
-    print(f"compile {result.compile_seconds:.1f} s | run {result.run_seconds:.1f} s | "
+    cached = "" if result.compile_source == "compiled" else f" ({result.compile_source})"
+    print(f"compile {result.compile_seconds:.1f} s{cached} | run {result.run_seconds:.1f} s | "
           f"{result.env_steps_per_second:,.0f} env-steps/s (all seeds) | {result.devices}")
 
 
@@ -116,7 +78,8 @@ def result_json(result) -> dict:
     return {
         "algo": result.algo, "env": result.env, "seeds": result.seeds,
         "total_steps_per_seed": result.total_steps_per_seed,
-        "compile_seconds": result.compile_seconds, "run_seconds": result.run_seconds,
+        "compile_seconds": result.compile_seconds, "compile_source": result.compile_source,
+        "run_seconds": result.run_seconds,
         "env_steps_per_second": result.env_steps_per_second, "devices": result.devices,
         "final_eval_return": [finite_or_none(r) for r in returns],
         "final_eval_return_iqm": finite_or_none(stats.iqm(returns)),

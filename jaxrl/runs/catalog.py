@@ -49,19 +49,24 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from jaxrl.runs import snapshot
 from jaxrl.runs.integrity import (
-    EVALUATIONS,
-    METRICS_DIR,
-    RUN_JSON,
     BadFile,
     chunk_files,
-    quarantined_runs,
     quick_problem,
     read_run_json,
     run_json_missing,
 )
-from jaxrl.runs.segments import (
+from jaxrl.runs.layout import (  # noqa: F401  (scan, fingerprint: re-exported)
     CATALOG_DIR,
+    EVALUATIONS,
+    METRICS_DIR,
+    RUN_JSON,
+    fingerprint,
+    quarantined_runs,
+    scan,
+)
+from jaxrl.runs.segments import (
     TABLES,
     collect_garbage,
     compact,
@@ -101,38 +106,7 @@ class Catalog:
     bad: list = field(default_factory=list)
 
 
-# -- fingerprints and rows ------------------------------------------------------------------------
-def _mtime(path: str) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return -1
-
-
-def fingerprint(entry: os.DirEntry) -> tuple[int, int, int, int]:
-    """(folder mtime, metrics folder mtime, run.json size, run.json mtime); -1 where absent."""
-    try:
-        st = os.stat(f"{entry.path}/{RUN_JSON}")
-        json_size, json_mtime = st.st_size, st.st_mtime_ns
-    except OSError:
-        json_size = json_mtime = -1
-    return entry.stat().st_mtime_ns, _mtime(f"{entry.path}/{METRICS_DIR}"), json_size, json_mtime
-
-
-def scan(root: Path) -> dict[str, tuple]:
-    """``{run_id: fingerprint}`` of the folders that may hold a run (not hidden; with a
-    ``run.json``, a ``metrics`` folder or evaluations)."""
-    seen = {}
-    with os.scandir(root) as entries:
-        for entry in entries:
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
-            fp = fingerprint(entry)
-            if fp[1] != -1 or fp[3] != -1 or os.path.exists(f"{entry.path}/{EVALUATIONS}"):
-                seen[entry.name] = fp
-    return seen
-
-
+# -- rows ----------------------------------------------------------------------------------------
 def _known_problems(row: pd.Series | None) -> dict[str, list]:
     """``{file: [file, reason, size, mtime_ns]}`` recorded for a run (e.g. by a deep check)."""
     if row is None or not isinstance(row.get("problems"), str):
@@ -256,20 +230,34 @@ def read_rows(root: Path) -> pd.DataFrame:
         return empty_rows()
     if (table.schema.metadata or {}).get(b"jaxrl_catalog") != CATALOG_VERSION.encode():
         return empty_rows()
-    rows = table.to_pandas()
+    nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    rows = table.to_pandas(types_mapper=nullable.get)  # an int column with nulls stays int
     if list(rows.columns) != ROW_COLUMNS:
         return empty_rows()
     return rows.set_index("run_id", drop=False)
 
 
 def write_rows(root: Path, rows: pd.DataFrame) -> None:
-    """Store the rows atomically, stamped with `CATALOG_VERSION`."""
+    """Store the rows atomically, stamped with `CATALOG_VERSION`, and the listing snapshot
+    that goes with them."""
     table = pa.Table.from_pandas(rows.reset_index(drop=True), preserve_index=False)
     table = table.replace_schema_metadata({b"jaxrl_catalog": CATALOG_VERSION.encode()})
     path = root / CATALOG_DIR / "runs.parquet"
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, path)
+    snapshot.write(root, snapshot_records(rows))
+
+
+def snapshot_records(rows: pd.DataFrame) -> list[dict]:
+    """The listing snapshot's records (`jaxrl.runs.snapshot.write`) of catalog rows."""
+    plain = rows[snapshot.STORED].astype(object).where(rows[snapshot.STORED].notna(), None)
+    records = plain.to_dict("records")
+    fps = rows[FINGERPRINT].fillna(-2).astype("int64").to_numpy().tolist()
+    for record, fp, problems in zip(records, fps, rows["problems"].tolist()):
+        record["fingerprint"] = fp
+        record["bad"] = [p[:2] for p in json.loads(problems)] if isinstance(problems, str) else []
+    return records
 
 
 @contextmanager
@@ -331,7 +319,8 @@ def load(root: os.PathLike, compact_new: bool = True) -> Catalog:
         if writable:
             before = rows["segment"].copy()
             compact(root, rows, set(old.loc[list(stale), "segment"]), new=compact_new)
-            if changed or not rows["segment"].equals(before):
+            if (changed or not rows["segment"].equals(before)
+                    or not snapshot.path(root).is_file()):
                 write_rows(root, rows)
             collect_garbage(root, rows)
             stale = set()

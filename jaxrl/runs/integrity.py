@@ -28,11 +28,15 @@ from typing import NamedTuple
 
 import pyarrow.parquet as pq
 
-RUN_JSON = "run.json"
-EVALUATIONS = "evaluations.parquet"
-METRICS_DIR = "metrics"
-CHUNK_GLOB = "chunk-*.parquet"
-QUARANTINE_DIR = ".quarantine"
+from jaxrl.runs.layout import (  # noqa: F401  (re-exported: the store's file names)
+    CHUNK_GLOB,
+    EVALUATIONS,
+    METRICS_DIR,
+    QUARANTINE_DIR,
+    RUN_JSON,
+    quarantined_runs,
+)
+
 PARQUET_MAGIC = b"PAR1"
 
 
@@ -209,9 +213,3 @@ def quarantine(root: Path, bad_files: list[BadFile]) -> list[tuple[Path, Path]]:
         os.rename(source, target)
         moved.append((source, target))
     return moved
-
-
-def quarantined_runs(root: Path) -> set[str]:
-    """Run ids that have files in quarantine (they stay flagged ``damaged``)."""
-    folder = Path(root) / QUARANTINE_DIR
-    return {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()

@@ -23,9 +23,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jaxrl.runs.integrity import EVALUATIONS, StoreWarning, bad_file, one_line, quick_problem
+from jaxrl.runs.integrity import StoreWarning, bad_file, one_line, quick_problem
+from jaxrl.runs.layout import CATALOG_DIR, EVALUATIONS
 
-CATALOG_DIR = ".catalog"
 TABLES = ("metrics", "evaluations")
 SEGMENT_RUNS = 1000  # runs per new segment
 SMALL_SEGMENT_RUNS = 100  # segments below this are merged ...

@@ -1,67 +1,83 @@
-"""A DataFrame as terminal text, laid out as ``DataFrame.to_string(index=False)`` does, fast.
+"""Tables as terminal text, laid out as pandas' ``DataFrame.to_string(index=False)`` does, fast.
 
-pandas formats cell by cell in Python: 0.9-1.2 s for the 10,000 rows of ``jaxrl runs ls`` on a
-store of 10,000 runs, the whole budget of the command. Here each column is formatted with
-numpy at once. Same layout for the types the run store shows (strings, integers, floats,
-booleans, nulls): columns right-aligned under their names, one space apart, floats with the
-fewest of six decimals that drops no digit (pandas switches to exponents for tiny or huge
-floats; this does not).
+pandas formats cell by cell, slowly (0.9-1.2 s for the 10,000 rows of ``jaxrl runs ls`` on a
+store of 10,000 runs, the whole budget of the command), and importing it costs half a second.
+`format_columns` lays out plain Python columns with the standard library alone (what ``jaxrl
+runs ls`` prints from the listing snapshot); `format_frame` is the same for a DataFrame. Same
+layout for the types the run store shows (strings, integers, floats, booleans, nulls): columns
+right-aligned under their names, one space apart, floats with the fewest of six decimals that
+drops no digit (pandas switches to exponents for tiny or huge floats; this does not).
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-from pandas.api import types
+import math
+from collections.abc import Sequence
 
 DECIMALS = 6
+KINDS = ("str", "int", "float", "bool")
 
 
-def float_text(values: np.ndarray) -> list[str]:
+def float_text(values: Sequence) -> list[str]:
     """Fixed-point text with `DECIMALS` decimals, less the trailing zeros all finite values
-    share (at least one decimal kept); NaN as ``NaN``; a space before non-negative values
-    when some are negative, as pandas aligns them."""
-    finite = np.isfinite(values)
-    text = np.char.mod(f"%.{DECIMALS}f", np.where(finite, values, 0.0))
-    if finite.any():
-        zeros = np.char.str_len(text) - np.char.str_len(np.char.rstrip(text, "0"))
-        cut = int(min(zeros[finite].min(), DECIMALS - 1))
-        text = np.array([t[:len(t) - cut] for t in text.tolist()]) if cut else text
-    sign = " " if (values[finite] < 0).any() else ""
+    share (at least one decimal kept); None and NaN as ``NaN``; a space before non-negative
+    values when some are negative, as pandas aligns them."""
+    values = [math.nan if v is None else float(v) for v in values]
+    finite = [math.isfinite(v) for v in values]
+    text = [f"{v:.{DECIMALS}f}" if ok else "" for v, ok in zip(values, finite)]
+    shown = [t for t, ok in zip(text, finite) if ok]
+    if shown:
+        cut = min(min(len(t) - len(t.rstrip("0")) for t in shown), DECIMALS - 1)
+        text = [t[:len(t) - cut] if cut else t for t in text]
+    sign = " " if any(v < 0 for v, ok in zip(values, finite) if ok) else ""
     return [(t if t.startswith("-") else sign + t) if ok else str(v).replace("nan", "NaN")
-            for t, ok, v in zip(text.tolist(), finite.tolist(), values.tolist())]
+            for t, ok, v in zip(text, finite, values)]
 
 
-def column_text(column: pd.Series) -> list[str]:
-    """The cells of one column as pandas would print them."""
-    if types.is_float_dtype(column):
-        return float_text(column.to_numpy(dtype=float, na_value=np.nan))
-    if types.is_integer_dtype(column) or types.is_bool_dtype(column):
-        return ["<NA>" if v is pd.NA else str(v) for v in column.astype(object).tolist()]
-    return ["None" if v is None else ("NaN" if v is np.nan else str(v)) for v in column.tolist()]
+def cells(kind: str, values: Sequence) -> list[str]:
+    """One column's cells; ``kind`` is one of `KINDS` (None prints as pandas prints a null of
+    that kind: ``NaN``, ``<NA>`` or ``None``; a float NaN among strings as ``NaN``)."""
+    if kind == "float":
+        return float_text(values)
+    if kind in ("int", "bool"):
+        return ["<NA>" if v is None else str(v) for v in values]
+    return ["None" if v is None else "NaN" if isinstance(v, float) and math.isnan(v) else str(v)
+            for v in values]
 
 
-def header_text(column: pd.Series, name) -> str:
-    """A column's name; pandas puts a space before the names of numeric (and bool) columns."""
-    numeric = types.is_numeric_dtype(column) or types.is_bool_dtype(column)
-    return f" {name}" if numeric else str(name)
+def format_columns(columns: Sequence[tuple[str, str, Sequence]]) -> str:
+    """``(name, kind, values)`` columns as text (no rows: ``(no rows)``). pandas puts a space
+    before the names of numeric and boolean columns."""
+    if not columns or not len(columns[0][2]):
+        return "(no rows)"
+    laid_out = []
+    for name, kind, values in columns:
+        body = cells(kind, values)
+        header = f" {name}" if kind != "str" else str(name)
+        width = max(len(header), *map(len, body))
+        laid_out.append([header.rjust(width)] + [c.rjust(width) for c in body])
+    return "\n".join(" ".join(row) for row in zip(*laid_out))
 
 
-def _supported(dtype) -> bool:
-    return (types.is_numeric_dtype(dtype) or types.is_bool_dtype(dtype)
-            or types.is_object_dtype(dtype) or types.is_string_dtype(dtype))
+def format_frame(frame) -> str:
+    """A DataFrame as text without its index (empty frames: ``(no rows)``); dtypes beyond the
+    run store's (dates, categories ...) are left to pandas."""
+    import pandas as pd
+    from pandas.api import types
 
-
-def format_frame(frame: pd.DataFrame) -> str:
-    """``frame`` as text without its index (empty frames: ``(no rows)``)."""
     if not len(frame):
         return "(no rows)"
-    if not all(map(_supported, frame.dtypes)):  # dates, categories ...: pandas knows best
-        return frame.to_string(index=False)
     columns = []
     for name in frame.columns:
-        cells = column_text(frame[name])
-        header = header_text(frame[name], name)
-        width = max(len(header), *map(len, cells))
-        columns.append([header.rjust(width)] + [c.rjust(width) for c in cells])
-    return "\n".join(" ".join(row) for row in zip(*columns))
+        col = frame[name]
+        if types.is_float_dtype(col):
+            kind, values = "float", col.to_numpy(dtype=float, na_value=math.nan).tolist()
+        elif types.is_bool_dtype(col) or types.is_integer_dtype(col):
+            kind = "bool" if types.is_bool_dtype(col) else "int"
+            values = [None if v is pd.NA else v for v in col.astype(object).tolist()]
+        elif types.is_object_dtype(col) or types.is_string_dtype(col):
+            kind, values = "str", col.tolist()
+        else:
+            return frame.to_string(index=False)
+        columns.append((name, kind, values))
+    return format_columns(columns)

@@ -287,3 +287,35 @@ def test_format_frame_lays_out_like_pandas():
                           "n": pd.array([1, None, 3], dtype="Int64")})
     assert format_frame(frame) == frame.to_string(index=False)
     assert format_frame(frame.iloc[:0]) == "(no rows)"
+
+
+def _ls_output(root: Path, capsys, *flags) -> tuple[str, str]:
+    capsys.readouterr()
+    assert main(["runs", "--runs-dir", str(root), "ls", *flags]) == 0
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def test_ls_from_the_snapshot_prints_what_the_full_path_prints(store, capsys, monkeypatch):
+    """Once the catalog is written, ``runs ls`` reads the listing snapshot (no pandas); it
+    prints the same table and warnings as the full path, and a changed store is noticed."""
+    from jaxrl.runs import snapshot
+
+    meta = json.loads((store.root / "run-c" / "run.json").read_text())
+    meta.update(final_eval_return_iqm=None, sweep_id="sw-1", seeds=None)  # nulls of each kind
+    (store.root / "run-c" / "run.json").write_text(json.dumps(meta))
+    truncate(store.root / "run-a" / "evaluations.parquet")
+    full = _ls_output(store.root, capsys)  # first call: refreshes the catalog, writes the snapshot
+    assert snapshot.read_current(store.root) is not None
+    for flags in [(), ("--algo", "ppo"), ("--sweep", "sw-1"), ("--status", "running")]:
+        monkeypatch.setattr(snapshot, "read_current", lambda root: None)  # force the full path
+        expected = _ls_output(store.root, capsys, *flags)
+        monkeypatch.undo()
+        assert _ls_output(store.root, capsys, *flags) == expected
+    assert _ls_output(store.root, capsys) == full
+    assert "NaN" in full[0] and "<NA>" in full[0] and "run-a: skipping bad file" in full[1]
+
+    write_run(store.root, "run-d", minute=9)  # a new run: the snapshot is out of date
+    assert snapshot.read_current(store.root) is None
+    assert "run-d" in _ls_output(store.root, capsys)[0]
+    assert snapshot.read_current(store.root) is not None  # and written again

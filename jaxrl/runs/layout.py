@@ -1,0 +1,75 @@
+"""Where a run store keeps things, and the cheap facts about its run folders (standard library
+only, so `jaxrl runs ls` can answer without loading pandas or Arrow).
+
+::
+
+    <root>/                      $JAXRL_RUNS_DIR, or ./runs
+        <run_id>/run.json        what the run is, its status and summary
+        <run_id>/metrics/        chunk-*.parquet, one per chunk of updates
+        <run_id>/evaluations.parquet
+        .catalog/                the catalog (`jaxrl.runs.catalog`), a cache of the above
+        .quarantine/<run_id>/    bad files moved aside by ``jaxrl runs check --quarantine``
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_ROOT = "runs"
+RUN_JSON = "run.json"
+EVALUATIONS = "evaluations.parquet"
+METRICS_DIR = "metrics"
+CHUNK_GLOB = "chunk-*.parquet"
+QUARANTINE_DIR = ".quarantine"
+CATALOG_DIR = ".catalog"
+
+Fingerprint = tuple[int, int, int, int]
+
+
+def default_root() -> Path:
+    return Path(os.environ.get("JAXRL_RUNS_DIR", DEFAULT_ROOT))
+
+
+def store_root(runs_dir: os.PathLike | str | None) -> Path:
+    """The store a command reads: ``runs_dir``, else `default_root`."""
+    return Path(runs_dir) if runs_dir is not None else default_root()
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def fingerprint(entry: os.DirEntry) -> Fingerprint:
+    """(folder mtime, metrics folder mtime, run.json size, run.json mtime); -1 where absent.
+    The store writes every file by renaming a temp file into place, so a new chunk, new
+    evaluations or a rewritten ``run.json`` changes it."""
+    try:
+        st = os.stat(f"{entry.path}/{RUN_JSON}")
+        json_size, json_mtime = st.st_size, st.st_mtime_ns
+    except OSError:
+        json_size = json_mtime = -1
+    return entry.stat().st_mtime_ns, _mtime(f"{entry.path}/{METRICS_DIR}"), json_size, json_mtime
+
+
+def scan(root: Path) -> dict[str, Fingerprint]:
+    """``{run_id: fingerprint}`` of the folders that may hold a run (not hidden; with a
+    ``run.json``, a ``metrics`` folder or evaluations)."""
+    seen = {}
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            fp = fingerprint(entry)
+            if fp[1] != -1 or fp[3] != -1 or os.path.exists(f"{entry.path}/{EVALUATIONS}"):
+                seen[entry.name] = fp
+    return seen
+
+
+def quarantined_runs(root: Path) -> set[str]:
+    """Run ids that have files in quarantine (they stay flagged ``damaged``)."""
+    folder = Path(root) / QUARANTINE_DIR
+    return {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
