@@ -206,14 +206,21 @@ def make_brax(
 
     if name not in brax_envs._envs:
         raise ValueError(f"unknown brax env {name!r}; known: {', '.join(brax_envs._envs)}")
-    raw = brax_envs.get_environment(name, backend=backend, **kwargs)
-    env = BraxEnv(
-        raw,
-        name=name,
-        backend=backend,
-        episode_length=episode_length,
-        action_repeat=action_repeat,
-    )
-    env._make_args = (name, backend, int(action_repeat),
-                      tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+    make_args = (name, backend, int(action_repeat),
+                 tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+    key = (*make_args, int(episode_length))
+    if key not in _BUILT:  # build once per process: see `_BUILT`
+        raw = brax_envs.get_environment(name, backend=backend, **kwargs)
+        env = BraxEnv(raw, name=name, backend=backend, episode_length=episode_length,
+                      action_repeat=action_repeat)
+        env._make_args = make_args
+        _BUILT[key] = env
+    env = _BUILT[key]
     return env, env.default_params
+
+
+# Built envs by make arguments. Building one parses the MuJoCo model and traces a reset for the
+# observation shape (1.5-3 s on a 2-core CPU), which a sweep or a suite would otherwise pay for
+# every config; a built env holds no mutable state (its state lives in `BraxEnvState`), so
+# every `make` with the same arguments can share it.
+_BUILT: dict[tuple, BraxEnv] = {}

@@ -316,16 +316,20 @@ SEED_LIMIT = 2**32  # a PRNG key keeps 32 bits of the root seed: seed 2**32 woul
 _UNSET: Any = object()
 
 
-def check_run_args(*, seeds: Any = _UNSET, total_steps: Any = _UNSET, seed: Any = _UNSET) -> None:
+def check_run_args(*, seeds: Any = _UNSET, total_steps: Any = _UNSET, seed: Any = _UNSET,
+                   eval_episodes: Any = _UNSET) -> None:
     """Refuse a run's whole-number arguments before anything is built (`int` would truncate
-    them): ``seeds`` >= 1 and the root ``seed`` in ``[0, 2**32)`` must be ints; ``total_steps``
-    >= 1 may also be a float with a whole value (``1e6``). Arguments not given are not checked."""
+    them): ``seeds`` >= 1, the root ``seed`` in ``[0, 2**32)`` and ``eval_episodes`` >= 0 (0: no
+    evaluation) must be ints; ``total_steps`` >= 1 may also be a float with a whole value
+    (``1e6``). Arguments not given are not checked."""
     if seeds is not _UNSET:
         _check_whole("seeds", seeds, COUNT)
     if total_steps is not _UNSET:
         _check_whole("total_steps", total_steps, COUNT, whole_floats=True)
     if seed is not _UNSET:
         _check_whole("seed", seed, Interval(0, SEED_LIMIT, high_open=True))
+    if eval_episodes is not _UNSET:
+        _check_whole("eval_episodes", eval_episodes, Interval(0))
 
 
 def _check_whole(name: str, value: Any, interval: Interval, whole_floats: bool = False) -> None:

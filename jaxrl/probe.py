@@ -9,6 +9,7 @@ skipped.
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import jax
 import numpy as np
@@ -47,11 +48,10 @@ def supports(algo_name: str, probe_cls) -> bool:
 
 def run_rung(algo: str, probe_cls, seeds: int = 4, total_steps: int = PROBE_STEPS, seed: int = 0,
              **overrides) -> RungResult:
-    import time
-
     start = time.perf_counter()
-    result = train(algo, store=False, env=probe_cls.name, seeds=seeds, total_steps=total_steps, seed=seed,
-                   progress=False, eval_episodes=4, **overrides)
+    # no evaluation program: a rung is judged on the learned values and greedy actions below
+    result = train(algo, store=False, env=probe_cls.name, seeds=seeds, total_steps=total_steps,
+                   seed=seed, progress=False, eval_episodes=0, **overrides)
     algorithm = algos.get(algo)
     env, params = envs.make(probe_cls.name)
     gamma = float(result.config.gamma)

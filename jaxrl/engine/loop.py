@@ -122,9 +122,13 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     chunk_fn, t_chunk, disk_chunk = build(("chunk", k), programs.chunk_program(
         algorithm, config, env, env_params, k, padded), state)
     horizon = eval_horizon(env_params)
-    eval_fn, t_eval, disk_eval = build(("eval", spec.eval_episodes, horizon), programs.eval_program(
-        algorithm, config, env, env_params, spec.eval_episodes, horizon, padded),
-        state, eval_keys, chunk_index(0))
+    eval_fn, t_eval, disk_eval = None, 0.0, False  # eval_episodes=0: no evaluation program
+    if spec.eval_episodes:
+        eval_fn, t_eval, disk_eval = build(("eval", spec.eval_episodes, horizon),
+                                           programs.eval_program(algorithm, config, env,
+                                                                 env_params, spec.eval_episodes,
+                                                                 horizon, padded),
+                                           state, eval_keys, chunk_index(0))
 
     checkpointer = Checkpointer(checkpoint_dir) if checkpoint_dir is not None else None
     first, evals, run_seconds, failures = 0, [], 0.0, {}
@@ -164,7 +168,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
             note_failures(failures, members, metrics, c * k, config.steps_per_update)
             if failures and (stop_on_non_finite or len(failures) == len(r.configs)):
                 break
-            if (c + 1) % eval_every == 0 or c + 1 == num_chunks:
+            if eval_fn is not None and ((c + 1) % eval_every == 0 or c + 1 == num_chunks):
                 t0 = time.perf_counter()
                 returns = take_members(np.asarray(eval_fn(state, eval_keys, chunk_index(c))),
                                        members.size)
@@ -193,8 +197,8 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     return GroupOutcome(members, chunks, evals, take_members(state, members.size),
                         t_init + t_chunk + t_eval, run_seconds, failures, config.steps_per_update,
                         describe_devices(sharding),
-                        compile_source([(t_init, disk_init), (t_chunk, disk_chunk),
-                                        (t_eval, disk_eval)]))
+                        compile_source([(t_init, disk_init), (t_chunk, disk_chunk)]
+                                       + ([(t_eval, disk_eval)] if eval_fn else [])))
 
 
 def compile_source(programs_built: list[tuple[float, bool]]) -> str:

@@ -54,7 +54,8 @@ def group_spec(algo: str, env: str, seeds: int, total_steps: int, configs: list,
                max_chunk_updates: int = MAX_CHUNK_UPDATES, env_kwargs=None,
                checkpoint_every=None, memory_check: bool = True) -> GroupSpec:
     """A `GroupSpec` from the engine options as `train` and `sweep` name them."""
-    check_run_args(seeds=seeds, total_steps=total_steps, seed=seed)  # before int() truncates
+    check_run_args(seeds=seeds, total_steps=total_steps, seed=seed,  # before int() truncates
+                   eval_episodes=eval_episodes)
     return GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
                      seed=int(seed), configs=list(configs), env_kwargs=env_kwargs,
                      eval_every=eval_every, eval_episodes=int(eval_episodes),

@@ -2,8 +2,10 @@
 levels."""
 
 import numpy as np
+import pytest
 
 import jaxrl
+from jaxrl.config import ConfigError
 
 
 def test_python_api_result_and_diagnostic_levels():
@@ -28,3 +30,15 @@ def test_python_api_result_and_diagnostic_levels():
     for col in ("value_mean", "value_target_std", "advantage_min", "reward_max", "update_norm",
                 "grad_abs_max", "log_std_mean"):
         assert col in debug.metrics, col
+
+
+def test_eval_episodes_zero_compiles_no_evaluation():
+    """``eval_episodes=0`` (the probe ladder's setting) skips the evaluation program: no
+    evaluation rows, final returns NaN (never a fake 0); a negative count is refused."""
+    r = jaxrl.train("ppo", env="probe:obs-action", seeds=2, total_steps=1024, progress=False,
+                    store=False, eval_episodes=0, num_envs=4, num_steps=64)
+    assert r.evaluations.empty and np.isnan(r.final_eval_return).all()
+    assert len(r.metrics) == 2 * 4
+    with pytest.raises(ConfigError, match="eval_episodes must be >= 0"):
+        jaxrl.train("ppo", env="probe:obs-action", total_steps=1024, eval_episodes=-1,
+                    store=False)

@@ -31,7 +31,6 @@ def _run(devices: int) -> dict:
     # the script imports jax before jaxrl: drop the count this pytest process's jaxrl exported
     for name in ("JAX_NUM_CPU_DEVICES", "JAXRL_SET_JAX_NUM_CPU_DEVICES", "JAXRL_CPU_DEVICES"):
         env.pop(name, None)
-    env.pop("JAX_COMPILATION_CACHE_DIR", None)
     proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
                           check=False, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
