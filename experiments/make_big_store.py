@@ -164,7 +164,7 @@ def measure(root: Path, repeats: int = 3) -> None:
               f"aggregate {sql_wall:.2f} s wall ({sql_cpu:.2f} s CPU) | last row: {line.strip()}",
               flush=True)
     wall, cpu, _ = timed_cli(["--help"])
-    print(f"python start + import jaxrl.cli (pandas, duckdb, pyarrow): {wall:.2f} s wall "
+    print(f"jaxrl --help (python start, the CLI parser; no JAX, pandas or Arrow): {wall:.2f} s wall "
           f"({cpu:.2f} s CPU)")
     store = RunStore(root)
     for _ in range(repeats):

@@ -11,6 +11,7 @@ from jaxrl.engine.members import Members
 from jaxrl.engine.programs import act_program
 from jaxrl.engine.spec import GroupSpec, Resolved, resolve_group
 from jaxrl.results import NonFiniteMetricError, TrainResult, stored_summary
+from jaxrl.runs.catalog import catalogue_finished
 from jaxrl.runs.report import write_report
 from jaxrl.runs.store import RunStore, StoreError
 
@@ -59,6 +60,7 @@ def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: b
         failure = outcome.failures.get(i)
         finish_run(run, "failed" if failure else "finished", result, failure)
         results.append(result)
+    catalogue_finished(runs[0].folder.parent)
     if stop_on_non_finite and outcome.failures:
         raise NonFiniteMetricError(outcome.failures[0], results[0])
     return results

@@ -327,6 +327,21 @@ def load(root: os.PathLike, compact_new: bool = True) -> Catalog:
     return catalog_from(root, rows, stale)
 
 
+def catalogue_finished(root: os.PathLike) -> None:
+    """Bring the catalog rows and the listing snapshot of the store at ``root`` up to date,
+    called by a training process once its runs have finished: the next ``jaxrl runs ls`` then
+    reads the snapshot (standard library only) instead of refreshing the catalog itself. The
+    metrics are left for the first query that needs them to compact. Nothing here may fail a
+    run that trained: a store the catalog cannot refresh is one warning line, and the next
+    query refreshes it the full way."""
+    try:
+        load(root, compact_new=False)
+    except Exception as err:  # the runs are safely stored; only speed is lost
+        print(f"jaxrl: warning: the catalog of {root} was not refreshed after the run "
+              f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); the "
+              f"next `jaxrl runs` query refreshes it", file=sys.stderr)
+
+
 def catalog_from(root: Path, rows: pd.DataFrame, stale: set) -> Catalog:
     """The `Catalog` a query reads, from refreshed rows."""
     has_problems = rows["problems"].notna() & (rows["problems"] != "[]")

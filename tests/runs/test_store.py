@@ -14,7 +14,7 @@ import pytest
 from jaxrl.api import train
 from jaxrl.cli import main
 from jaxrl.results import NonFiniteMetricError
-from jaxrl.runs import query
+from jaxrl.runs import query, snapshot
 from jaxrl.runs.store import RunStore, StoreError, code_provenance
 
 TINY = dict(num_envs=4, num_steps=16, update_epochs=1, num_minibatches=1, hidden=(8,),
@@ -31,6 +31,9 @@ def test_round_trip_ls_top_latest_sql(store):
               learning_rate=1e-2, **TINY)
     b = train("ppo", env="probe:action", seeds=2, total_steps=64 * 4, runs_dir=store.root,
               learning_rate=1e-4, **TINY)
+    # each training process catalogued its finished run: `runs ls` reads the snapshot at once
+    current = snapshot.read_current(store.root)
+    assert current is not None and {r["run_id"] for r in current} == {a.run_id, b.run_id}
     listed = query.ls(store, env="probe:action")
     assert set(listed.run_id) == {a.run_id, b.run_id}
     assert set(listed.status) == {"finished"}

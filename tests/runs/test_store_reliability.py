@@ -319,3 +319,23 @@ def test_ls_from_the_snapshot_prints_what_the_full_path_prints(store, capsys, mo
     assert snapshot.read_current(store.root) is None
     assert "run-d" in _ls_output(store.root, capsys)[0]
     assert snapshot.read_current(store.root) is not None  # and written again
+
+
+def test_a_catalog_refresh_that_fails_after_training_is_one_warning(store, capsys, monkeypatch):
+    """The training process catalogues its finished runs (so the next ``runs ls`` reads the
+    snapshot); if that fails, the run still stands, and the store says so in one line."""
+    def broken(root, compact_new=True):
+        raise OSError("No space left on device\nsecond line")
+
+    monkeypatch.setattr(catalog, "load", broken)
+    catalog.catalogue_finished(store.root)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not refreshed" in err[0] and "No space left" in err[0]
+    monkeypatch.undo()
+    catalog.catalogue_finished(store.root)
+    assert sorted(r["run_id"] for r in snapshot_records(store.root)) == ["run-a", "run-b", "run-c"]
+
+
+def snapshot_records(root: Path) -> list:
+    from jaxrl.runs import snapshot
+    return snapshot.read_current(root) or []
