@@ -215,11 +215,13 @@ def test_an_interrupted_checkpointed_entry_is_resumed(tmp_path):
     killed = subprocess.run(argv, env={**os.environ, "JAXRL_KILL_AFTER_CHUNK": "1"},
                             capture_output=True, text=True, timeout=600, check=False)
     assert killed.returncode == -9, killed.stderr[-2000:]
-    (folder,) = [p for p in (tmp_path / "runs").iterdir() if p.name != "benches"]
+    run_folders = lambda: [p for p in (tmp_path / "runs").iterdir()
+                           if p.name != "benches" and not p.name.startswith(".")]
+    (folder,) = run_folders()
     assert benchmod.resumable(RunStore(runs), json.loads((folder / "run.json").read_text()) | {
         "status": "interrupted"})
     result = benchmod.bench(str(path), only="short/*", runs_dir=runs, progress=False)
     assert result.ran == ["short/ppo"]
     meta = json.loads((folder / "run.json").read_text())
     assert meta["status"] == "finished"  # the same run folder, finished by the resume
-    assert len([p for p in (tmp_path / "runs").iterdir() if p.name != "benches"]) == 1
+    assert len(run_folders()) == 1

@@ -1,0 +1,93 @@
+"""DQN's own switches, each checked against numbers worked by hand: double-Q target selection,
+the dueling head, the epsilon schedule, the weighted Huber/squared loss and the target-network
+period. (Shared off-policy behaviour: test_offpolicy.py.)"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxrl.algos import dqn
+from jaxrl.buffers import nstep
+from jaxrl.networks import QNetwork
+from tests.algos.learner_batch import state_and_batch
+
+
+class Table:
+    """A stand-in Q-network whose "parameters" are the Q-values themselves ``[B, n]``."""
+
+    def apply(self, params, obs):
+        return params
+
+
+def batch_of(reward, discount, action=(0, 0)):
+    two = jnp.zeros((2, 3))
+    return nstep.NStepTransition(obs=two, action=jnp.asarray(action), reward=jnp.asarray(reward),
+                                 discount=jnp.asarray(discount),
+                                 terminated=jnp.asarray(discount) == 0, next_obs=two)
+
+
+@pytest.mark.parametrize(("double_q", "expected"), [(True, [2.0, 1.0]), (False, [2.5, 1.0])])
+def test_double_q_selects_online_and_evaluates_target(double_q, expected):
+    online = jnp.array([[1.0, 5.0], [4.0, 0.0]])  # Q(s', .): picks action 1, then 0
+    target = jnp.array([[3.0, 2.0], [7.0, 1.0]])  # Q_target(s', .): picks action 0, then 0
+    batch = batch_of(reward=[1.0, 1.0], discount=[0.5, 0.0])  # the second s' is terminal
+    config = dqn.DQNConfig(double_q=double_q)
+    y = dqn.td_targets(online, target, Table(), batch, config)
+    # double: 1 + 0.5 * Q_target(s', 1) = 2; plain: 1 + 0.5 * max Q_target(s') = 2.5
+    np.testing.assert_allclose(y, expected)
+
+
+def test_dueling_head_is_value_plus_mean_zero_advantage():
+    net = QNetwork(3, (8,), "relu", dueling=True)
+    obs = jax.random.normal(jax.random.key(0), (5, 4))
+    variables = net.init(jax.random.key(1), obs)
+    q, seen = net.apply(variables, obs, capture_intermediates=True)
+    features = seen["intermediates"]["Torso_0"]["__call__"][0]
+    heads = {k: v for k, v in variables["params"].items() if k.startswith("Dense")}
+    (value_head,) = [h for h in heads.values() if h["kernel"].shape[-1] == 1]
+    value = features @ value_head["kernel"] + value_head["bias"]
+    assert q.shape == (5, 3)
+    np.testing.assert_allclose(q.mean(axis=-1), value[:, 0], rtol=1e-5, atol=1e-6)
+    plain = QNetwork(3, (8,), "relu", dueling=False).init(jax.random.key(1), obs)
+    assert jax.tree.structure(plain) != jax.tree.structure(variables)
+
+
+def test_a_dueling_learner_step_is_finite_and_moves_the_net():
+    state, batch, config, space = state_and_batch("dqn", "CartPole-v1", dueling=True)
+    out = dqn.learn(state, batch, jnp.ones((16,)), jax.random.key(0), config, space)
+    assert np.isfinite(float(out.metrics["loss"]))
+    assert not jax.tree.all(jax.tree.map(jnp.array_equal, out.params, state.params))
+
+
+def test_epsilon_decays_linearly_then_holds():
+    state, _, _, _ = state_and_batch("dqn", "CartPole-v1", eps_start=1.0, eps_end=0.1,
+                                     eps_decay_fraction=0.5)
+    state = state.replace(hparams=state.hparams.replace(total_steps=jnp.float32(1000)))
+    at = lambda steps: float(dqn.epsilon(state.replace(env_steps=jnp.int32(steps))))
+    assert at(0) == pytest.approx(1.0)
+    assert at(250) == pytest.approx(0.55)  # halfway through the 500-step decay
+    assert at(500) == pytest.approx(0.1) and at(900) == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(("loss", "per_sample"), [("mse", [0.5 * 4.0, 0.5 * 0.25]),
+                                                  ("huber", [2.0 - 0.5, 0.5 * 0.25])])
+def test_loss_is_importance_weighted(loss, per_sample):
+    q = jnp.array([[1.0, 9.0], [9.0, 2.0]])
+    batch = batch_of(reward=[0.0, 0.0], discount=[0.0, 0.0], action=(0, 1))
+    targets, weights = jnp.array([3.0, 1.5]), jnp.array([1.0, 0.5])  # td = 2, -0.5
+    value, (td, q_taken) = dqn.dqn_loss(q, Table(), batch, targets, weights,
+                                        dqn.DQNConfig(loss=loss))
+    np.testing.assert_allclose(td, [2.0, -0.5])
+    np.testing.assert_allclose(q_taken, [1.0, 2.0])
+    assert float(value) == pytest.approx((per_sample[0] + 0.5 * per_sample[1]) / 2)
+
+
+def test_target_network_moves_only_every_period():
+    state, batch, config, space = state_and_batch("dqn", "CartPole-v1", target_update_period=3,
+                                                  tau=1.0)
+    weights, key = jnp.ones((16,)), jax.random.key(0)
+    early = dqn.learn(state, batch, weights, key, config, space)  # update 1 of 3
+    assert jax.tree.all(jax.tree.map(jnp.array_equal, early.target_params, state.target_params))
+    due = dqn.learn(state.replace(update_step=jnp.int32(2)), batch, weights, key, config, space)
+    assert jax.tree.all(jax.tree.map(jnp.array_equal, due.target_params, due.params))  # tau 1
