@@ -1,11 +1,13 @@
-"""Off-policy speed on this machine (issue 6's reference settings), at 1 and 16 seeds.
+"""Off-policy speed on this machine, at 1 and 16 seeds, in the cost of rejax's shipped configs.
 
-* DQN on CartPole-v1: 10 envs, batch 100, 5 gradient updates per env-step round, buffer 50k.
-  For reference, rejax 0.1.3 was quoted at about 8.5k env-steps/s with 8 seeds vmapped.
-* SAC on Pendulum-v1: 1 env, batch 256, 1 update per env step, our default 256x256 MLPs.
-  Quoted rejax figure: about 1.4k env-steps/s for one seed.
+* DQN on CartPole-v1: 10 envs, batch 100, 5 gradient updates per env-step round, buffer 50k,
+  a dueling double-Q network of 64x64 SiLU (rejax's ``configs/gymnax/cartpole.yaml``).
+* SAC on Pendulum-v1: 1 env, batch 256, 1 update per env step, buffer 10k, 64x64 SiLU actor
+  and critics (rejax's ``configs/gymnax/pendulum.yaml``).
 
-Prints compile seconds, run seconds and env-steps/s (all seeds together).
+Prints compile seconds, run seconds and env-steps/s (all seeds together). Time rejax as it
+ships beside it in the same minutes (``../shared/peers/bench_rejax.py dqn|sac`` with those
+config sections); the README has the measured ratios.
 
     python experiments/perf_offpolicy.py [--seeds 1 16] [--dqn-steps 100000] [--sac-steps 20000]
 """
@@ -15,8 +17,11 @@ import json
 
 from jaxrl import train
 
-DQN = dict(num_envs=10, batch_size=100, gradient_steps=5, buffer_size=50_000, log_interval=50)
-SAC = dict(num_envs=1, batch_size=256, gradient_steps=1, log_interval=200)
+NET = dict(hidden=(64, 64), activation="silu")
+DQN = dict(num_envs=10, batch_size=100, gradient_steps=5, buffer_size=50_000, dueling=True,
+           double_q=True, log_interval=50, **NET)
+SAC = dict(num_envs=1, batch_size=256, gradient_steps=1, buffer_size=10_000, log_interval=200,
+           **NET)
 
 
 def main():

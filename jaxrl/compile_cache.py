@@ -16,6 +16,12 @@ Settings, read when the first program compiles:
 
 An entry that cannot be read (truncated, corrupted) is skipped with a one-line warning and the
 program is compiled afresh (JAX's own handling, ``jax_raise_persistent_cache_errors`` off).
+
+JAX's size bound keeps an access-time file beside each entry, and its eviction reads them all
+before every write. A process that used the folder without a bound (plain JAX with
+``$JAX_COMPILATION_CACHE_DIR`` set, a kill between the two writes) leaves entries without one,
+and then every later write fails. `heal` gives such entries an access time (their mtime) when
+the cache is configured, and again if a write fails.
 `Counter` tells a caller whether a compile was served from the cache.
 """
 
@@ -95,7 +101,25 @@ def configure() -> Path | None:
         jax.config.update("jax_compilation_cache_dir", folder)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
         jax.config.update("jax_compilation_cache_max_size", max_bytes())
+        heal(Path(folder))
         return Path(folder)
+
+
+def heal(folder: Path | None = None) -> int:
+    """Give every entry of ``folder`` (default: the configured one) that has no access-time
+    file one, stamped with the entry's mtime, so that JAX's eviction scan (which reads them all
+    before each write) cannot fail on it. Returns how many were added."""
+    folder = folder if folder is not None else _current_dir()
+    added = 0
+    for entry in folder.glob("*-cache") if folder else ():
+        stamp = entry.with_name(entry.name.removesuffix("-cache") + "-atime")
+        try:
+            if not stamp.exists():
+                stamp.write_bytes(entry.stat().st_mtime_ns.to_bytes(8, "little"))
+                added += 1
+        except OSError:  # removed by a concurrent eviction, or a read-only folder
+            continue
+    return added
 
 
 def _current_dir() -> Path | None:

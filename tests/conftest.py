@@ -1,13 +1,15 @@
 import os
 
-from jaxrl.compile_cache import MIN_COMPILE_SECONDS, default_dir
+from jaxrl.compile_cache import MIN_COMPILE_SECONDS, default_dir, max_bytes
 
 # jaxrl's persistent compilation cache, outside the clone ($JAXRL_CACHE_DIR or the per-user
 # cache folder), for every program the tests compile (also those jitted outside the engine):
 # the xdist workers and the CLI tests' subprocesses share programs, and a second run of the
-# suite on the same machine (or a second CI run) starts warm.
+# suite on the same machine (or a second CI run) starts warm. With jaxrl's size bound in every
+# process, JAX keeps the access-time file its eviction needs beside every entry.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(default_dir()))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", str(MIN_COMPILE_SECONDS))
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(max_bytes()))
 
 import pytest
 

@@ -63,12 +63,18 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
 
 def _on_compile_warning(show: Callable, message, category, filename, lineno, file=None,
                         line=None) -> None:
-    """A bad persistent-cache entry (JAX skips it and compiles afresh) becomes one line on
-    stderr, and the entry is dropped at once so the fresh executable is written in its place;
-    other warnings are shown as usual."""
+    """A persistent-cache warning becomes one line on stderr; other warnings are shown as
+    usual. A bad entry (JAX skips it and compiles afresh) is dropped at once, so the fresh
+    executable is written in its place; a failed write (the program ran, uncached) heals the
+    folder's access-time files so that the next write succeeds."""
     text = str(message)
     if "persistent compilation cache" not in text:
         show(message, category, filename, lineno, file, line)
+        return
+    if text.startswith("Error writing"):
+        compile_cache.heal()
+        print(f"jaxrl: warning: {text.splitlines()[0]} (the program was compiled; it is not "
+              f"cached this time)", file=sys.stderr)
         return
     module = text.split("'")[1] if text.count("'") >= 2 else ""
     dropped = compile_cache.drop_unreadable(module) if module else 0

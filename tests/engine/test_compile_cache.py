@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 # One process: train PPO briefly, print where its programs came from and save its outputs.
 SCRIPT = """
@@ -74,3 +75,20 @@ def test_switched_off_by_the_environment(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True,
                          text=True, timeout=120, check=True).stdout.split()
     assert out == ["None", "False"] and not (tmp_path / "c").exists()
+
+
+def test_entries_without_an_access_time_do_not_stop_later_writes(tmp_path):
+    """An entry written without JAX's size bound has no access-time file; JAX's eviction scan
+    then fails every later write of a bounded cache, until `heal` stamps the entry."""
+    from jax._src.lru_cache import LRUCache
+
+    from jaxrl import compile_cache
+
+    (tmp_path / "jit_old-abc-cache").write_bytes(b"an executable")  # no jit_old-abc-atime
+    bounded = LRUCache(str(tmp_path), max_size=1 << 20)
+    with pytest.raises(FileNotFoundError):  # JAX's eviction scan, before healing
+        bounded.put("jit_new-def", b"another")
+    assert compile_cache.heal(tmp_path) == 1 and compile_cache.heal(tmp_path) == 0
+    bounded.put("jit_new-ghi", b"a third")
+    assert bounded.get("jit_new-ghi") == b"a third" and (tmp_path / "jit_new-ghi-atime").is_file()
+    assert (tmp_path / "jit_old-abc-atime").is_file()
