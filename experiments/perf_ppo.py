@@ -7,7 +7,7 @@ gymnax) in the same minutes; the README has the measured ratios.
 
 Single runs on a shared VM swing by +-20%, so ``--repeats R`` runs every seed count R times
 (compiled once, different root seeds) and reports the best and the median run; compare those
-with ``experiments/rejax_reference.py --repeats R`` taken in the same minutes.
+with ``bench_rejax.py ... --repeat R`` taken in the same minutes (the two in turn).
 
     python experiments/perf_ppo.py [--seeds 1 8 32] [--total-steps 500000] [--repeats 3]
 """
