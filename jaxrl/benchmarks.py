@@ -52,6 +52,7 @@ import yaml
 from jaxrl import algos
 from jaxrl.api import resume, train
 from jaxrl.config import ConfigError, check_run_args
+from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
 from jaxrl.measures import MEASURES
 from jaxrl.results import NonFiniteMetricError
@@ -304,6 +305,8 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
             ran.append(entry.name)
         except NonFiniteMetricError as err:
             failed[entry.name] = str(err)
+        finally:
+            programs.forget()  # no other entry uses this one's programs
     report_dir = bench_report.write(store, bid, out=out)
     return BenchResult(bid, str(report_dir), ran, skipped, failed,
                        bench_report.entry_table(store, bid))

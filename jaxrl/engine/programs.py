@@ -4,7 +4,13 @@ Each program is compiled ahead of time (``jit(...).lower(...).compile()``), so c
 measured apart from run time, and cached by (program tag, algorithm, static config fields, env,
 env params, argument shapes and shardings): a change of a traced hyperparameter reuses it. The
 algorithm's functions are handed the config's static view (``config.static()``), so no traced
-value can be baked into a cached program: those come in with ``state.hparams``."""
+value can be baked into a cached program: those come in with ``state.hparams``.
+
+The cache keeps the `MAX_PROGRAMS` most recently used programs. Each XLA:CPU executable holds
+about a thousand memory mappings (a brax program several thousand), and Linux allows a process
+65,530 (``vm.max_map_count``): a bench that kept every entry's programs died in LLVM with
+"Cannot allocate memory" after 18 brax entries. A program dropped here and needed again comes
+back from the persistent compilation cache (`jaxrl.compile_cache`)."""
 
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import hashlib
 import sys
 import time
 import warnings
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +30,9 @@ from jaxrl import compile_cache
 from jaxrl.engine.members import over_members
 from jaxrl.evaluate import evaluate
 
-PROGRAMS: dict[tuple, Any] = {}  # the compile cache of this process
+MAX_PROGRAMS = 24  # compiled programs kept in this process (a few runs' init, chunk, eval)
+PROGRAMS: OrderedDict[tuple, Any] = OrderedDict()  # the compile cache of this process, LRU
+COMPILED: Counter = Counter()  # programs compiled in this process (not in-process hits), by tag
 
 
 def params_digest(env_params) -> str:
@@ -48,6 +57,7 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
     key = (tag, algorithm.name, config.static_key(), env, params_digest(env_params),
            str(jax.tree.structure(example_args)), str(shapes))
     if key in PROGRAMS:
+        PROGRAMS.move_to_end(key)
         return PROGRAMS[key], 0.0, False
     compile_cache.configure()
     hits = compile_cache.hits()
@@ -57,8 +67,19 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
         warnings.filterwarnings("always", message=".*persistent compilation cache")
         warnings.showwarning = functools.partial(_on_compile_warning, warnings.showwarning)
         program = jax.jit(build(), **kw).lower(*example_args).compile()
+    seconds, from_disk = time.perf_counter() - start, compile_cache.hits() > hits
     PROGRAMS[key] = program
-    return program, time.perf_counter() - start, compile_cache.hits() > hits
+    COMPILED[tag[0]] += 1
+    while len(PROGRAMS) > MAX_PROGRAMS:
+        PROGRAMS.popitem(last=False)
+    return program, seconds, from_disk
+
+
+def forget() -> None:
+    """Drop every compiled program this process holds, and JAX's own caches (a bench between
+    entries, whose programs are not used again): their memory and mappings are released."""
+    PROGRAMS.clear()
+    jax.clear_caches()
 
 
 def _on_compile_warning(show: Callable, message, category, filename, lineno, file=None,

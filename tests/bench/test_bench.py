@@ -10,6 +10,7 @@ import pytest
 
 from jaxrl import benchmarks as benchmod
 from jaxrl.cli import main
+from jaxrl.engine import programs
 from jaxrl.runs import bench_report
 from jaxrl.runs.store import RunStore
 
@@ -108,6 +109,7 @@ def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):
                            out=str(tmp_path / "out"))
     assert again.bench_id == first.bench_id
     assert again.ran == ["a2c/CartPole-v1"] and again.skipped == ["ppo/CartPole-v1"]
+    assert not programs.PROGRAMS  # each entry's programs were let go (memory mappings)
     for name in ("report.md", "results.json", "curves.png"):
         assert (tmp_path / "out" / name).is_file()
     report = json.loads((tmp_path / "out" / "results.json").read_text())

@@ -76,3 +76,33 @@ def test_program_cache_keys_on_chunk_length():
     b = train("ppo", env="probe:value", max_chunk_updates=2, **kw)
     assert len(a.metrics) == len(b.metrics) == 2 * 6
     assert b.compile_seconds > 0
+
+
+def test_the_process_keeps_only_the_most_recent_programs(monkeypatch):
+    """Each kept executable holds memory mappings (a process may have 65,530): the in-process
+    cache keeps the `MAX_PROGRAMS` most recently used, and `forget` drops them all."""
+    from collections import OrderedDict
+    from types import SimpleNamespace
+
+    import jax.numpy as jnp
+
+    from jaxrl.engine import programs
+
+    monkeypatch.setattr(programs, "PROGRAMS", OrderedDict())
+    monkeypatch.setattr(programs, "MAX_PROGRAMS", 2)
+    algo = SimpleNamespace(name="stand-in")
+    config = SimpleNamespace(static_key=lambda: ("static",))
+    x = jnp.ones(3)
+
+    def get(n):
+        return programs.compiled((f"add{n}",), algo, config, "env", None,
+                                 lambda: (lambda v: v + n), x)
+
+    first, _, _ = get(1)
+    get(2)
+    assert get(1)[0] is first and get(1)[1] == 0.0  # a hit, now the most recent
+    get(3)  # evicts add2, the least recently used
+    assert [k[0][0] for k in programs.PROGRAMS] == ["add1", "add3"]
+    assert float(get(2)[0](x)[0]) == 3.0 and programs.COMPILED["add2"] >= 2  # compiled again
+    programs.forget()
+    assert not programs.PROGRAMS
