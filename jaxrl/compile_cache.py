@@ -22,7 +22,9 @@ before every write. A process that used the folder without a bound (plain JAX wi
 ``$JAX_COMPILATION_CACHE_DIR`` set, a kill between the two writes) leaves entries without one,
 and then every later write fails. `heal` gives such entries an access time (their mtime) when
 the cache is configured, and again if a write fails.
-`Counter` tells a caller whether a compile was served from the cache.
+
+`hits` counts the executables loaded from the cache, so a caller can tell whether a compile was
+served from it.
 """
 
 from __future__ import annotations

@@ -53,6 +53,7 @@ from jaxrl.runs import snapshot
 from jaxrl.runs.integrity import (
     BadFile,
     chunk_files,
+    one_line,
     quick_problem,
     read_run_json,
     run_json_missing,
@@ -338,8 +339,8 @@ def catalogue_finished(root: os.PathLike) -> None:
         load(root, compact_new=False)
     except Exception as err:  # the runs are safely stored; only speed is lost
         print(f"jaxrl: warning: the catalog of {root} was not refreshed after the run "
-              f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); the "
-              f"next `jaxrl runs` query refreshes it", file=sys.stderr)
+              f"({type(err).__name__}: {one_line(err)}); the next `jaxrl runs` query refreshes "
+              f"it", file=sys.stderr)
 
 
 def catalog_from(root: Path, rows: pd.DataFrame, stale: set) -> Catalog:
