@@ -26,7 +26,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxrl import compile_cache
+from jaxrl import compile_cache, platform
 from jaxrl.engine.members import over_members
 from jaxrl.evaluate import evaluate
 
@@ -51,11 +51,14 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
     instead of compiling it. ``tag`` names the program and every Python value its builder closes
     over (chunk length, eval episodes, ...), which are part of the key alongside the static
     config and the argument shapes. With a seed ``sharding`` every input and output leaf is
-    pinned to it (leading axis = member), so chunk outputs can be fed straight back in."""
+    pinned to it (leading axis = member), so chunk outputs can be fed straight back in. On the
+    CPU, programs compile at `jaxrl.platform.cpu_opt_level` (LLVM -O2 unless chosen)."""
     shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype), getattr(x, "sharding", None)),
                           example_args)
+    devices = sharding.device_set if sharding is not None else {jax.devices()[0]}
+    options = platform.compiler_options(next(iter(devices)).platform)
     key = (tag, algorithm.name, config.static_key(), env, params_digest(env_params),
-           str(jax.tree.structure(example_args)), str(shapes))
+           str(jax.tree.structure(example_args)), str(shapes), tuple(sorted(options.items())))
     if key in PROGRAMS:
         PROGRAMS.move_to_end(key)
         return PROGRAMS[key], 0.0, False
@@ -63,6 +66,7 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
     hits = compile_cache.hits()
     start = time.perf_counter()
     kw = {} if sharding is None else {"in_shardings": sharding, "out_shardings": sharding}
+    kw["compiler_options"] = options
     with warnings.catch_warnings():  # restores the filters and `showwarning` on exit
         warnings.filterwarnings("always", message=".*persistent compilation cache")
         warnings.showwarning = functools.partial(_on_compile_warning, warnings.showwarning)

@@ -68,3 +68,49 @@ def test_bad_env_var_warns_and_falls_back():
 def test_jax_used_before_import_is_left_alone():
     out, _ = _probe("jax-first")
     assert out["devices"] == 1
+
+
+# ------------------------------------------------------------------ CPU optimization level
+
+
+def test_cpu_programs_compile_at_o2_unless_chosen(monkeypatch):
+    from jaxrl.platform import compiler_options
+
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.delenv("JAXRL_CPU_OPT_LEVEL", raising=False)
+    assert compiler_options("cpu") == {"xla_backend_optimization_level": 2}
+    assert compiler_options("gpu") == {}  # only the CPU's LLVM level is jaxrl's choice
+    monkeypatch.setenv("JAXRL_CPU_OPT_LEVEL", "3")
+    assert compiler_options("cpu") == {"xla_backend_optimization_level": 3}
+    monkeypatch.setenv("JAXRL_CPU_OPT_LEVEL", "fast")
+    with pytest.warns(UserWarning, match="JAXRL_CPU_OPT_LEVEL='fast'"):
+        assert compiler_options("cpu") == {"xla_backend_optimization_level": 2}
+    # a level in XLA_FLAGS is the user's: jaxrl adds no option that would override it
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=1")
+    assert compiler_options("cpu") == {}
+
+
+def test_engine_compiles_with_the_chosen_level(monkeypatch):
+    """The engine's programs (here init and chunk; no eval) are jitted with the level's
+    compile option; other jits (the act function) are not the engine's programs."""
+    import jax
+
+    from jaxrl import platform
+    from jaxrl.engine import programs
+
+    seen = []
+    real = jax.jit
+
+    def spy(fun, **kw):
+        seen.append(kw.get("compiler_options"))
+        return real(fun, **kw)
+
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.setattr(programs.jax, "jit", spy)
+    monkeypatch.setattr(platform, "DEFAULT_CPU_OPT_LEVEL", 0)
+    monkeypatch.delenv("JAXRL_CPU_OPT_LEVEL", raising=False)
+    from jaxrl import train
+
+    train("ppo", "probe:obs-action", total_steps=64, num_envs=2, num_steps=8,
+          eval_episodes=0, store=False, progress=False, hidden=(4,))
+    assert [opts for opts in seen if opts] == [{"xla_backend_optimization_level": 0}] * 2
