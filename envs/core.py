@@ -46,6 +46,17 @@ class EqualByConstruction:
         return hash(self._make_args) if self._make_args is not None else id(self)
 
 
+def runs_on_host(env) -> bool:
+    """Whether ``env`` (or an env it wraps, through ``.env``) steps host-side emulators through
+    FFI calls (``host_pool = True``, e.g. Atari): its programs must not be partitioned over
+    devices, since each device would step the same emulators."""
+    while env is not None:
+        if getattr(env, "host_pool", False):
+            return True
+        env = getattr(env, "env", None)
+    return False
+
+
 class Environment:
     """Base class. Subclasses implement `default_params`, `reset_env`, `step_env` and spaces.
 

@@ -4,7 +4,9 @@ Names:
 
 * ``"CartPole-v1"`` or ``"gymnax:CartPole-v1"``: any gymnax environment;
 * ``"brax:hopper"`` (``backend="mjx"`` by default, ``episode_length=1000``): brax environments;
-* ``"probe:value"`` …: the probe ladder (`envs.probes`).
+* ``"probe:value"`` …: the probe ladder (`envs.probes`);
+* ``"atari:Breakout"`` (``preset="baselines"`` or ``"machado"``): every game ale-py ships, in
+  the jitted loop through ale-py's XLA interface (`envs.atari`, the ``atari`` extra).
 
 Unknown names raise `UnknownEnvironmentError` listing the closest registered names.
 `env_family` sorts a name into the family whose default hyperparameters fit it.
@@ -50,6 +52,12 @@ def _make_brax(name: str, **kwargs):
     return make_brax(name, **kwargs)
 
 
+def _make_atari(game: str, **kwargs):
+    from envs.atari import AtariEnv
+
+    return AtariEnv(game, **kwargs), None
+
+
 def registered_names(include_brax: bool = True) -> list[str]:
     """Every name `make` accepts (brax names need brax importable)."""
     names = list(probes.PROBES_BY_NAME) + list(_gymnax_names())
@@ -74,6 +82,8 @@ def make(name: str, **kwargs) -> tuple[Any, Any]:
         bare = name.removeprefix("brax:")
         if f"brax:{bare}" in _brax_names():
             return _make_brax(bare, **kwargs)
+    if name.startswith("atari:"):
+        return _make_atari(name.removeprefix("atari:"), **kwargs)
     raise UnknownEnvironmentError(unknown_name_message(name))
 
 
@@ -87,12 +97,14 @@ def unknown_name_message(name: str) -> str:
 
 
 def env_family(env_name: str) -> str:
-    """'probe' | 'brax' | 'minatar' | 'continuous' | 'discrete': the family of a registered
+    """'probe' | 'brax' | 'atari' | 'minatar' | 'continuous' | 'discrete': the family of a registered
     name, by which an algorithm picks its default config."""
     if env_name.startswith("probe:"):
         return "probe"
     if env_name.startswith("brax:"):
         return "brax"
+    if env_name.startswith("atari:"):
+        return "atari"
     if "MinAtar" in env_name:
         return "minatar"
     if env_name.removeprefix("gymnax:") in ("Pendulum-v1", "MountainCarContinuous-v0"):

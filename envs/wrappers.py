@@ -7,6 +7,10 @@
   blindly);
 * ``episode_done``: ``terminated | truncated``.
 
+An env whose training signal is not the game's (Atari: clipped rewards, a lost life marked
+terminal) reports the game's own reward in ``info["true_reward"]`` and the game's end in
+``info["game_over"]``; then returns and lengths are those of whole games, in the game's score.
+
 `completed_episode_summary` reduces those over a batch of steps to mean/std/min/max and a count,
 with NaN (not a fake 0) when no episode finished.
 """
@@ -61,8 +65,8 @@ class EpisodeStatistics(Environment):
         obs, env_state, reward, terminated, truncated, info = self.env.step(
             key, state.env_state, action, params
         )
-        done = jnp.logical_or(terminated, truncated)
-        ret = state.episode_return + reward
+        done = info.get("game_over", jnp.logical_or(terminated, truncated))
+        ret = state.episode_return + info.get("true_reward", reward)
         length = state.episode_length + 1
         info = {
             **info,

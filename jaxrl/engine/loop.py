@@ -29,7 +29,14 @@ from jaxrl.engine.members import (
     pad_members,
     take_members,
 )
-from jaxrl.engine.spec import MAX_CHUNK_UPDATES, GroupSpec, Resolved, plan_memory, resolve_group
+from jaxrl.engine.spec import (
+    MAX_CHUNK_UPDATES,
+    GroupSpec,
+    Resolved,
+    may_shard,
+    plan_memory,
+    resolve_group,
+)
 from jaxrl.evaluate import eval_horizon
 from jaxrl.results import TrainResult
 from jaxrl.runs.frames import eval_frame, metrics_frame
@@ -107,7 +114,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     num_chunks = r.num_updates // k
     eval_every = spec.eval_every or max(1, num_chunks // 10)
     plan_memory(spec, r)
-    sharding, padded = member_sharding(members.size, spec.shard)
+    sharding, padded = member_sharding(members.size, may_shard(spec, r))
     place = (lambda x: jax.device_put(x, sharding)) if sharding else (lambda x: x)
     keys = place(pad_members(members.keys(), padded))
     eval_keys = place(pad_members(members.eval_keys(), padded))

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 import envs
+from envs.core import runs_on_host
 from envs.wrappers import EpisodeStatistics
 from jaxrl import algos, memory
 from jaxrl.config import AlgoConfig, ConfigError, check_run_args
@@ -137,13 +138,19 @@ def static_diff(a: AlgoConfig, b: AlgoConfig) -> str:
     return ", ".join(diffs)
 
 
+def may_shard(spec: GroupSpec, r: Resolved) -> bool:
+    """Whether the members may be split over devices: asked for (``spec.shard``) and the env
+    is pure JAX (an env of host emulators, like Atari, keeps every member on one device)."""
+    return spec.shard and not runs_on_host(r.env)
+
+
 def plan_memory(spec: GroupSpec, r: Resolved):
     """The memory plan (`jaxrl.memory`) for this program on the local devices: raises
     `MemoryPlanError` (with the estimate and the largest seed count that fits) before anything
     compiles or is recorded. No-op when ``spec.memory_check`` is off or it already ran."""
     if not spec.memory_check or r.memory_checked:
         return None
-    sharding, padded = member_sharding(spec.seeds * len(r.configs), spec.shard)
+    sharding, padded = member_sharding(spec.seeds * len(r.configs), may_shard(spec, r))
     devices = len(sharding.device_set) if sharding is not None else 1
     estimate = memory.check(r.algorithm, r.config, r.env, r.env_params, padded, devices,
                             seeds_per_config=spec.seeds if len(r.configs) > 1 else None)

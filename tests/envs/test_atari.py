@@ -1,0 +1,151 @@
+"""The Atari adapter (envs/atari.py) speaks the env protocol: terminated vs truncated kept apart
+(the frame limit is truncation), same-step reset with the right final observation, a lost life
+marked terminal while the game goes on, returns in the game's score over whole games; and
+vmapped seeds over one emulator pool equal the seeds run one by one."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+pytest.importorskip("ale_py")
+
+import envs
+from envs.atari import PRESETS, AtariEnv, games, rom_name
+from envs.wrappers import EpisodeStatistics
+
+N, T = 3, 400
+
+
+def _rollout(env, key, steps=T, num_envs=N):
+    """Random actions for ``steps`` steps of ``num_envs`` envs: per-step arrays ``[T, N]``."""
+    return {k: np.asarray(v) for k, v in jax.jit(_rollout_fn(env, steps, num_envs))(key).items()}
+
+
+@pytest.fixture(scope="module")
+def breakout():
+    env, _ = envs.make("atari:Breakout", max_frames=1200)  # 300 agent steps, then truncation
+    return env, _rollout(env, jax.random.key(0))
+
+
+def test_registry_names_and_presets():
+    env, params = envs.make("atari:Pong", preset="machado")
+    assert params is None and env.name == "atari:Pong" and env.settings == PRESETS["machado"]
+    assert envs.env_family("atari:Pong") == "atari"
+    assert env.observation_space().shape == (84, 84, 4) and env.action_space().n == 6
+    assert rom_name("MsPacman") == "ms_pacman" and rom_name("pong") == "pong"
+    assert {"breakout", "pong", "seaquest", "enduro", "space_invaders", "qbert",
+            "beam_rider"} <= set(games())  # reading 002's seven
+    with pytest.raises(ValueError, match="no ROM"):
+        AtariEnv("NotAGame")
+    with pytest.raises(ValueError, match="unknown Atari preset"):
+        AtariEnv("Pong", preset="v6")
+    with pytest.raises(TypeError, match="unknown Atari option"):
+        AtariEnv("Pong", frameskip=3)
+
+
+def test_frame_limit_is_truncation_not_termination(breakout):
+    _, r = breakout
+    # every game either ended (terminated) or hit the 1,200-frame (300-step) limit (truncated)
+    assert r["trunc"].any() and not (r["trunc"] & r["term"] & ~r["life_lost"]).any()
+    assert (r["game_over"] == (r["trunc"] | (r["term"] & ~r["life_lost"]))).all()
+
+
+def test_same_step_reset_and_final_observation(breakout):
+    _, r = breakout
+    over = r["game_over"]
+    assert over.sum() >= N
+    # at a game's end obs is the new game's first stack (older frames still empty) and the
+    # final observation the old game's last; elsewhere the two are the same frames
+    assert (r["older_mass"][over] == 0).all()
+    assert (r["final_mass"][over] != r["obs_mass"][over]).all()
+    assert (r["final_mass"][~over] == r["obs_mass"][~over]).all()
+    # ALE's extra reset step never shows: a new game's stack holds one frame, and the next
+    # step's two (the game moved on; a second reset would show one frame again)
+    after = np.roll(over, 1, axis=0) & ~over
+    after[0] = False
+    assert (r["filled"][over] == 1).all() and (r["filled"][after] == 2).all()
+
+
+def test_life_loss_is_terminal_for_learning_but_the_game_goes_on(breakout):
+    _, r = breakout
+    lost = r["life_lost"]
+    assert lost.any()
+    assert (r["term"][lost]).all() and not r["game_over"][lost].any()
+    # lives fall by one at a life loss and the game is not reset (no new first frame stack)
+    assert (r["older_mass"][lost] > 0).all()
+
+
+def test_rewards_clipped_for_training_returns_in_game_score(breakout):
+    _, r = breakout
+    assert set(np.unique(r["reward"])) <= {-1.0, 0.0, 1.0}
+    assert (r["reward"] == np.sign(r["true_reward"])).all()
+    # the reported return of each finished game is the sum of its true rewards
+    for e in range(N):
+        start = 0
+        for t in np.flatnonzero(r["episode_done"][:, e]):
+            assert r["episode_return"][t, e] == pytest.approx(r["true_reward"][start:t + 1, e].sum())
+            start = t + 1
+    assert not (r["episode_done"] & r["life_lost"]).any()  # a life is not an episode
+
+
+def test_machado_preset_has_no_life_loss_and_raw_rewards():
+    env, _ = envs.make("atari:Breakout", preset="machado", max_frames=1200)
+    r = _rollout(env, jax.random.key(1), steps=200, num_envs=2)
+    assert not (r["term"] & r["life_lost"]).any()
+    assert (r["reward"] == r["true_reward"]).all()
+
+
+def test_vmapped_seeds_over_one_pool_equal_seed_by_seed():
+    """Two members vmapped share one pool of 2 x N emulators; each member's envs are its own,
+    so every output equals the run of that member's key alone."""
+    env, _ = envs.make("atari:Pong", max_frames=800)
+    keys = jax.random.split(jax.random.key(3), 2)
+    alone = [_rollout(env, k, steps=220) for k in keys]
+    both = {k: np.asarray(v) for k, v in jax.jit(jax.vmap(_rollout_fn(env, 220)))(keys).items()}
+    for m in range(2):
+        for name in alone[m]:
+            np.testing.assert_array_equal(alone[m][name], both[name][m], err_msg=name)
+
+
+def _rollout_fn(env, steps, num_envs=N):
+    """``run(key) -> {name: [T, N]}``, traceable (so it can be vmapped over members)."""
+    wrapped = EpisodeStatistics(env)
+
+    def run(key):
+        obs, state = jax.vmap(wrapped.reset)(jax.random.split(key, num_envs))
+
+        def body(carry, k):
+            _, state = carry
+            action = jax.random.randint(k, (num_envs,), 0, env.num_actions)
+            nxt, state, reward, term, trunc, info = jax.vmap(wrapped.step)(
+                jax.random.split(k, num_envs), state, action)
+            frame = lambda x: x[..., -1].reshape(num_envs, -1).sum(-1)  # newest frame's mass
+            out = dict(reward=reward, term=term, trunc=trunc, true_reward=info["true_reward"],
+                       game_over=info["game_over"], life_lost=info["life_lost"],
+                       lives=state.env_state.lives, obs_mass=frame(nxt),
+                       final_mass=frame(info["final_observation"]),
+                       older_mass=nxt[..., 0].reshape(num_envs, -1).sum(-1),
+                       filled=(nxt.reshape(num_envs, -1, nxt.shape[-1]).sum(1) > 0).sum(-1),
+                       episode_return=info["episode_return"], episode_done=info["episode_done"])
+            return (nxt, state), out
+
+        return jax.lax.scan(body, (obs, state), jax.random.split(key, steps))[1]
+
+    return run
+
+
+def test_ppo_trains_two_seeds_on_breakout():
+    """A tiny PPO run on Breakout: two vmapped seeds over one pool, on one device (sharding the
+    members would make each device step the same emulators)."""
+    from jaxrl import train
+
+    result = train("ppo", "atari:Breakout", seeds=2, total_steps=2 * 2 * 16 * 4, store=False,
+                   progress=False, num_envs=2, num_steps=16, hidden=(8,), torso="mlp",
+                   update_epochs=1, num_minibatches=1, eval_episodes=0,
+                   env_kwargs={"max_frames": 400})
+    assert result.devices == "1 x cpu"
+    m = result.metrics
+    assert sorted(m.seed.unique()) == [0, 1] and np.isfinite(m.value_loss).all()
+    assert m.episode_count.sum() > 0 and np.isfinite(m.episode_return_mean).any()
+    assert jnp.all(jnp.isfinite(jax.tree.leaves(result.state.params)[0]))
