@@ -79,6 +79,13 @@ def default_config(env_name: str) -> A2CConfig:
         # lr 3e-3 with standardized advantages reached IQM -203.
         return A2CConfig(num_envs=16, num_steps=8, gamma=0.9, gae_lambda=0.9, ent_coef=0.0,
                          learning_rate=3e-3, normalize_advantages=True, normalize_reward=True)
+    if family == "atari":
+        # Reading 002's A2C Atari runs: 16 envs x 5 steps, RMSprop 7e-4 (decay 0.99, epsilon
+        # 1e-3 outside the square root, PyTorch's convention, which its author credits for
+        # beating baselines' TF A2C), entropy 0.01, one Nature CNN shared by the two heads.
+        return A2CConfig(num_envs=16, num_steps=5, optimizer="rmsprop", rmsprop_style="pytorch",
+                         rmsprop_eps=1e-3, learning_rate=7e-4, ent_coef=0.01,
+                         torso="nature_cnn", shared_network=True, normalize_obs=False)
     if family in ("minatar", "brax"):
         return A2CConfig(num_envs=64, num_steps=5, hidden=(256, 256), ent_coef=0.01,
                          activation="relu" if family == "minatar" else "tanh",

@@ -68,6 +68,13 @@ def default_config(env_name: str) -> PPOConfig:
     if family == "minatar":
         return PPOConfig(num_envs=64, num_steps=128, update_epochs=4, num_minibatches=8,
                          learning_rate=5e-3 / 10, hidden=(256, 256), activation="relu")
+    if family == "atari":
+        # Reading 002's PPO Atari runs (baselines' ppo2 settings): 8 envs x 128 steps, 4 epochs
+        # of 4 minibatches of 256, clip 0.1 (theirs annealed to 0; constant here), Adam 2.5e-4
+        # annealed, one Nature CNN shared by the two heads; frames already scaled to [0, 1].
+        return PPOConfig(num_envs=8, num_steps=128, update_epochs=4, num_minibatches=4,
+                         clip_eps=0.1, ent_coef=0.01, vf_coef=0.5, learning_rate=2.5e-4,
+                         torso="nature_cnn", shared_network=True, normalize_obs=False)
     if family == "brax":
         return PPOConfig(num_envs=64, num_steps=64, update_epochs=4, num_minibatches=32,
                          hidden=(256, 256), learning_rate=3e-4, ent_coef=0.0, gamma=0.99,

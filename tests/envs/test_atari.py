@@ -149,3 +149,22 @@ def test_ppo_trains_two_seeds_on_breakout():
     assert sorted(m.seed.unique()) == [0, 1] and np.isfinite(m.value_loss).all()
     assert m.episode_count.sum() > 0 and np.isfinite(m.episode_return_mean).any()
     assert jnp.all(jnp.isfinite(jax.tree.leaves(result.state.params)[0]))
+
+
+def test_atari_presets_follow_reading_002():
+    """PPO and A2C default to reading 002's Atari settings on the atari family; DQN's replay of
+    float frames does not fit, and the memory plan says so before anything compiles."""
+    from jaxrl.algos import a2c, ppo
+
+    p = ppo.default_config("atari:Pong")
+    assert (p.num_envs, p.num_steps, p.update_epochs, p.num_minibatches) == (8, 128, 4, 4)
+    assert (p.clip_eps, p.learning_rate, p.ent_coef, p.torso) == (0.1, 2.5e-4, 0.01, "nature_cnn")
+    assert p.shared_network and not p.normalize_obs
+    a = a2c.default_config("atari:Breakout")
+    assert (a.num_envs, a.num_steps, a.optimizer, a.rmsprop_style) == (16, 5, "rmsprop", "pytorch")
+    assert (a.learning_rate, a.rmsprop_eps, a.torso) == (7e-4, 1e-3, "nature_cnn")
+    from jaxrl import train
+    from jaxrl.memory import MemoryPlanError
+
+    with pytest.raises(MemoryPlanError, match="replay buffer"):
+        train("dqn", "atari:Pong", seeds=4, total_steps=10_000, store=False, progress=False)
