@@ -137,18 +137,21 @@ def _rollout_fn(env, steps, num_envs=N):
 
 def test_ppo_trains_two_seeds_on_breakout():
     """A tiny PPO run on Breakout: two vmapped seeds over one pool, on one device (sharding the
-    members would make each device step the same emulators)."""
+    members would make each device step the same emulators), evaluated on another pool."""
     from jaxrl import train
 
     result = train("ppo", "atari:Breakout", seeds=2, total_steps=2 * 2 * 16 * 4, store=False,
                    progress=False, num_envs=2, num_steps=16, hidden=(8,), torso="mlp",
-                   update_epochs=1, num_minibatches=1, eval_episodes=0,
+                   update_epochs=1, num_minibatches=1, eval_episodes=2,
                    env_kwargs={"max_frames": 400})
     assert result.devices == "1 x cpu"
     m = result.metrics
     assert sorted(m.seed.unique()) == [0, 1] and np.isfinite(m.value_loss).all()
     assert m.episode_count.sum() > 0 and np.isfinite(m.episode_return_mean).any()
     assert jnp.all(jnp.isfinite(jax.tree.leaves(result.state.params)[0]))
+    # evaluation plays whole games (here cut at 100 steps) on a pool of its own, in game score
+    assert np.isfinite(result.final_eval_return).all()
+    assert (result.final_eval_return == np.round(result.final_eval_return)).all()
 
 
 def test_atari_presets_follow_reading_002():
