@@ -113,6 +113,8 @@ class AtariEnv:
         self._pools: list = []  # every pool this env created (kept alive: handles point into them)
         probe = self._new_pool(1)
         self.num_actions = int(probe.single_action_space.n)
+        self._reset_flat = _flat(self._pool_reset, handle_args=())
+        self._step_flat = _flat(self._pool_step, handle_args=(0,))
 
     # -- the pool ------------------------------------------------------------------------------
     def _new_pool(self, size: int):
@@ -149,8 +151,9 @@ class AtariEnv:
         return self._ffi_reset(handle, jnp.arange(batch, dtype=jnp.int32), seeds, batch)
 
     def _pool_step(self, handle: jax.Array, actions: jax.Array):
-        """``actions [B]`` -> ``(handle, obs, final_obs, reward, terminated, truncated,
-        lives)``, every finished emulator reset in the same step."""
+        """``actions [B]`` -> ``(handle, obs, final_obs, reward, terminated, truncated, lives,
+        new_lives)``: every finished emulator reset in the same step (``obs`` and ``new_lives``
+        after the resets, ``final_obs`` and ``lives`` before them)."""
         batch = actions.shape[0]
         i32, flag = (jax.ShapeDtypeStruct((batch,), t) for t in (jnp.int32, jnp.bool_))
         call = jax.ffi.ffi_call("atari_vector_xla_step", (
@@ -190,11 +193,11 @@ class AtariEnv:
 
     def reset(self, key: jax.Array, params=None):
         seed = jax.random.randint(key, (), 0, np.iinfo(np.int32).max, jnp.int32)
-        handle, obs, lives = _flat(self._pool_reset, handle_args=())(seed[None])
+        handle, obs, lives = self._reset_flat(seed[None])
         return self._frames(obs[0]), AtariState(handle, lives[0])
 
     def step(self, key: jax.Array, state: AtariState, action: jax.Array, params=None):
-        handle, *rows = _flat(self._pool_step, handle_args=(0,))(state.handle, action[None])
+        handle, *rows = self._step_flat(state.handle, action[None])
         obs, final_obs, reward, term, trunc, lives, new_lives = (x[0] for x in rows)
         s = self.settings
         true_reward = reward.astype(jnp.float32)
