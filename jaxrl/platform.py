@@ -23,6 +23,11 @@ wall; -O1 compiles no faster than -O2, and -O0 runs PPO 4x slower. Results are n
 those of -O3 (the machine code differs: PPO CartPole's parameters after 20k steps agree to
 1e-9 relative); ``JAXRL_CPU_OPT_LEVEL``
 (0-3) picks another level, and a level set in ``XLA_FLAGS`` is left alone.
+
+A program that runs once (the engine's init: network initialization, env reset, empty
+buffers) compiles at -O0 (`RUN_ONCE_OPT_LEVEL`), whatever the level of the others: its run
+time is microseconds at any level, and -O0 takes a third off its compile (PPO CartPole's init
+2.7 -> 1.8 s, SAC Pendulum's 3.4 -> 2.3 s).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import warnings
 ENV_VAR = "JAXRL_CPU_DEVICES"
 OPT_LEVEL_VAR = "JAXRL_CPU_OPT_LEVEL"
 DEFAULT_CPU_OPT_LEVEL = 2  # XLA's default is 3
+RUN_ONCE_OPT_LEVEL = 0  # for programs that run once per run (init)
 JAX_VAR = "JAX_NUM_CPU_DEVICES"  # read by JAX when it is imported
 MARK_VAR = "JAXRL_SET_JAX_NUM_CPU_DEVICES"  # the value jaxrl itself put in JAX_VAR
 
@@ -120,8 +126,11 @@ def cpu_opt_level() -> int | None:
     return int(raw)
 
 
-def compiler_options(platform: str) -> dict[str, int]:
+def compiler_options(platform: str, runs_once: bool = False) -> dict[str, int]:
     """XLA compile options for a jaxrl program that runs on ``platform`` ("cpu", "gpu",
-    ...): the CPU's optimization level (`cpu_opt_level`); nothing elsewhere."""
-    level = cpu_opt_level() if platform == "cpu" else None
+    ...): the CPU's optimization level (`cpu_opt_level`, or `RUN_ONCE_OPT_LEVEL` for a program
+    that ``runs_once``); nothing elsewhere."""
+    if platform != "cpu":
+        return {}
+    level = RUN_ONCE_OPT_LEVEL if runs_once else cpu_opt_level()
     return {} if level is None else {"xla_backend_optimization_level": level}

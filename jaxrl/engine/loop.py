@@ -121,10 +121,10 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     hparams = place(pad_members(members.hparams(), padded))
     chunk_index = lambda c: place(np.full(padded, c, np.int32))  # [members], for eval keys
 
-    build = lambda tag, builder, *args: programs.compiled(
-        tag, algorithm, config, env, env_params, builder, *args, sharding=sharding)
+    build = lambda tag, builder, *args, **kw: programs.compiled(
+        tag, algorithm, config, env, env_params, builder, *args, sharding=sharding, **kw)
     init_fn, t_init, disk_init = build(("init",), programs.init_program(
-        algorithm, config, env, env_params, padded), keys, hparams)
+        algorithm, config, env, env_params, padded), keys, hparams, runs_once=True)
     state = init_fn(keys, hparams)
     chunk_fn, t_chunk, disk_chunk = build(("chunk", k), programs.chunk_program(
         algorithm, config, env, env_params, k, padded), state)

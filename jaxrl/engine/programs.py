@@ -44,7 +44,7 @@ def params_digest(env_params) -> str:
 
 
 def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
-             sharding=None) -> tuple[Any, float, bool]:
+             sharding=None, runs_once: bool = False) -> tuple[Any, float, bool]:
     """AOT-compile ``jit(build())`` for these args once per static key; returns
     ``(executable, compile_seconds, from_disk)``: 0 s on a hit of this process's cache, and
     ``from_disk`` when JAX loaded the executable from the persistent cache (`jaxrl.compile_cache`)
@@ -52,11 +52,12 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
     over (chunk length, eval episodes, ...), which are part of the key alongside the static
     config and the argument shapes. With a seed ``sharding`` every input and output leaf is
     pinned to it (leading axis = member), so chunk outputs can be fed straight back in. On the
-    CPU, programs compile at `jaxrl.platform.cpu_opt_level` (LLVM -O2 unless chosen)."""
+    CPU, programs compile at `jaxrl.platform.cpu_opt_level` (LLVM -O2 unless chosen), and a
+    program that ``runs_once`` (init) at -O0."""
     shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype), getattr(x, "sharding", None)),
                           example_args)
     devices = sharding.device_set if sharding is not None else {jax.devices()[0]}
-    options = platform.compiler_options(next(iter(devices)).platform)
+    options = platform.compiler_options(next(iter(devices)).platform, runs_once)
     key = (tag, algorithm.name, config.static_key(), env, params_digest(env_params),
            str(jax.tree.structure(example_args)), str(shapes), tuple(sorted(options.items())))
     if key in PROGRAMS:

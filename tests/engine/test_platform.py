@@ -80,19 +80,24 @@ def test_cpu_programs_compile_at_o2_unless_chosen(monkeypatch):
     monkeypatch.delenv("JAXRL_CPU_OPT_LEVEL", raising=False)
     assert compiler_options("cpu") == {"xla_backend_optimization_level": 2}
     assert compiler_options("gpu") == {}  # only the CPU's LLVM level is jaxrl's choice
+    # a program that runs once (init) compiles at -O0, on the CPU only
+    assert compiler_options("cpu", runs_once=True) == {"xla_backend_optimization_level": 0}
+    assert compiler_options("gpu", runs_once=True) == {}
     monkeypatch.setenv("JAXRL_CPU_OPT_LEVEL", "3")
     assert compiler_options("cpu") == {"xla_backend_optimization_level": 3}
     monkeypatch.setenv("JAXRL_CPU_OPT_LEVEL", "fast")
     with pytest.warns(UserWarning, match="JAXRL_CPU_OPT_LEVEL='fast'"):
         assert compiler_options("cpu") == {"xla_backend_optimization_level": 2}
     # a level in XLA_FLAGS is the user's: jaxrl adds no option that would override it
+    # (but a run-once program is still compiled at -O0: its run time does not depend on it)
     monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=1")
     assert compiler_options("cpu") == {}
+    assert compiler_options("cpu", runs_once=True) == {"xla_backend_optimization_level": 0}
 
 
 def test_engine_compiles_with_the_chosen_level(monkeypatch):
     """The engine's programs (here init and chunk; no eval) are jitted with the level's
-    compile option; other jits (the act function) are not the engine's programs."""
+    compile option, init at -O0; other jits (the act function) are not the engine's programs."""
     import jax
 
     from jaxrl import platform
@@ -107,10 +112,11 @@ def test_engine_compiles_with_the_chosen_level(monkeypatch):
 
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     monkeypatch.setattr(programs.jax, "jit", spy)
-    monkeypatch.setattr(platform, "DEFAULT_CPU_OPT_LEVEL", 0)
+    monkeypatch.setattr(platform, "DEFAULT_CPU_OPT_LEVEL", 1)
     monkeypatch.delenv("JAXRL_CPU_OPT_LEVEL", raising=False)
     from jaxrl import train
 
     train("ppo", "probe:obs-action", total_steps=64, num_envs=2, num_steps=8,
           eval_episodes=0, store=False, progress=False, hidden=(4,))
-    assert [opts for opts in seen if opts] == [{"xla_backend_optimization_level": 0}] * 2
+    assert [opts for opts in seen if opts] == [{"xla_backend_optimization_level": 0},
+                                               {"xla_backend_optimization_level": 1}]
