@@ -84,7 +84,8 @@ class AtariState:
 
 class AtariEnv:
     """One ALE game; see the module docstring. Observations ``[84, 84, stack]`` float32 in
-    ``[0, 1]`` (ALE's uint8 frames / 255, channels last as the conv torsos read them).
+    ``[0, 1]`` (ALE's uint8 frames times float32 ``1 / 255``, channels last as the conv
+    torsos read them).
 
     Two instances never compare equal (unlike the other adapters): a compiled program holds
     the handle of its env's pools, so it must not be reused for another instance."""
@@ -186,7 +187,9 @@ class AtariEnv:
     @staticmethod
     def _frames(stack: jax.Array) -> jax.Array:
         """ALE's ``[stack, H, W]`` uint8 -> ``[H, W, stack]`` float32 in [0, 1]."""
-        return jnp.moveaxis(stack, 0, -1).astype(jnp.float32) / 255.0
+        # k * float32(1/255), not k / 255: one product on every backend (XLA may or may not
+        # turn the division into it), which jaxrl's frame replay inverts exactly
+        return jnp.moveaxis(stack, 0, -1).astype(jnp.float32) * np.float32(1 / 255)
 
     def action_space(self, params=None) -> Discrete:
         return Discrete(self.num_actions)

@@ -80,6 +80,16 @@ def default_config(env_name: str) -> DQNConfig:
                          log_interval=16, gradient_steps=2, hidden=(32, 32), gamma=0.9,
                          learning_rate=3e-3, target_update_period=1, tau=0.05,
                          eps_decay_fraction=0.3)
+    if family == "atari":
+        # Reading 002's DQN (vel's Nature-like double DQN): 250k replay of frames stored once
+        # as uint8, 30k random steps first, eps 1 -> 0.1 over the first 10% of the run, a batch
+        # of 32 every 4 env steps, hard target copy every 10k updates, gradients clipped at
+        # 0.5, Nature CNN. Adam (lr 1e-4, eps 1.5e-4, Dopamine's) stands in for its RMSProp.
+        return DQNConfig(num_envs=4, gradient_steps=1, batch_size=32, buffer_size=250_000,
+                         learning_starts=30_000, log_interval=250, frame_replay=True,
+                         torso="nature_cnn", double_q=True, target_update_period=10_000,
+                         tau=1.0, max_grad_norm=0.5, learning_rate=1e-4, adam_eps=1.5e-4,
+                         eps_start=1.0, eps_end=0.1, eps_decay_fraction=0.1)
     if family == "minatar":
         return DQNConfig(num_envs=16, buffer_size=100_000, batch_size=64, learning_starts=5_000,
                          gradient_steps=4, hidden=(256, 256), learning_rate=2.5e-4,

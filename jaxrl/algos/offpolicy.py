@@ -26,7 +26,10 @@ Everything else lives here once (`make_train_step`)::
 Stored transitions keep the *true* next observation (the final one on a truncated step), so
 a time limit bootstraps; ``bootstrap_truncation=False`` is the classic bug kept as a switch.
 Transitions are `jaxrl.buffers.nstep.NStepTransition`: ``(obs, action, reward, discount,
-terminated, next_obs)`` with the learner's target ``reward + discount * V(next_obs)``.
+terminated, next_obs, steps)`` with the learner's target ``reward + discount * V(next_obs)``.
+With ``frame_replay`` (stacked image observations, Atari's) the buffer's items point into a
+`jaxrl.buffers.frames.FrameStore` that keeps every frame once as uint8, and a sampled batch's
+stacks are rebuilt exactly before the learner sees them.
 
 Length: the shared train step of four algorithms and the actor-critic parts three of them
 share; each is a short function, kept together so the contract above reads in one place (the
@@ -50,7 +53,7 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
-from jaxrl.buffers import nstep, prioritized, uniform
+from jaxrl.buffers import frames, nstep, prioritized, uniform
 from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
 from jaxrl.networks import ACTIVATIONS, TORSOS, Critic
 from jaxrl.ops import linear_schedule
@@ -70,6 +73,8 @@ class OffPolicyStatic(StaticConfig):
     log_interval: int = static(50, "env-step rounds per train step (metrics averaged)")
     n_step: int = static(1, "n of the n-step return")
     prioritized: bool = static(False, "proportional prioritized replay")
+    frame_replay: bool = static(False, "replay stacked [H, W, S] image observations in [0, 1] "
+                                "(Atari's) as uint8 frames kept once: 1/16 of the memory")
     hidden: tuple[int, ...] = static((256, 256), "MLP widths")
     torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn (auto: by observation "
                         "shape, resolved by the driver; a conv torso replaces hidden)")
@@ -117,6 +122,7 @@ class OffPolicyState:
     opt_state: Any  # alike: one optimizer state per trained group
     buffer: uniform.ReplayState | prioritized.PrioritizedState
     window: nstep.NStepWindow
+    frames: frames.FrameStore | None  # with frame_replay: the frames the buffer's items point to
     carry: EnvCarry
     key: jax.Array
     rounds: jax.Array  # [] int32 env-step rounds so far
@@ -154,6 +160,17 @@ def buffer_module(static: OffPolicyStatic):
     return prioritized if static.prioritized else uniform
 
 
+def frame_shape(env, env_params, static: OffPolicyStatic) -> tuple[int, int, int] | None:
+    """``(H, W, S)`` of the observations when ``frame_replay`` is on (None when off)."""
+    if not static.frame_replay:
+        return None
+    shape = tuple(env.observation_space(env_params).shape)
+    if len(shape) != 3:
+        raise ConfigError(f"frame_replay needs stacked image observations [H, W, S], got shape "
+                          f"{shape}")
+    return shape
+
+
 def example_row(env, env_params, static: OffPolicyStatic) -> Transition:
     space = env.action_space(env_params)
     n, d = static.num_envs, obs_dim(env.observation_space(env_params))
@@ -182,12 +199,18 @@ def make_init(init_learner):
         params, target_params, opt_state = init_learner(
             learner_key, obs_dim(env.observation_space(env_params)),
             env.action_space(env_params), static, hp)
-        one_item = jax.tree.map(lambda x: x[0], nstep.emit(
-            jax.tree.map(lambda x: x[None], row), 1.0))
+        items = nstep.emit(jax.tree.map(lambda x: x[None], row), 1.0)
+        shape = frame_shape(env, env_params, static)
+        store = None
+        if shape is not None:
+            store = frames.init(shape, static.num_envs, frames.ring_rounds(
+                static.buffer_size, static.num_envs, static.n_step, shape[-1]))
+            items = frames.encode(store, unflatten(items, shape), static.n_step)
+        one_item = jax.tree.map(lambda x: x[0], items)
         return OffPolicyState(
             params=params, target_params=target_params, opt_state=opt_state,
             buffer=buffer_module(static).init(one_item, static.buffer_size),
-            window=nstep.window_init(row, static.n_step),
+            window=nstep.window_init(row, static.n_step), frames=store,
             carry=reset_envs(env_key, env, env_params, static.num_envs),
             key=state_key, rounds=jnp.zeros((), jnp.int32), update_step=jnp.zeros((), jnp.int32),
             env_steps=jnp.zeros((), jnp.int32), hparams=hp,
@@ -211,23 +234,41 @@ def beta_schedule(state: OffPolicyState) -> jax.Array:
     return linear_schedule(hp.per_beta, 1.0, state.env_steps, hp.total_steps)
 
 
-def store(state: OffPolicyState, row: Transition, static: OffPolicyStatic
-          ) -> tuple[Any, nstep.NStepWindow]:
+def unflatten(item: nstep.NStepTransition, shape: tuple[int, ...]) -> nstep.NStepTransition:
+    """``obs`` and ``next_obs`` ``[K, obs_dim] -> [K, *shape]``."""
+    view = lambda x: x.reshape(x.shape[0], *shape)
+    return dataclasses.replace(item, obs=view(item.obs), next_obs=view(item.next_obs))
+
+
+def store(state: OffPolicyState, row: Transition, static: OffPolicyStatic):
     """Push a row through the n-step window and add what it emits to the buffer. Until the
     window is full the write is made but not counted (position and size stay), so the next
-    write overwrites it and garbage is never sampled."""
+    write overwrites it and garbage is never sampled. With ``frame_replay`` the row's
+    observations go to the frame store and the item keeps references to them. Returns
+    ``(buffer, window, frame store, [] int32 frame mismatches)``."""
     if not static.bootstrap_truncation:
         row = dataclasses.replace(row, terminated=row.terminated | row.truncated,
                                   truncated=jnp.zeros_like(row.truncated))
     window, item, valid = nstep.push(state.window, row, state.hparams.gamma)
+    store, mismatches = state.frames, jnp.zeros((), jnp.int32)
+    if store is not None:
+        shape = store.last.shape[1:]
+        store, mismatches = frames.push(store, row.obs.reshape(row.obs.shape[0], *shape))
+        item = frames.encode(store, unflatten(item, shape), static.n_step)
     buffer = buffer_module(static).add(state.buffer, item, state.update_step, valid)
-    return buffer, window
+    return buffer, window, store, mismatches
 
 
 def sample(state: OffPolicyState, key, static: OffPolicyStatic):
-    """``(batch, indices, importance weights)``; weights are 1 for uniform replay."""
-    return buffer_module(static).sample(state.buffer, key, static.batch_size,
-                                        beta_schedule(state))
+    """``(batch, indices, importance weights)``; weights are 1 for uniform replay. With
+    ``frame_replay`` the batch's observations are rebuilt from the frame store (flat again)."""
+    batch, indices, weights = buffer_module(static).sample(
+        state.buffer, key, static.batch_size, beta_schedule(state))
+    if state.frames is not None:
+        batch = frames.decode(state.frames, batch)
+        flat = lambda x: x.reshape(x.shape[0], -1)
+        batch = dataclasses.replace(batch, obs=flat(batch.obs), next_obs=flat(batch.next_obs))
+    return batch, indices, weights
 
 
 def reprioritize(buffer, indices, td_error, learning, hp: OffPolicyHparams,
@@ -278,24 +319,27 @@ def make_train_step(explore, learn):
             action = jnp.where(warming, random_action(random_key, space, static.num_envs),
                                explore(state, state.carry.obs, act_key, static, space))
             carry, row, info = env_step(env_key, env, env_params, state.carry, action)
-            buffer, window = store(state, row, static)
+            buffer, window, frame_store, mismatches = store(state, row, static)
             state = dataclasses.replace(state, buffer=buffer, window=window, carry=carry,
+                                        frames=frame_store,
                                         key=key, rounds=state.rounds + 1,
                                         env_steps=state.env_steps + static.num_envs)
             learning = ~warming
             (state, _), metrics = jax.lax.scan(
                 learn_once, (state, learning), jax.random.split(learn_key, static.gradient_steps))
             metrics = jax.tree.map(jnp.mean, metrics)
-            return state, (metrics, info, learning)
+            return state, (metrics, info, learning, mismatches)
 
-        state, (metrics, info, learning) = jax.lax.scan(one_round, state, None,
-                                                        static.log_interval)
+        state, (metrics, info, learning, mismatches) = jax.lax.scan(one_round, state, None,
+                                                                    static.log_interval)
         weight = learning.astype(jnp.float32)
         count = jnp.maximum(weight.sum(), 1.0)
         out = {k: jnp.sum(v * weight) / count for k, v in metrics.items()}
         out.update(completed_episode_summary(info))
         out["learning_fraction"] = weight.mean()
         out["buffer_fill"] = buffer_module(static).fill_fraction(state.buffer)
+        if static.frame_replay:  # stacks the frame store could not rebuild: must stay 0
+            out["frame_mismatches"] = mismatches.sum().astype(jnp.float32)
         out["env_steps"] = state.env_steps.astype(jnp.float32)
         out["gradient_updates"] = state.update_step.astype(jnp.float32)
         return state, out
@@ -307,7 +351,8 @@ def make_train_step(explore, learn):
 def memory_model(config: OffPolicyStatic, state: OffPolicyState, obs_bytes: int,
                  action_bytes: int) -> memory.Footprint:
     """The off-policy family's memory model (`jaxrl.memory`). Replay is ``state.buffer``
-    (transitions, write steps, the sum tree when prioritized). The working set of one train
+    (transitions, write steps, the sum tree when prioritized) and, with ``frame_replay``, the
+    frame store its items point to. The working set of one train
     step (``log_interval`` rounds of acting, ``gradient_steps`` learning steps; only metrics
     are stacked): the sampled batch of ``batch_size`` items with indices, importance weights,
     targets and TD errors (and the ``[K, K]`` duplicate-index mask when prioritized); gradient
@@ -316,12 +361,15 @@ def memory_model(config: OffPolicyStatic, state: OffPolicyState, obs_bytes: int,
     ``memory.LEARNER_TEMPORARIES`` copies of the learner (params, targets, optimizer states:
     the learn / keep-if-learning selects copy all three). ``state`` may be abstract.
     """
-    replay = memory.tree_bytes(state.buffer)
+    stored = memory.tree_bytes(state.buffer)
+    replay = stored + memory.tree_bytes(state.frames)
     learner = memory.tree_bytes((state.params, state.target_params, state.opt_state))
     units = memory.activation_units(state.params, config)
     k, n = config.batch_size, config.num_envs
-    item = -(-replay // max(1, config.buffer_size))
+    item = -(-stored // max(1, config.buffer_size))
     sampled = k * (item + 4 * 4) + (k * k * 4 if config.prioritized else 0)
+    if config.frame_replay:  # the batch's stacks, rebuilt (uint8) and as floats
+        sampled += k * 2 * (obs_bytes + obs_bytes // 4)
     backward = memory.OFF_POLICY_PASSES * k * units * 4 * memory.ACTIVATION_STORE
     acting = n * (2 * obs_bytes + action_bytes + 4 * 4) * (2 + config.n_step) + n * units * 4
     work = sampled + backward + acting + memory.LEARNER_TEMPORARIES * learner

@@ -4,8 +4,10 @@
 - `prioritized`: proportional prioritized replay over a sum tree (Schaul et al., 2016).
 - `nstep`: a sliding window that turns one-step rows into n-step transitions, correct across
   termination and truncation.
+- `frames`: stacked image observations (Atari's) kept once per frame as uint8 beside a buffer
+  whose items point to them; sampled stacks are rebuilt exactly.
 """
 
-from jaxrl.buffers import nstep, prioritized, uniform
+from jaxrl.buffers import frames, nstep, prioritized, uniform
 
-__all__ = ["nstep", "prioritized", "uniform"]
+__all__ = ["frames", "nstep", "prioritized", "uniform"]

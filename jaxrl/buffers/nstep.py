@@ -52,6 +52,8 @@ class NStepTransition:
     discount: ``[N]`` ``gamma^m * (1 - terminated)``, the multiplier of ``V(next_obs)``.
     terminated: ``[N]`` bool, the segment ended in an absorbing state.
     next_obs: ``[N, *obs_shape]`` true observation after the segment's last step.
+    steps: ``[N]`` int32 ``m``, the rows aggregated (``1 <= m <= n``); ``next_obs`` follows
+        row ``s + m - 1``.
     """
 
     obs: jax.Array
@@ -60,6 +62,7 @@ class NStepTransition:
     discount: jax.Array
     terminated: jax.Array
     next_obs: jax.Array
+    steps: jax.Array
 
 
 @struct.dataclass
@@ -135,6 +138,7 @@ def emit(rows: Transition, gamma: ArrayLike) -> NStepTransition:
         discount=discount,
         terminated=terminated,
         next_obs=_take_step(rows.next_obs, last),
+        steps=num_steps.astype(jnp.int32),
     )
 
 

@@ -17,7 +17,8 @@ from tests.buffers.items import random_rows, run_window
 def ref_nstep(rows: dict, gamma: float, n: int) -> dict:
     """Slow reference: the n-step transition starting at every s <= T - n, per env."""
     T, N = rows["reward"].shape
-    out = {k: [] for k in ("obs", "action", "reward", "discount", "terminated", "next_obs")}
+    out = {k: [] for k in ("obs", "action", "reward", "discount", "terminated", "next_obs",
+                           "steps")}
     for s in range(T - n + 1):
         per_env = {k: [] for k in out}
         for b in range(N):
@@ -35,6 +36,7 @@ def ref_nstep(rows: dict, gamma: float, n: int) -> dict:
             per_env["discount"].append(gamma**m * (0.0 if term else 1.0))
             per_env["terminated"].append(term)
             per_env["next_obs"].append(rows["next_obs"][last, b])
+            per_env["steps"].append(m)
         for k in out:
             out[k].append(np.array(per_env[k]))
     return {k: np.stack(v) for k, v in out.items()}
@@ -49,7 +51,7 @@ def test_nstep_window_matches_reference(n):
         np.testing.assert_array_equal(valid, np.arange(len(valid)) >= n - 1)
         emitted = jax.tree.map(lambda x: np.asarray(x)[n - 1 :], items)
         expected = ref_nstep(rows, gamma, n)
-        for key in ("obs", "action", "terminated", "next_obs"):
+        for key in ("obs", "action", "terminated", "next_obs", "steps"):
             np.testing.assert_array_equal(getattr(emitted, key), expected[key], err_msg=key)
         for key in ("reward", "discount"):
             np.testing.assert_allclose(

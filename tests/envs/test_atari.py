@@ -155,9 +155,11 @@ def test_ppo_trains_two_seeds_on_breakout():
 
 
 def test_atari_presets_follow_reading_002():
-    """PPO and A2C default to reading 002's Atari settings on the atari family; DQN's replay of
-    float frames does not fit, and the memory plan says so before anything compiles."""
-    from jaxrl.algos import a2c, ppo
+    """PPO, A2C and DQN default to reading 002's Atari settings on the atari family. DQN's
+    250k replay fits with frames kept once as uint8; of float stacks it does not, and the memory
+    plan says so before anything compiles."""
+    from jaxrl import algos, memory
+    from jaxrl.algos import a2c, dqn, ppo
 
     p = ppo.default_config("atari:Pong")
     assert (p.num_envs, p.num_steps, p.update_epochs, p.num_minibatches) == (8, 128, 4, 4)
@@ -169,5 +171,32 @@ def test_atari_presets_follow_reading_002():
     from jaxrl import train
     from jaxrl.memory import MemoryPlanError
 
+    d = dqn.default_config("atari:Pong")
+    assert (d.buffer_size, d.learning_starts, d.batch_size, d.target_update_period) == (
+        250_000, 30_000, 32, 10_000)
+    assert d.frame_replay and d.double_q and d.num_envs // d.gradient_steps == 4
+    env, params = envs.make("atari:Pong")
+    replay = memory.estimate(algos.get("dqn"), d, env, params, members=1).replay_bytes
+    assert 3.3e9 < replay < 3.8e9  # two uint8 frames per item (one in the ring): 3.5 GB per seed
     with pytest.raises(MemoryPlanError, match="replay buffer"):
-        train("dqn", "atari:Pong", seeds=4, total_steps=10_000, store=False, progress=False)
+        train("dqn", "atari:Pong", seeds=4, total_steps=10_000, store=False, progress=False,
+              frame_replay=False)
+
+
+def test_dqn_frame_replay_learns_exactly_what_float_replay_learns():
+    """Frames kept once as uint8 rebuild every sampled stack exactly: a DQN run on Pong with
+    frame replay ends with the same parameters, bit for bit, as the same run storing whole
+    float stacks, and the frame store reports no stack it could not rebuild."""
+    from jaxrl import train
+
+    kw = dict(seeds=1, total_steps=2 * 8 * 6, store=False, progress=False, num_envs=2,
+              log_interval=8, buffer_size=40, batch_size=8, learning_starts=16, hidden=(8,),
+              torso="mlp", n_step=3, eval_episodes=0, target_update_period=2,
+              env_kwargs={"max_frames": 100})  # games cut at 25 steps: resets inside n-step
+    # windows, and the ring (20 + 3 + 4 rounds) wraps within the 48 rounds
+    frames = train("dqn", "atari:Pong", frame_replay=True, **kw)
+    floats = train("dqn", "atari:Pong", frame_replay=False, **kw)
+    assert (frames.metrics.frame_mismatches == 0).all()
+    assert frames.metrics.gradient_updates.iloc[-1] > 0 and frames.metrics.episode_count.sum() > 0
+    for a, b in zip(jax.tree.leaves(frames.state.params), jax.tree.leaves(floats.state.params)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
