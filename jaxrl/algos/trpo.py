@@ -65,6 +65,14 @@ def default_config(env_name: str) -> TRPOConfig:
         return TRPOConfig(num_envs=8, num_steps=256, gamma=0.9, gae_lambda=0.95, max_kl=0.01,
                           vf_learning_rate=3e-3, value_epochs=10, value_minibatches=16,
                           normalize_reward=True)
+    if family == "atari":
+        # Reading 002's Atari TRPO (vel's, in place of baselines' poor one): 16 envs x 32
+        # steps, a policy and a value Nature CNN, delta 0.001, damping 0.001, lambda 1, three
+        # value passes with Adam 1e-4 (eps 1e-3); frames already scaled to [0, 1].
+        return TRPOConfig(num_envs=16, num_steps=32, torso="nature_cnn", activation="relu",
+                          normalize_obs=False, max_kl=0.001, cg_damping=0.001, cg_iters=10,
+                          backtrack_iters=10, gae_lambda=1.0, value_epochs=3,
+                          value_minibatches=1, vf_learning_rate=1e-4, adam_eps=1e-3)
     if family in ("minatar", "brax"):
         return TRPOConfig(num_envs=64, num_steps=64, hidden=(256, 256),
                           activation="relu" if family == "minatar" else "tanh",
