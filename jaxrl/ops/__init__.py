@@ -14,6 +14,7 @@ from jaxrl.ops.returns import (
     gae,
     lambda_returns,
     n_step_targets,
+    retrace,
     reverse_discounted_cumsum,
 )
 from jaxrl.ops.running_stats import (
@@ -42,6 +43,7 @@ __all__ = [
     "normalize",
     "permutation",
     "polyak_update",
+    "retrace",
     "reverse_discounted_cumsum",
     "running_stats_init",
     "running_stats_update",

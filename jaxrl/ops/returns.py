@@ -31,6 +31,7 @@ __all__ = [
     "gae",
     "lambda_returns",
     "n_step_targets",
+    "retrace",
     "reverse_discounted_cumsum",
 ]
 
@@ -216,6 +217,61 @@ def discounted_returns(
         bootstrap_values = jnp.zeros_like(rewards, dtype=_float_dtype(rewards))
     # lambda_returns checks the shapes: every array [T, B], gamma a scalar
     return lambda_returns(rewards, bootstrap_values, terminated, truncated, gamma, 1.0)
+
+
+def retrace(
+    rewards: ArrayLike,
+    q_taken: ArrayLike,
+    next_values: ArrayLike,
+    terminated: ArrayLike,
+    truncated: ArrayLike,
+    traces: ArrayLike,
+    gamma: ArrayLike,
+) -> jax.Array:
+    """Retrace targets ``Q_ret`` (Munos et al., 2016; ACER's ``Q^ret``, Wang et al., 2017) for
+    the actions a behaviour policy took, aware of termination and truncation.
+
+    ``Q_ret[t] = r[t] + gamma * (1 - terminated[t]) * (next_values[t]
+    + c[t + 1] * (Q_ret[t + 1] - q_taken[t + 1]))`` while step ``t + 1`` continues the episode
+    inside the rollout; at a done step and at ``t = T - 1`` the bracket is ``next_values[t]``
+    alone (a truncation bootstraps from the value of the true final observation).
+
+    Computed as ``Q_ret - q_taken = reverse_discounted_cumsum(delta, gamma * continues[t] *
+    c[t + 1])`` with the TD error ``delta[t] = r[t] + gamma * (1 - terminated[t]) *
+    next_values[t] - q_taken[t]``. ``traces = 0`` gives one-step targets ``r + gamma V(s')``;
+    ``traces = 1`` with ``q_taken[t + 1] = next_values[t]`` gives `lambda_returns` at
+    ``lam = 1``.
+
+    Args:
+        rewards: ``[T, B]``.
+        q_taken: ``[T, B]`` ``Q(s_t, a_t)`` of the action taken.
+        next_values: ``[T, B]`` ``V(s_{t+1}) = E_pi Q(s_{t+1}, .)`` of the true next
+            observation of step ``t``.
+        terminated: ``[T, B]`` bool/float.
+        truncated: ``[T, B]`` bool/float.
+        traces: ``[T, B]`` ``c[t] = lam * min(c_bar, pi(a_t | s_t) / mu(a_t | s_t))``, the
+            truncated importance weight of step ``t`` (``c[0]`` is never read).
+        gamma: scalar discount.
+
+    Returns:
+        ``[T, B]`` ``Q_ret`` (regression targets for ``Q(s_t, a_t)``; no gradient is stopped
+        here).
+    """
+    rewards = jnp.asarray(rewards)
+    _check_rollout(rewards, jnp.asarray(q_taken), jnp.asarray(next_values),
+                   jnp.asarray(terminated), jnp.asarray(truncated), jnp.asarray(traces))
+    chex.assert_rank(gamma, 0)
+    dtype = _float_dtype(rewards)
+    not_term, continues = _boundary_masks(terminated, truncated, dtype)
+    gamma = jnp.asarray(gamma, dtype=dtype)
+    q_taken = jnp.asarray(q_taken, dtype=dtype)
+    traces = jnp.asarray(traces, dtype=dtype)
+    next_traces = jnp.concatenate([traces[1:], jnp.zeros_like(traces[:1])])  # c[t + 1]
+    deltas = (rewards.astype(dtype) + gamma * not_term * jnp.asarray(next_values, dtype=dtype)
+              - q_taken)
+    targets = q_taken + reverse_discounted_cumsum(deltas, gamma * continues * next_traces)
+    chex.assert_equal_shape([targets, rewards])
+    return targets
 
 
 def _pad_time(x: jax.Array, num_steps: int) -> jax.Array:

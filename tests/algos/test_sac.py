@@ -15,9 +15,15 @@ def test_soft_target_subtracts_alpha_log_prob_from_the_smaller_critic():
     state = state.replace(params=state.params.replace(log_alpha=jnp.log(jnp.float32(0.3))))
     actor, critic = sac.networks(config, space)
     key = jax.random.key(5)
-    y = sac.td_targets(state, batch, key, actor, critic)
-    a, log_prob = actor.apply(state.params.actor, batch.next_obs).sample_and_log_prob(key)
-    q = offpolicy.critic_values(critic, state.target_params.critic, batch.next_obs, a)
+    y = jax.jit(lambda s, b, k: sac.td_targets(s, b, k, actor, critic))(state, batch, key)
+
+    @jax.jit
+    def by_hand(state, batch, key):
+        a, log_prob = actor.apply(state.params.actor, batch.next_obs).sample_and_log_prob(key)
+        return offpolicy.critic_values(critic, state.target_params.critic, batch.next_obs,
+                                       a), log_prob
+
+    q, log_prob = by_hand(state, batch, key)
     assert q.shape == (2, 16)  # two target critics
     expected = batch.reward + batch.discount * (jnp.minimum(q[0], q[1]) - 0.3 * log_prob)
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
@@ -35,7 +41,8 @@ def test_temperature_rises_when_the_policy_is_too_sure(log_prob, direction):
 @pytest.mark.parametrize("autotune", [True, False])
 def test_the_temperature_moves_only_when_autotuned(autotune):
     state, batch, config, space = state_and_batch("sac", "Pendulum-v1", autotune_alpha=autotune)
-    out = sac.learn(state, batch, jnp.ones((16,)), jax.random.key(0), config, space)
+    learn = jax.jit(lambda s, b, w, k: sac.learn(s, b, w, k, config, space))
+    out = learn(state, batch, jnp.ones((16,)), jax.random.key(0))
     moved = not np.array_equal(out.params.log_alpha, state.params.log_alpha)
     assert moved == autotune
     assert ("alpha_loss" in out.metrics) == autotune

@@ -80,7 +80,7 @@ def _rollout_batch(state, config, env, env_params):
 def _kl_between(network, old_params, new_params, obs):
     old = network.apply(old_params, obs, method=network.dist)
     new = network.apply(new_params, obs, method=network.dist)
-    return float(jnp.mean(old.kl(new)))
+    return jnp.mean(old.kl(new))
 
 
 @pytest.mark.parametrize("env_name", ["CartPole-v1", "Pendulum-v1"])
@@ -89,15 +89,19 @@ def test_every_update_respects_the_trust_region(env_name):
     env = envs.EpisodeStatistics(env)
     config = trpo.default_config(env_name).replace(num_envs=4, num_steps=64, value_minibatches=4,
                                                    hidden=(16, 16))
-    state = trpo.init(jax.random.key(0), env, env_params, config)
+    state = jax.jit(lambda k: trpo.init(k, env, env_params, config))(jax.random.key(0))
+    network = onpolicy.make_network(config, env, env_params)
+    # each piece compiled once (op by op, the loop would compile hundreds of small programs)
     step = jax.jit(lambda s: trpo.train_step(s, config, env, env_params))
+    rollout = jax.jit(lambda s: _rollout_batch(s, config, env, env_params)[1])
     update = jax.jit(lambda s, b, k: trpo.update(s, b, k, config, network))
+    kl_between = jax.jit(lambda old, new, obs: _kl_between(network, old, new, obs))
     accepted = 0
     for _ in range(6):
-        network, batch = _rollout_batch(state, config, env, env_params)
+        batch = rollout(state)
         updated = update(state, batch, jax.random.key(9))
         params, metrics = updated.params, updated.metrics
-        kl = _kl_between(network, state.params, params, batch.obs)
+        kl = float(kl_between(state.params, params, batch.obs))
         old_policy = onpolicy.param_group(state.params, "policy")
         new_policy = onpolicy.param_group(params, "policy")
         if float(metrics["step_accepted"]):

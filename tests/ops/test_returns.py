@@ -1,4 +1,5 @@
-"""Returns, GAE, lambda-returns and n-step targets against slow pure-Python references."""
+"""Returns, GAE, lambda-returns, n-step and Retrace targets against slow pure-Python
+references."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from jaxrl.ops import (
     gae,
     lambda_returns,
     n_step_targets,
+    retrace,
     reverse_discounted_cumsum,
 )
 
@@ -71,6 +73,24 @@ def ref_discounted(r, term, trunc, gamma, boot=None):
             else:
                 running = r[t, b] + gamma * running
             out[t, b] = running
+    return out
+
+
+def ref_retrace(r, q, nv, term, trunc, c, gamma):
+    """ACER's backward pass (Wang et al. 2017, Algorithm 2) with episode ends: Q_ret restarts
+    at r on a terminal step, at r + gamma V(final obs) on a truncation and at the rollout end,
+    and otherwise carries c[t+1] (Q_ret[t+1] - Q[t+1]) + V(s_{t+1})."""
+    T, B = r.shape
+    out = np.zeros((T, B))
+    for b in range(B):
+        for t in reversed(range(T)):
+            if term[t, b]:
+                out[t, b] = r[t, b]
+            elif trunc[t, b] or t == T - 1:
+                out[t, b] = r[t, b] + gamma * nv[t, b]
+            else:
+                carried = c[t + 1, b] * (out[t + 1, b] - q[t + 1, b]) + nv[t, b]
+                out[t, b] = r[t, b] + gamma * carried
     return out
 
 
@@ -230,6 +250,61 @@ def test_n_step_matches_reference(data, gamma, n):
         lambda r, v, nv, te, tr: ref_n_step(r, nv, te, tr, gamma, n),
         *data,
     )
+
+
+jit_retrace = jax.jit(retrace)
+
+
+def q_and_traces(seed, shape):
+    """Random ``Q(s_t, a_t)`` and truncated importance weights in [0, 1] (some exactly 1)."""
+    rng = np.random.default_rng(seed)
+    traces = np.minimum(1.0, rng.exponential(size=shape)).astype(np.float32)
+    return rng.normal(size=shape).astype(np.float32), traces
+
+
+@SETTINGS
+@given(data=rollouts(), gamma=gammas, seed=st.integers(0, 2**31))
+def test_retrace_matches_reference(data, gamma, seed):
+    q, c = q_and_traces(seed, (T_MAX, B_MAX))
+    check_padded(
+        lambda r, v, nv, te, tr: jit_retrace(r, q, nv, te, tr, c, gamma),
+        lambda r, v, nv, te, tr: ref_retrace(r, q[:r.shape[0], :r.shape[1]], nv, te, tr,
+                                             c[:r.shape[0], :r.shape[1]], gamma),
+        *data,
+    )
+
+
+def test_retrace_limits():
+    """No trace (c = 0): one-step targets r + gamma V(s'), i.e. lambda = 0. Full traces with
+    Q(s_{t+1}, a_{t+1}) = V(s_{t+1}) (on-policy, exact critic): the Monte-Carlo return
+    bootstrapped at truncations and at the end, i.e. lambda = 1."""
+    r, _, nv, term, trunc = make_rollout(3, T_MAX, B_MAX, consistent=True)
+    q, _ = q_and_traces(4, r.shape)
+    zeros, ones = np.zeros_like(r), np.ones_like(r)
+    close(jit_retrace(r, q, nv, term, trunc, zeros, 0.9),
+          np.asarray(jit_lambda_returns(r, nv, term, trunc, 0.9, 0.0)))
+    q_exact = q.copy()
+    q_exact[1:] = nv[:-1]  # Q of the action taken at t + 1 equals V(s_{t+1}) = next_values[t]
+    close(jit_retrace(r, q_exact, nv, term, trunc, ones, 0.9),
+          np.asarray(jit_lambda_returns(r, nv, term, trunc, 0.9, 1.0)))
+
+
+def test_retrace_at_episode_ends_by_hand():
+    """Env 0 terminates at t = 1, env 1 is truncated at t = 1; both go on to t = 2 (a new
+    episode) and the rollout ends there."""
+    gamma = 0.5
+    r = np.array([[1.0, 1.0], [2.0, 2.0], [4.0, 4.0]], np.float32)
+    q = np.array([[0.0, 0.0], [10.0, 10.0], [20.0, 20.0]], np.float32)
+    nv = np.array([[3.0, 3.0], [7.0, 7.0], [8.0, 8.0]], np.float32)  # V(s_{t+1})
+    term = np.array([[0, 0], [1, 0], [0, 0]], bool)
+    trunc = np.array([[0, 0], [0, 1], [0, 0]], bool)
+    c = np.full((3, 2), 0.5, np.float32)
+    out = np.asarray(jit_retrace(r, q, nv, term, trunc, c, gamma))
+    np.testing.assert_allclose(out[2], [4 + 0.5 * 8] * 2)  # the rollout end bootstraps
+    np.testing.assert_allclose(out[1], [2.0, 2 + 0.5 * 7])  # terminal: none; truncated: V(final)
+    # t = 0 carries c[1] (Q_ret[1] - Q[1]) + V(s_1) from inside the episode
+    np.testing.assert_allclose(out[0], [1 + 0.5 * (0.5 * (2 - 10) + 3),
+                                        1 + 0.5 * (0.5 * (5.5 - 10) + 3)])
 
 
 def test_n_step_limits_agree_with_lambda_returns():
