@@ -1,5 +1,6 @@
 """Shared RL math: returns and advantages, running statistics, Polyak averaging, distributions,
-conjugate gradient, the minibatch shuffle, linear schedules and the clipped Adam optimizer.
+conjugate gradient, ACER's trust-region step, the minibatch shuffle, linear schedules and the
+clipped Adam optimizer.
 
 Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are time-major
 ``[T, B]``. See each module's docstring for the episode-boundary conventions.
@@ -26,12 +27,14 @@ from jaxrl.ops.running_stats import (
 )
 from jaxrl.ops.schedules import linear_schedule
 from jaxrl.ops.shuffle import permutation
+from jaxrl.ops.trust_region import categorical_kl_gradient, project_kl
 
 __all__ = [
     "Categorical",
     "DiagGaussian",
     "RunningMeanStd",
     "TanhGaussian",
+    "categorical_kl_gradient",
     "clipped_adam",
     "conjugate_gradient",
     "denormalize",
@@ -43,6 +46,7 @@ __all__ = [
     "normalize",
     "permutation",
     "polyak_update",
+    "project_kl",
     "retrace",
     "reverse_discounted_cumsum",
     "running_stats_init",
