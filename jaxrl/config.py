@@ -258,7 +258,10 @@ RANGES: dict[str, Interval] = {
     "clip_eps": POSITIVE, "max_kl": POSITIVE, "backtrack_coef": UNIT_OPEN,
     "cg_damping": NON_NEGATIVE,
     # loss weights (0 switches a term off)
-    "ent_coef": NON_NEGATIVE, "vf_coef": NON_NEGATIVE,
+    "ent_coef": NON_NEGATIVE, "vf_coef": NON_NEGATIVE, "q_coef": NON_NEGATIVE,
+    # ACER: the importance-weight truncation and the trust region's radius must be positive;
+    # an average decay of 1 would never move the average policy
+    "c_bar": POSITIVE, "delta": POSITIVE, "avg_decay": UNIT_NO_ONE,
     # optimizers: a clip norm of 0 zeroes every update (NaN at a zero gradient); eps = 0
     # divides by zero wherever a gradient is 0; a decay of 1 never updates the average
     "max_grad_norm": POSITIVE, "adam_eps": POSITIVE, "rmsprop_eps": POSITIVE,

@@ -21,8 +21,9 @@ import jax.numpy as jnp
 import numpy as np
 
 LEVELS = ("basic", "debug", "full")
-# Metrics that are NaN by design when no episode finished in an update (never a fake 0).
-NAN_ALLOWED_PREFIXES = ("episode_", "eval_")
+# Metrics that are NaN by design when there is nothing to measure (never a fake 0): no episode
+# finished in an update, no evaluation yet, no replayed update yet (ACER before replay_start).
+NAN_ALLOWED_PREFIXES = ("episode_", "eval_", "replay_")
 
 
 def level_at_least(verbosity: str, level: str) -> bool:

@@ -253,6 +253,26 @@ class QNetwork(nn.Module):
         return value + advantage - advantage.mean(axis=-1, keepdims=True)
 
 
+class PolicyAndQ(nn.Module):
+    """``obs [..., obs_dim] -> (logits [..., n], Q [..., n])`` for ``n`` discrete actions
+    (ACER): one torso with a linear policy head and a linear Q head (``shared``), or two
+    separate networks."""
+
+    num_actions: int
+    hidden: Sequence[int] = (64, 64)
+    activation: str = "relu"
+    torso: str = "mlp"
+    shared: bool = True
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        if not self.shared:
+            return (MLP(self.hidden, self.num_actions, self.activation, 0.01, self.torso)(obs),
+                    MLP(self.hidden, self.num_actions, self.activation, 1.0, self.torso)(obs))
+        x = Torso(self.hidden, self.activation, self.torso)(obs)
+        return _dense(self.num_actions, 0.01)(x), _dense(self.num_actions, 1.0)(x)
+
+
 class DeterministicActor(nn.Module):
     """``obs -> action [..., d]`` in ``(-1, 1)`` (tanh), for DDPG and TD3."""
 

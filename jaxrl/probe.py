@@ -19,6 +19,7 @@ from envs.probes import PROBES
 from envs.spaces import Discrete
 from jaxrl import algos
 from jaxrl.api import train
+from jaxrl.results import NonFiniteMetricError
 
 PROBE_STEPS = 40_960  # env steps per seed per rung (160 updates of the probe configs)
 
@@ -50,8 +51,13 @@ def run_rung(algo: str, probe_cls, seeds: int = 4, total_steps: int = PROBE_STEP
              **overrides) -> RungResult:
     start = time.perf_counter()
     # no evaluation program: a rung is judged on the learned values and greedy actions below
-    result = train(algo, store=False, env=probe_cls.name, seeds=seeds, total_steps=total_steps,
-                   seed=seed, progress=False, eval_episodes=0, **overrides)
+    try:
+        result = train(algo, store=False, env=probe_cls.name, seeds=seeds,
+                       total_steps=total_steps, seed=seed, progress=False, eval_episodes=0,
+                       **overrides)
+    except NonFiniteMetricError as err:  # a rung that blows up fails, naming the metric
+        return RungResult(probe_cls.name, probe_cls.rung, False, {}, {}, {},
+                          f"training stopped: {err}", time.perf_counter() - start)
     algorithm = algos.get(algo)
     env, params = envs.make(probe_cls.name)
     gamma = float(result.config.gamma)

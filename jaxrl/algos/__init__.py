@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from jaxrl.algos import a2c, ddpg, dqn, offpolicy, onpolicy, ppo, sac, td3, trpo, vpg
+from jaxrl.algos import a2c, acer, ddpg, dqn, offpolicy, onpolicy, ppo, sac, td3, trpo, vpg
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +62,9 @@ ALGORITHMS: dict[str, Algorithm] = {
     "ddpg": _off_policy("ddpg", ddpg, ddpg.DDPGConfig, ("continuous",)),
     "td3": _off_policy("td3", td3, td3.TD3Config, ("continuous",)),
     "sac": _off_policy("sac", sac, sac.SACConfig, ("continuous",)),
+    "acer": Algorithm("acer", acer.ACERConfig, acer.default_config, acer.init, acer.train_step,
+                      acer.make_act, acer.make_value, acer.make_agent_action,
+                      acer.memory_model, ("discrete",)),
 }
 
 

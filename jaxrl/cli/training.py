@@ -123,6 +123,8 @@ def cmd_probe(args) -> int:
     for r in results:
         mark = "PASS" if r.passed else "FAIL"
         print(f"rung {r.rung} {r.name:<30} {mark}  ({r.seconds:.1f} s)")
+        if not r.expected:  # it never finished training
+            print(f"    {r.diagnosis}")
         for what in ("values", "actions"):
             if what in r.expected:
                 got = np.asarray(r.measured[what], dtype=float)

@@ -12,6 +12,7 @@ Each algorithm runs the config that reaches its random draws:
 
 * on-policy: rollout sampling, minibatch shuffles (PPO, and the value-fit minibatches of VPG and
   TRPO), A2C's short rollouts;
+* ACER: rollout sampling and the replay's segment sampling, at 2 replayed updates per step;
 * off-policy: the uniform random warm-up actions and the exploration rule (DQN's epsilon coin
   and random action, DDPG/TD3's Gaussian noise, SAC's policy sample), replay sampling (uniform
   for DDPG and TD3, prioritized for DQN and SAC), TD3's target-policy smoothing noise and SAC's
@@ -36,12 +37,14 @@ CASES = {
     "ddpg": ("Pendulum-v1", OFF_POLICY_SMALL),
     "td3": ("Pendulum-v1", OFF_POLICY_SMALL),
     "sac": ("Pendulum-v1", dict(OFF_POLICY_SMALL, prioritized=True)),
+    "acer": ("CartPole-v1", dict(num_envs=2, num_steps=4, buffer_segments=8, replay_start=2,
+                                 replay_batch=2, replay_ratio=2, hidden=(16, 16))),
 }
 
 # what the second train step reports (so it is the step with learning in it)
 REPORTED = {"ppo": "value_loss", "vpg": "value_loss", "a2c": "value_loss", "trpo": "value_loss",
             "dqn": "td_error_abs_mean", "ddpg": "actor_loss", "td3": "actor_loss",
-            "sac": "alpha_loss"}
+            "sac": "alpha_loss", "acer": "replay_q_loss"}
 
 
 def two_steps(algo: str):

@@ -9,7 +9,7 @@ import jax
 import pytest
 
 from jaxrl import algos, api, memory
-from jaxrl.algos import offpolicy, onpolicy
+from jaxrl.algos import acer, offpolicy, onpolicy
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
@@ -41,7 +41,16 @@ def test_each_family_states_its_memory_model():
     """The plan asks the algorithm's family for its model; it never guesses from the config."""
     for name, algorithm in algos.ALGORITHMS.items():
         family = offpolicy if name in ("dqn", "ddpg", "td3", "sac") else onpolicy
+        family = acer if name == "acer" else family  # on-policy rollouts plus a segment replay
         assert algorithm.memory_model is family.memory_model, name
+
+
+def test_acer_replay_bytes_are_its_segment_buffer():
+    algorithm, config, env, env_params = build("acer", "CartPole-v1", buffer_segments=300)
+    est = memory.estimate(algorithm, config, env, env_params, members=1)
+    state = initialized(algorithm, config, env, env_params)
+    assert est.replay_bytes == concrete_bytes(state.buffer)
+    assert est.state_bytes == concrete_bytes(state)
 
 
 def test_ppo_state_bytes_are_exact():

@@ -1,0 +1,352 @@
+"""Actor-Critic with Experience Replay (Wang et al., 2017), for discrete actions.
+
+    for each train step:                                                      (train_step)
+        roll the current policy pi for T steps in N envs; keep mu(.|s_t), the probabilities
+        the actions were drawn from                                          (collect_segments)
+        add the N segments of T steps to the segment replay (on device: whole segments, so
+        every step keeps its own obs, action, reward, episode flags and mu)
+        update on the N on-policy segments, then replay_ratio times on replay_batch replayed
+        ones (once replay_start segments are stored):                        (update)
+            rho(a) = pi(a|s) / mu(a|s);  c = min(1, rho(a_t))
+            Q_ret = Retrace(r, Q(s, a), V(s'), c)                            (ops.retrace)
+            g = min(c_bar, rho(a_t)) grad log pi(a_t|s) (Q_ret - V(s))
+              + sum_a [1 - c_bar / rho(a)]_+ pi(a|s) grad log pi(a|s) (Q(s, a) - V(s))
+              + ent_coef grad H(pi(.|s))                     (truncation with bias correction)
+            trust region on the logits phi: g <- g - max(0, (k.g - delta) / |k|^2) k,
+                k = grad_phi KL(pi_avg(.|s) || pi(.|s))                (ops.trust_region)
+            descend q_coef * 0.5 (Q_ret - Q(s, a_t))^2 and ascend g, through one backward pass
+            theta_avg <- avg_decay theta_avg + (1 - avg_decay) theta
+
+``V(s) = sum_a pi(a|s) Q(s, a)``; a truncated step bootstraps from the value of its true final
+observation and a terminated one does not (the segment keeps ``next_obs``). Adam (clipped)
+stands in for the paper's RMSProp.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+from envs.registry import env_family
+from envs.spaces import Discrete
+from envs.wrappers import completed_episode_summary
+from jaxrl import diagnostics as diag
+from jaxrl import memory
+from jaxrl.algos import acting
+from jaxrl.buffers import uniform
+from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
+from jaxrl.networks import ACTIVATIONS, TORSOS, PolicyAndQ, resolve_torso
+from jaxrl.ops import categorical_kl_gradient, clipped_adam, polyak_update, project_kl, retrace
+from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
+
+MU_FLOOR = 1e-8  # behaviour probabilities are softmax outputs (> 0); guard the division anyway
+
+
+@dataclasses.dataclass(frozen=True)
+class ACERStatic(StaticConfig):
+    """ACER's static fields (shapes, loop counts, flags)."""
+
+    num_envs: int = static(16, "parallel envs per seed (on-policy segments per update)")
+    num_steps: int = static(20, "segment length T")
+    buffer_segments: int = static(2_500, "replay capacity per seed, in segments of T steps")
+    replay_ratio: int = static(4, "replayed updates per on-policy update")
+    replay_batch: int = static(16, "segments per replayed update")
+    replay_start: int = static(100, "segments stored before replay starts (>= 1)")
+    trust_region: bool = static(True, "ACER's efficient trust region against the average net")
+    shared_network: bool = static(True, "one torso for the policy and Q heads")
+    hidden: tuple[int, ...] = static((64, 64), "MLP widths")
+    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn")
+    activation: str = static("relu")
+    verbosity: str = static("basic", "diagnostics level: basic | debug | full")
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.num_envs * self.num_steps
+
+    def validate(self) -> None:
+        if self.verbosity not in diag.LEVELS:
+            raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ConfigError(f"unknown activation {self.activation!r}")
+        if self.torso not in TORSOS:
+            raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
+        if self.buffer_segments < max(self.num_envs, self.replay_start):
+            raise ConfigError(f"buffer_segments ({self.buffer_segments}) must be >= num_envs "
+                              f"and >= replay_start")
+
+
+@struct.dataclass(frozen=True)
+class ACERHparams(Hparams):
+    """ACER's traced hyperparameters (``state.hparams``)."""
+
+    gamma: float = traced(0.99)
+    learning_rate: float = traced(7e-4)
+    max_grad_norm: float = traced(10.0, "global-norm gradient clipping")
+    adam_eps: float = traced(1e-5)
+    ent_coef: float = traced(0.01)
+    q_coef: float = traced(0.5, "weight of the Q regression")
+    c_bar: float = traced(10.0, "importance-weight truncation of the policy gradient")
+    delta: float = traced(1.0, "trust-region radius on the linearized KL from the average")
+    avg_decay: float = traced(0.99, "Polyak decay of the average policy network")
+    total_steps: float = traced(0.0, "env steps per seed (set by train)")
+
+
+@dataclasses.dataclass(frozen=True)
+class ACERConfig(AlgoConfig, ACERHparams, ACERStatic):
+    """ACER's config: the fields of `ACERStatic` and `ACERHparams` as one."""
+
+
+def default_config(env_name: str) -> ACERConfig:
+    """Configs that work without tuning flags, per env family."""
+    if env_family(env_name) == "probe":
+        # the zero-observation rungs learn V through the output bias alone: enough steps for
+        # a value of 1 / (1 - 0.9) = 10 take lr 1e-2 and 8 replayed updates per rollout
+        return ACERConfig(num_envs=16, num_steps=8, buffer_segments=256, replay_start=32,
+                          replay_batch=16, replay_ratio=8, gamma=0.9, hidden=(32, 32),
+                          learning_rate=1e-2)
+    if env_family(env_name) == "minatar":
+        return ACERConfig(hidden=(256, 256))  # A2C's MinAtar widths
+    return ACERConfig()
+
+
+@struct.dataclass
+class Segment:
+    """Consecutive steps of one env as replayed (leaves ``[T, ...]``; ``[N, T, ...]`` for a
+    rollout's N envs, ``[T, B, ...]`` time-major in an update): ``obs`` and ``next_obs`` (the
+    true next observation: the final one on a done step) ``[.., obs_dim]``, ``action``,
+    ``reward``, ``terminated``, ``truncated`` and ``mu`` ``[.., A]``, the probabilities the
+    action was drawn from."""
+
+    obs: jax.Array
+    action: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    next_obs: jax.Array
+    mu: jax.Array
+
+
+@struct.dataclass
+class ACERState:
+    params: Any  # `PolicyAndQ` variables
+    avg_params: Any  # their Polyak average (the trust region's reference policy)
+    opt_state: Any
+    buffer: uniform.ReplayState  # of `Segment` items
+    carry: EnvCarry
+    key: jax.Array
+    update_step: jax.Array  # [] int32
+    env_steps: jax.Array  # [] int32 per seed
+    hparams: ACERHparams
+
+
+def make_network(static: ACERStatic, env, env_params) -> PolicyAndQ:
+    space = env.action_space(env_params)
+    if not isinstance(space, Discrete):
+        raise ConfigError(f"ACER here needs a discrete action space, got {space!r}")
+    torso = resolve_torso(static.torso, env.observation_space(env_params).shape)
+    return PolicyAndQ(space.n, tuple(static.hidden), static.activation, torso,
+                      static.shared_network)
+
+
+def optimizer(hp: ACERHparams) -> optax.GradientTransformation:
+    return clipped_adam(hp, hp.learning_rate)
+
+
+def init(key: jax.Array, env, env_params, config, hparams: ACERHparams | None = None
+         ) -> ACERState:
+    """Fresh networks, an empty segment replay and envs for one seed."""
+    hp = config.hparams() if hparams is None else hparams
+    static = config.static()
+    net_key, env_key, state_key = jax.random.split(key, 3)
+    dim, n = obs_dim(env.observation_space(env_params)), env.action_space(env_params).n
+    params = make_network(static, env, env_params).init(net_key, jnp.zeros((1, dim)))
+    t = static.num_steps
+    example = Segment(obs=jnp.zeros((t, dim)), action=jnp.zeros((t,), jnp.int32),
+                      reward=jnp.zeros((t,)), terminated=jnp.zeros((t,), bool),
+                      truncated=jnp.zeros((t,), bool), next_obs=jnp.zeros((t, dim)),
+                      mu=jnp.zeros((t, n)))
+    return ACERState(params=params, avg_params=params, opt_state=optimizer(hp).init(params),
+                     buffer=uniform.init(example, static.buffer_segments),
+                     carry=reset_envs(env_key, env, env_params, static.num_envs),
+                     key=state_key, update_step=jnp.zeros((), jnp.int32),
+                     env_steps=jnp.zeros((), jnp.int32), hparams=hp)
+
+
+def collect_segments(state: ACERState, key, static: ACERStatic, env, env_params, network):
+    """``(carry, segments [T, N], episode info [T, N])``: T steps of N envs with actions drawn
+    from the current policy, each step with the probabilities it was drawn from."""
+
+    def one_step(carry: EnvCarry, step_key):
+        act_key, env_key = jax.random.split(step_key)
+        logits, _ = network.apply(state.params, carry.obs)
+        action = jax.random.categorical(act_key, logits).astype(jnp.int32)
+        carry, step, info = env_step(env_key, env, env_params, carry, action)
+        return carry, (Segment(step.obs, step.action, step.reward, step.terminated,
+                               step.truncated, step.next_obs, jax.nn.softmax(logits)), info)
+
+    carry, (segments, info) = jax.lax.scan(one_step, state.carry,
+                                           jax.random.split(key, static.num_steps))
+    return carry, segments, info
+
+
+def take(x: jax.Array, action: jax.Array) -> jax.Array:
+    """``x[..., action]``: ``[..., A]`` and ``[...]`` -> ``[...]``."""
+    return jnp.take_along_axis(x, action[..., None], axis=-1)[..., 0]
+
+
+@struct.dataclass
+class Learner:
+    params: Any
+    avg_params: Any
+    opt_state: Any
+
+
+def update(learner: Learner, seg: Segment, hp: ACERHparams, static: ACERStatic, network
+           ) -> tuple[Learner, dict]:
+    """One ACER step on time-major segments (leaves ``[T, B, ...]``; see the module
+    docstring). Returns the new learner and its diagnostics."""
+    chex.assert_rank([seg.reward, seg.action, seg.terminated, seg.truncated], 2)
+    chex.assert_equal_shape([seg.obs, seg.next_obs])
+    chex.assert_equal_shape_prefix([seg.obs, seg.mu, seg.reward], 2)
+    (logits, q), backward = jax.vjp(lambda p: network.apply(p, seg.obs), learner.params)
+    next_logits, next_q = network.apply(learner.params, seg.next_obs)
+    next_v = jnp.sum(jax.nn.softmax(next_logits) * next_q, axis=-1)
+    avg_logits, _ = network.apply(learner.avg_params, seg.obs)
+    pi = jax.nn.softmax(logits)
+    v = jnp.sum(pi * q, axis=-1)
+    rho_all = pi / jnp.maximum(seg.mu, MU_FLOOR)  # [T, B, A]
+    rho = take(rho_all, seg.action)
+    q_taken = take(q, seg.action)
+    q_ret = retrace(seg.reward, q_taken, next_v, seg.terminated, seg.truncated,
+                    jnp.minimum(1.0, rho), hp.gamma)
+    advantage = q_ret - v
+    correction = jax.nn.relu(1.0 - hp.c_bar / jnp.maximum(rho_all, MU_FLOOR)) * pi
+
+    def objective(logits):
+        """Summed over samples, so its gradient is every sample's own ``[T, B, A]``."""
+        log_pi = jax.nn.log_softmax(logits)
+        main = jnp.minimum(hp.c_bar, rho) * take(log_pi, seg.action) * advantage
+        bias = jnp.sum(correction * log_pi * (q - v[..., None]), axis=-1)
+        entropy = -jnp.sum(jax.nn.softmax(logits) * log_pi, axis=-1)
+        return jnp.sum(main + bias + hp.ent_coef * entropy), (main, bias, entropy)
+
+    g, (main, bias, entropy) = jax.grad(objective, has_aux=True)(logits)
+    kl_grad = categorical_kl_gradient(logits, jax.nn.softmax(avg_logits))
+    z, scale = project_kl(g, kl_grad, hp.delta) if static.trust_region else (g, jnp.zeros_like(v))
+    count = seg.reward.size
+    q_error = q_taken - q_ret
+    # d/dq of q_coef * 0.5 * mean((Q_ret - Q(s, a))^2), and the ascent direction z on logits
+    dq = hp.q_coef * q_error[..., None] * jax.nn.one_hot(seg.action, q.shape[-1]) / count
+    (grads,) = backward((-z / count, dq))
+    updates, opt_state = optimizer(hp).update(grads, learner.opt_state, learner.params)
+    params = optax.apply_updates(learner.params, updates)
+    avg_params = polyak_update(learner.avg_params, params, 1.0 - hp.avg_decay)
+    avg_pi = jax.nn.softmax(avg_logits)
+    metrics = {
+        "q_loss": 0.5 * jnp.mean(jnp.square(q_error)), "entropy": entropy.mean(),
+        "rho_mean": rho.mean(), "rho_truncated_fraction": jnp.mean(rho > hp.c_bar),
+        "bias_correction_share": jnp.abs(bias).mean()
+        / jnp.maximum(jnp.abs(main).mean() + jnp.abs(bias).mean(), 1e-12),
+        "trust_region_active_fraction": jnp.mean(scale > 0),
+        "kl_from_average": jnp.mean(jnp.sum(avg_pi * (jnp.log(jnp.maximum(avg_pi, MU_FLOOR))
+                                                      - jax.nn.log_softmax(logits)), -1)),
+        "q_taken_mean": q_taken.mean(), "v_mean": v.mean(), "q_ret_mean": q_ret.mean(),
+        **diag.gradient_stats(grads, updates, static.verbosity)}
+    return Learner(params, avg_params, opt_state), metrics
+
+
+def transpose(segments: Segment) -> Segment:
+    """``[T, B, ...]`` <-> ``[B, T, ...]``: a rollout into replay items, sampled items into a
+    time-major batch."""
+    return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), segments)
+
+
+def train_step(state: ACERState, static: ACERStatic, env, env_params):
+    """One on-policy update and ``replay_ratio`` replayed ones (see the module docstring)."""
+    network = make_network(static, env, env_params)
+    key, rollout_key, replay_key = jax.random.split(state.key, 3)
+    carry, segments, info = collect_segments(state, rollout_key, static, env, env_params,
+                                             network)
+    buffer = uniform.add(state.buffer, transpose(segments), state.update_step)
+    learner = Learner(state.params, state.avg_params, state.opt_state)
+    learner, metrics = update(learner, segments, state.hparams, static, network)
+
+    def replay_once(learner: Learner, key):
+        sampled, _, _ = uniform.sample(buffer, key, static.replay_batch)
+        ready = buffer.size >= static.replay_start
+        new, m = update(learner, transpose(sampled), state.hparams, static, network)
+        return jax.tree.map(lambda a, b: jnp.where(ready, a, b), new, learner), (m, ready)
+
+    learner, (replayed, ready) = jax.lax.scan(
+        replay_once, learner, jax.random.split(replay_key, static.replay_ratio))
+    weight = ready.astype(jnp.float32)
+    count = jnp.maximum(weight.sum(), 1.0)
+    for name in ("q_loss", "rho_mean", "rho_truncated_fraction", "bias_correction_share",
+                 "trust_region_active_fraction", "kl_from_average", "q_taken_mean", "v_mean"):
+        metrics[f"replay_{name}"] = jnp.where(weight.sum() > 0,
+                                              jnp.sum(replayed[name] * weight) / count, jnp.nan)
+    metrics["replay_fraction"] = weight.mean()
+    metrics["buffer_fill"] = uniform.fill_fraction(buffer)
+    metrics.update(completed_episode_summary(info))
+    metrics["env_steps"] = (state.env_steps + static.steps_per_update).astype(jnp.float32)
+    state = dataclasses.replace(state, params=learner.params, avg_params=learner.avg_params,
+                                opt_state=learner.opt_state, buffer=buffer, carry=carry,
+                                key=key, update_step=state.update_step + 1,
+                                env_steps=state.env_steps + static.steps_per_update)
+    return state, metrics
+
+
+# -- acting -------------------------------------------------------------------------------------
+def _heads(static: ACERStatic, env, env_params):
+    network = make_network(static, env, env_params)
+    obs_space = env.observation_space(env_params)
+    return lambda state, obs: network.apply(state.params, flatten_obs(obs, obs_space))
+
+
+def make_value(static: ACERStatic, env, env_params):
+    """``V(s) = sum_a pi(a|s) Q(s, a)`` ``[K]``."""
+    heads = _heads(static, env, env_params)
+
+    def value(state, obs):
+        logits, q = heads(state, obs)
+        return jnp.sum(jax.nn.softmax(logits) * q, axis=-1)
+
+    return value
+
+
+def make_agent_action(static: ACERStatic, env, env_params):
+    """``mode(state, obs) -> [K]`` the policy's most probable action."""
+    heads = _heads(static, env, env_params)
+    return lambda state, obs: jnp.argmax(heads(state, obs)[0], axis=-1).astype(jnp.int32)
+
+
+def make_act(static: ACERStatic, env, env_params):
+    """``act(state, obs, key, deterministic)``: the policy's mode, or a sample of it."""
+    heads = _heads(static, env, env_params)
+    sample = lambda state, obs, key: jax.random.categorical(key, heads(state, obs)[0])
+    return acting.make_act(make_agent_action(static, env, env_params), sample,
+                           env.action_space(env_params))
+
+
+# -- memory model -------------------------------------------------------------------------------
+def memory_model(config: ACERStatic, state: ACERState, obs_bytes: int,
+                 action_bytes: int) -> memory.Footprint:
+    """Replay is ``state.buffer`` (segments); the working set of a train step: the rollout
+    ``[T, N]`` and a replayed batch ``[T, K]`` (obs, next obs, mu, flags), three forward passes
+    (online on obs and next obs, average on obs) and the backward pass over the larger batch,
+    and ``memory.LEARNER_TEMPORARIES`` copies of the learner (params, average, optimizer)."""
+    replay = memory.tree_bytes(state.buffer)
+    learner = memory.tree_bytes((state.params, state.avg_params, state.opt_state))
+    units = memory.activation_units(state.params, config)
+    samples = config.num_steps * max(config.num_envs, config.replay_batch)
+    item = -(-replay // max(1, config.buffer_segments))
+    data = item * (config.num_envs + config.replay_batch)
+    activations = samples * units * 4 * (3 + memory.ACTIVATION_STORE)
+    work = data + activations + memory.LEARNER_TEMPORARIES * learner
+    return memory.Footprint(replay_bytes=replay, working_bytes=work)

@@ -1,0 +1,112 @@
+"""ACER's own pieces: segments keep every step aligned (obs, action, reward, flags, behaviour
+probabilities: reading 002's ACER bug was states shifted by one against actions and rewards),
+through the replay too; the bias correction and the importance-weight truncation switch on
+exactly off-policy; the trust region binds when the step would leave the average policy."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envs
+from jaxrl.algos import acer
+from jaxrl.buffers import uniform
+
+
+def _setup(env_name, **overrides):
+    env, params = envs.make(env_name)
+    env = envs.EpisodeStatistics(env)
+    config = acer.default_config(env_name).replace(**overrides)
+    state = jax.jit(lambda k: acer.init(k, env, params, config))(jax.random.key(0))
+    return env, params, config, state, acer.make_network(config, env, params)
+
+
+@pytest.fixture(scope="module")
+def cartpole_segments():
+    """Three rollouts of 4 CartPole envs x 25 steps through the replay (capacity 8 segments,
+    so the first rollout's are overwritten), and what the last rollout collected."""
+    env, params, config, state, network = _setup(
+        "CartPole-v1", num_envs=4, num_steps=25, buffer_segments=8, replay_start=1)
+
+    @jax.jit
+    def run(state):
+        buffer, collected = state.buffer, []
+        for i in range(3):
+            key = jax.random.fold_in(jax.random.key(1), i)
+            carry, seg, _ = acer.collect_segments(state, key, config, env, params, network)
+            buffer = uniform.add(buffer, acer.transpose(seg), i)
+            state = state.replace(carry=carry)
+            collected.append(seg)
+        logits, _ = network.apply(state.params, collected[-1].obs)
+        return buffer, collected[-1], jax.nn.softmax(logits)
+
+    buffer, last, probs = run(state)
+    return buffer, last, probs
+
+
+def _aligned(seg, probs=None):
+    """Within each env's steps: the next step starts where this one ended unless it ended the
+    episode, and CartPole's reward is 1 on every step."""
+    obs, next_obs = np.asarray(seg.obs), np.asarray(seg.next_obs)
+    done = np.asarray(seg.terminated) | np.asarray(seg.truncated)
+    assert done.any() and (~done).any()
+    cont = ~done[:-1]
+    np.testing.assert_array_equal(next_obs[:-1][cont], obs[1:][cont])
+    assert not np.any(np.all(next_obs[:-1][done[:-1]] == obs[1:][done[:-1]], axis=-1))
+    np.testing.assert_array_equal(np.asarray(seg.reward), 1.0)
+    if probs is not None:
+        np.testing.assert_allclose(np.asarray(seg.mu), np.asarray(probs), rtol=1e-6)
+
+
+def test_collected_segments_are_aligned(cartpole_segments):
+    _, last, probs = cartpole_segments
+    assert last.obs.shape == (25, 4, 4) and last.mu.shape == (25, 4, 2)
+    _aligned(last, probs)  # mu is the policy's own distribution at each step's obs
+
+
+def test_replayed_segments_are_whole_and_aligned(cartpole_segments):
+    buffer, last, _ = cartpole_segments
+    assert int(buffer.size) == 8
+    stored = acer.transpose(jax.tree.map(np.asarray, uniform.gather(buffer, jnp.arange(8))))
+    _aligned(stored)  # [T, 8]: every stored segment keeps its steps in order
+    # the newest four slots hold the last rollout's segments, env by env
+    slots = (np.arange(4) + int(buffer.position) - 4) % 8
+    for k in ("obs", "action", "reward", "terminated", "truncated", "next_obs", "mu"):
+        np.testing.assert_array_equal(np.asarray(getattr(stored, k))[:, slots],
+                                      np.asarray(getattr(last, k)), err_msg=k)
+
+
+def _update(seg, config, state, network, **hp):
+    learner = acer.Learner(state.params, state.avg_params, state.opt_state)
+    hparams = state.hparams.replace(**{k: jnp.float32(v) for k, v in hp.items()})
+    return jax.jit(lambda s: acer.update(learner, s, hparams, config, network))(seg)
+
+
+def test_bias_correction_and_truncation_only_off_policy():
+    env, params, config, state, network = _setup("probe:obs-action", num_envs=8, num_steps=4)
+    _, seg, _ = jax.jit(lambda s: acer.collect_segments(s, jax.random.key(2), config, env,
+                                                        params, network))(state)
+    _, on = _update(seg, config, state, network, c_bar=2.0)
+    assert float(on["rho_mean"]) == pytest.approx(1.0, abs=1e-5)  # mu is the current policy
+    assert float(on["bias_correction_share"]) == 0.0 and float(on["rho_truncated_fraction"]) == 0
+    # a behaviour policy that almost never took the actions taken: rho far above c_bar, so
+    # the policy gradient is truncated and the bias correction carries the rest
+    taken = jax.nn.one_hot(seg.action, 2)
+    off = seg.replace(mu=0.999 * (1 - taken) + 0.001 * taken)
+    _, m = _update(off, config, state, network, c_bar=2.0)
+    assert float(m["rho_truncated_fraction"]) == 1.0
+    assert 0.0 < float(m["bias_correction_share"]) < 1.0
+
+
+def test_the_trust_region_binds_only_when_the_step_leaves_the_average():
+    env, params, config, state, network = _setup("probe:obs-action", num_envs=8, num_steps=4)
+    _, seg, _ = jax.jit(lambda s: acer.collect_segments(s, jax.random.key(3), config, env,
+                                                        params, network))(state)
+    # the average is the current policy: k = 0, nothing to project
+    _, same = _update(seg, config, state, network, delta=1e-6)
+    assert float(same["trust_region_active_fraction"]) == 0.0
+    # an average policy elsewhere and a tiny radius: the constraint binds on the samples
+    shifted = jax.tree.map(lambda x: x + 0.5, state.avg_params)
+    _, far = _update(seg, config, state.replace(avg_params=shifted), network, delta=1e-6)
+    assert float(far["trust_region_active_fraction"]) > 0.0
+    assert float(far["kl_from_average"]) > 0.0
