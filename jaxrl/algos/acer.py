@@ -39,7 +39,7 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
-from jaxrl.buffers import uniform
+from jaxrl.buffers import frames, uniform
 from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
 from jaxrl.networks import ACTIVATIONS, TORSOS, PolicyAndQ, resolve_torso
 from jaxrl.ops import categorical_kl_gradient, clipped_adam, polyak_update, project_kl, retrace
@@ -59,6 +59,8 @@ class ACERStatic(StaticConfig):
     replay_batch: int = static(16, "segments per replayed update")
     replay_start: int = static(100, "segments stored before replay starts (>= 1)")
     trust_region: bool = static(True, "ACER's efficient trust region against the average net")
+    uint8_replay: bool = static(False, "replay observations in [0, 1] that are k / 255 (Atari "
+                                "frames) as uint8: a quarter of the memory, exact")
     shared_network: bool = static(True, "one torso for the policy and Q heads")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths")
     torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn")
@@ -110,6 +112,12 @@ def default_config(env_name: str) -> ACERConfig:
         return ACERConfig(num_envs=16, num_steps=8, buffer_segments=256, replay_start=32,
                           replay_batch=16, replay_ratio=8, gamma=0.9, hidden=(32, 32),
                           learning_rate=1e-2)
+    if env_family(env_name) == "atari":
+        # Reading 002's Atari ACER (vel's): 12 envs x 20 steps, 4 replays per rollout from a
+        # 50k-step replay that starts at 10k, c_bar 10, trust region delta 1, Nature CNN;
+        # Adam stands in for its RMSProp (lr 7e-4)
+        return ACERConfig(num_envs=12, num_steps=20, buffer_segments=2_500, replay_start=500,
+                          replay_batch=12, torso="nature_cnn", uint8_replay=True)
     if env_family(env_name) == "minatar":
         return ACERConfig(hidden=(256, 256))  # A2C's MinAtar widths
     return ACERConfig()
@@ -167,9 +175,10 @@ def init(key: jax.Array, env, env_params, config, hparams: ACERHparams | None = 
     dim, n = obs_dim(env.observation_space(env_params)), env.action_space(env_params).n
     params = make_network(static, env, env_params).init(net_key, jnp.zeros((1, dim)))
     t = static.num_steps
-    example = Segment(obs=jnp.zeros((t, dim)), action=jnp.zeros((t,), jnp.int32),
+    obs_dtype = jnp.uint8 if static.uint8_replay else jnp.float32
+    example = Segment(obs=jnp.zeros((t, dim), obs_dtype), action=jnp.zeros((t,), jnp.int32),
                       reward=jnp.zeros((t,)), terminated=jnp.zeros((t,), bool),
-                      truncated=jnp.zeros((t,), bool), next_obs=jnp.zeros((t, dim)),
+                      truncated=jnp.zeros((t,), bool), next_obs=jnp.zeros((t, dim), obs_dtype),
                       mu=jnp.zeros((t, n)))
     return ACERState(params=params, avg_params=params, opt_state=optimizer(hp).init(params),
                      buffer=uniform.init(example, static.buffer_segments),
@@ -261,6 +270,22 @@ def update(learner: Learner, seg: Segment, hp: ACERHparams, static: ACERStatic, 
     return Learner(params, avg_params, opt_state), metrics
 
 
+def to_replay(segments: Segment, static: ACERStatic) -> Segment:
+    """A rollout ``[T, N]`` as replay items ``[N, T]`` (observations as uint8 frames when
+    ``uint8_replay``)."""
+    if static.uint8_replay:
+        segments = segments.replace(obs=frames.to_u8(segments.obs),
+                                    next_obs=frames.to_u8(segments.next_obs))
+    return transpose(segments)
+
+
+def from_replay(items: Segment, static: ACERStatic) -> Segment:
+    """Sampled items ``[B, T]`` as a time-major batch ``[T, B]`` of float observations."""
+    if static.uint8_replay:
+        items = items.replace(obs=frames.from_u8(items.obs), next_obs=frames.from_u8(items.next_obs))
+    return transpose(items)
+
+
 def transpose(segments: Segment) -> Segment:
     """``[T, B, ...]`` <-> ``[B, T, ...]``: a rollout into replay items, sampled items into a
     time-major batch."""
@@ -273,14 +298,14 @@ def train_step(state: ACERState, static: ACERStatic, env, env_params):
     key, rollout_key, replay_key = jax.random.split(state.key, 3)
     carry, segments, info = collect_segments(state, rollout_key, static, env, env_params,
                                              network)
-    buffer = uniform.add(state.buffer, transpose(segments), state.update_step)
+    buffer = uniform.add(state.buffer, to_replay(segments, static), state.update_step)
     learner = Learner(state.params, state.avg_params, state.opt_state)
     learner, metrics = update(learner, segments, state.hparams, static, network)
 
     def replay_once(learner: Learner, key):
         sampled, _, _ = uniform.sample(buffer, key, static.replay_batch)
         ready = buffer.size >= static.replay_start
-        new, m = update(learner, transpose(sampled), state.hparams, static, network)
+        new, m = update(learner, from_replay(sampled, static), state.hparams, static, network)
         return jax.tree.map(lambda a, b: jnp.where(ready, a, b), new, learner), (m, ready)
 
     learner, (replayed, ready) = jax.lax.scan(

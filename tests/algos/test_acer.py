@@ -110,3 +110,22 @@ def test_the_trust_region_binds_only_when_the_step_leaves_the_average():
     _, far = _update(seg, config, state.replace(avg_params=shifted), network, delta=1e-6)
     assert float(far["trust_region_active_fraction"]) > 0.0
     assert float(far["kl_from_average"]) > 0.0
+
+
+def test_uint8_replay_gives_back_atari_frames_exactly():
+    """Frames k * STEP (as `envs.atari` makes them) stored as uint8 come back bit for bit."""
+    from jaxrl.buffers.frames import STEP
+
+    config = acer.default_config("atari:Pong")
+    assert config.uint8_replay and config.torso == "nature_cnn"
+    k = np.random.default_rng(0).integers(0, 256, (5, 3, 12)).astype(np.float32)
+    seg = acer.Segment(obs=jnp.asarray(k * STEP), action=jnp.zeros((5, 3), jnp.int32),
+                       reward=jnp.zeros((5, 3)), terminated=jnp.zeros((5, 3), bool),
+                       truncated=jnp.zeros((5, 3), bool), next_obs=jnp.asarray(k[::-1] * STEP),
+                       mu=jnp.full((5, 3, 2), 0.5))
+    stored = acer.to_replay(seg, config)
+    assert stored.obs.dtype == jnp.uint8 and stored.obs.shape == (3, 5, 12)
+    back = acer.from_replay(stored, config)
+    for name in ("obs", "next_obs", "mu"):
+        np.testing.assert_array_equal(np.asarray(getattr(back, name)),
+                                      np.asarray(getattr(seg, name)), err_msg=name)

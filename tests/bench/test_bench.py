@@ -159,11 +159,11 @@ def test_committed_suites_are_valid():
         suite = benchmod.load_suite(name)
         benchmod.validate(suite, list(suite.entries))
         assert all(e.reference is not None for e in suite.entries), name
-    # reading 002's Atari table: 7 games x A2C, PPO, TRPO and DQN at 10M frames, 6 seeds
+    # reading 002's Atari table: 7 games x A2C, PPO, TRPO, DQN and ACER at 10M frames, 6 seeds
     atari = benchmod.load_suite("atari")
-    assert len(atari.entries) == 28 and {e.seeds for e in atari.entries} == {6}
+    assert len(atari.entries) == 35 and {e.seeds for e in atari.entries} == {6}
     assert {e.total_steps for e in atari.entries} == {2_500_000}
-    assert {e.algo for e in atari.entries} == {"a2c", "ppo", "trpo", "dqn"}
+    assert {e.algo for e in atari.entries} == {"a2c", "ppo", "trpo", "dqn", "acer"}
 
 
 @pytest.mark.slow
