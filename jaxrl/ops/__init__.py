@@ -1,11 +1,12 @@
 """Shared RL math: returns and advantages, running statistics, Polyak averaging, distributions,
-conjugate gradient, ACER's trust-region step, the minibatch shuffle, linear schedules and the
-clipped Adam optimizer.
+conjugate gradient, ACER's trust-region step, PopArt's target statistics (`jaxrl.ops.popart`),
+the minibatch shuffle, linear schedules and the clipped Adam optimizer.
 
 Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are time-major
 ``[T, B]``. See each module's docstring for the episode-boundary conventions.
 """
 
+from jaxrl.ops import popart
 from jaxrl.ops.cg import conjugate_gradient
 from jaxrl.ops.distributions import Categorical, DiagGaussian, TanhGaussian
 from jaxrl.ops.optim import clipped_adam
@@ -46,6 +47,7 @@ __all__ = [
     "normalize",
     "permutation",
     "polyak_update",
+    "popart",
     "project_kl",
     "retrace",
     "reverse_discounted_cumsum",
