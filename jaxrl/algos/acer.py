@@ -274,15 +274,16 @@ def to_replay(segments: Segment, static: ACERStatic) -> Segment:
     """A rollout ``[T, N]`` as replay items ``[N, T]`` (observations as uint8 frames when
     ``uint8_replay``)."""
     if static.uint8_replay:
-        segments = segments.replace(obs=frames.to_u8(segments.obs),
-                                    next_obs=frames.to_u8(segments.next_obs))
+        segments = dataclasses.replace(segments, obs=frames.to_u8(segments.obs),
+                                       next_obs=frames.to_u8(segments.next_obs))
     return transpose(segments)
 
 
 def from_replay(items: Segment, static: ACERStatic) -> Segment:
     """Sampled items ``[B, T]`` as a time-major batch ``[T, B]`` of float observations."""
     if static.uint8_replay:
-        items = items.replace(obs=frames.from_u8(items.obs), next_obs=frames.from_u8(items.next_obs))
+        items = dataclasses.replace(items, obs=frames.from_u8(items.obs),
+                                    next_obs=frames.from_u8(items.next_obs))
     return transpose(items)
 
 

@@ -56,8 +56,10 @@ def update(stats: PopArtStats, targets: ArrayLike, beta: ArrayLike) -> PopArtSta
     mean(x)``, ``s <- (1 - beta) s + beta mean(x^2)``."""
     targets = jnp.asarray(targets, jnp.float32)
     chex.assert_rank(beta, 0)
-    return PopArtStats(mean=(1 - beta) * stats.mean + beta * jnp.mean(targets),
-                       second=(1 - beta) * stats.second + beta * jnp.mean(jnp.square(targets)))
+    mean = jnp.asarray((1 - beta) * stats.mean + beta * jnp.mean(targets), jnp.float32)
+    second = jnp.asarray((1 - beta) * stats.second + beta * jnp.mean(jnp.square(targets)),
+                         jnp.float32)
+    return PopArtStats(mean=mean, second=second)
 
 
 def preserve(kernel: ArrayLike, bias: ArrayLike, old: PopArtStats, new: PopArtStats
