@@ -46,6 +46,18 @@ CONV_TORSOS: dict[str, tuple[int, tuple, int]] = {
 }
 
 
+def check_network_fields(activation: str, torso: str, verbosity: str, levels: Sequence[str]
+                         ) -> None:
+    """The config checks every algorithm shares: a known activation, torso and diagnostics
+    level (``levels``: `jaxrl.diagnostics.LEVELS`); `ConfigError` naming the bad value."""
+    if verbosity not in levels:
+        raise ConfigError(f"verbosity must be one of {tuple(levels)}, got {verbosity!r}")
+    if activation not in ACTIVATIONS:
+        raise ConfigError(f"unknown activation {activation!r}")
+    if torso not in TORSOS:
+        raise ConfigError(f"unknown torso {torso!r}; choose one of {', '.join(TORSOS)}")
+
+
 def resolve_torso(torso: str, obs_shape: Sequence[int]) -> str:
     """The concrete torso for observations of ``obs_shape``: ``auto`` picks by rank and size
     (a ``[10, 10, C]`` grid -> ``minatar_cnn``, an ``[84, 84, k]`` stack -> ``nature_cnn``,

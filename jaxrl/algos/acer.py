@@ -41,9 +41,10 @@ from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.buffers import frames, uniform
 from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
-from jaxrl.networks import ACTIVATIONS, TORSOS, PolicyAndQ, resolve_torso
+from jaxrl.networks import PolicyAndQ, check_network_fields, resolve_torso
 from jaxrl.ops import categorical_kl_gradient, clipped_adam, polyak_update, project_kl, retrace
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
+from jaxrl.transition import Transition
 
 MU_FLOOR = 1e-8  # behaviour probabilities are softmax outputs (> 0); guard the division anyway
 
@@ -72,12 +73,7 @@ class ACERStatic(StaticConfig):
         return self.num_envs * self.num_steps
 
     def validate(self) -> None:
-        if self.verbosity not in diag.LEVELS:
-            raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
-        if self.activation not in ACTIVATIONS:
-            raise ConfigError(f"unknown activation {self.activation!r}")
-        if self.torso not in TORSOS:
-            raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
+        check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
         if self.buffer_segments < max(self.num_envs, self.replay_start):
             raise ConfigError(f"buffer_segments ({self.buffer_segments}) must be >= num_envs "
                               f"and >= replay_start")
@@ -124,19 +120,11 @@ def default_config(env_name: str) -> ACERConfig:
 
 
 @struct.dataclass
-class Segment:
-    """Consecutive steps of one env as replayed (leaves ``[T, ...]``; ``[N, T, ...]`` for a
-    rollout's N envs, ``[T, B, ...]`` time-major in an update): ``obs`` and ``next_obs`` (the
-    true next observation: the final one on a done step) ``[.., obs_dim]``, ``action``,
-    ``reward``, ``terminated``, ``truncated`` and ``mu`` ``[.., A]``, the probabilities the
-    action was drawn from."""
+class Segment(Transition):
+    """Consecutive steps of one env as replayed: the `Transition` fields with leaves
+    ``[T, ...]`` (``[N, T, ...]`` for a rollout's N envs, ``[T, B, ...]`` time-major in an
+    update), and ``mu`` ``[.., A]``, the probabilities each action was drawn from."""
 
-    obs: jax.Array
-    action: jax.Array
-    reward: jax.Array
-    terminated: jax.Array
-    truncated: jax.Array
-    next_obs: jax.Array
     mu: jax.Array
 
 

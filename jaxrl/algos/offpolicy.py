@@ -55,7 +55,7 @@ from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.buffers import frames, nstep, prioritized, uniform
 from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
-from jaxrl.networks import ACTIVATIONS, TORSOS, Critic
+from jaxrl.networks import Critic, check_network_fields
 from jaxrl.ops import linear_schedule
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
 from jaxrl.transition import Transition
@@ -90,12 +90,7 @@ class OffPolicyStatic(StaticConfig):
     def validate(self) -> None:
         if self.num_envs > self.buffer_size:
             raise ConfigError(f"buffer_size ({self.buffer_size}) must be >= num_envs")
-        if self.verbosity not in diag.LEVELS:
-            raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
-        if self.activation not in ACTIVATIONS:
-            raise ConfigError(f"unknown activation {self.activation!r}")
-        if self.torso not in TORSOS:
-            raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
+        check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
 
 
 @struct.dataclass(frozen=True)

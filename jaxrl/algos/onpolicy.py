@@ -34,7 +34,7 @@ from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
-from jaxrl.networks import ACTIVATIONS, TORSOS, ActorCritic, resolve_torso
+from jaxrl.networks import ActorCritic, check_network_fields, resolve_torso
 from jaxrl.ops import (
     RunningMeanStd,
     gae,
@@ -73,12 +73,7 @@ class OnPolicyStatic(StaticConfig):
         return self.num_envs * self.num_steps
 
     def validate(self) -> None:
-        if self.verbosity not in diag.LEVELS:
-            raise ConfigError(f"verbosity must be one of {diag.LEVELS}, got {self.verbosity!r}")
-        if self.activation not in ACTIVATIONS:
-            raise ConfigError(f"unknown activation {self.activation!r}")
-        if self.torso not in TORSOS:
-            raise ConfigError(f"unknown torso {self.torso!r}; choose one of {', '.join(TORSOS)}")
+        check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
 
 
 @struct.dataclass(frozen=True)
