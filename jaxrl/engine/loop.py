@@ -19,6 +19,7 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
+from envs.core import runs_on_host
 from jaxrl.checkpoint import Checkpointer, CheckpointWarning
 from jaxrl.diagnostics import first_non_finite
 from jaxrl.engine import programs
@@ -93,6 +94,16 @@ class GroupOutcome:
         )
 
 
+def restored_state(fresh, restored, env):
+    """The state to continue from: the checkpoint's, except that envs stepping host emulators
+    (`envs.core.runs_on_host`, Atari) keep this process's fresh ``carry``. A checkpointed
+    emulator handle points into the process that wrote it (reading it segfaults), so those envs
+    start new episodes on resume; the learner, its statistics, keys and counters are restored."""
+    if not runs_on_host(env):
+        return restored
+    return dataclasses.replace(restored, carry=fresh.carry)
+
+
 def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bool = True,
               on_chunk: Callable[[dict], None] | None = None, stop_on_non_finite: bool = True,
               checkpoint_dir=None, restore: bool = False,
@@ -144,7 +155,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
         restored = checkpointer.restore_latest(take_members(state, members.size))
         if restored is not None:
             first, saved, meta = restored
-            state = place(pad_members(saved, padded))
+            state = restored_state(state, place(pad_members(saved, padded)), env)
             evals = [(u, np.asarray(v, dtype=np.float64)) for u, v in meta["evals"]]
             run_seconds = meta["run_seconds"]
             failures = {int(i): m for i, m in meta["failures"].items()}

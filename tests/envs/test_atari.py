@@ -200,3 +200,33 @@ def test_dqn_frame_replay_learns_exactly_what_float_replay_learns():
     assert frames.metrics.gradient_updates.iloc[-1] > 0 and frames.metrics.episode_count.sum() > 0
     for a, b in zip(jax.tree.leaves(frames.state.params), jax.tree.leaves(floats.state.params)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_a_killed_atari_run_resumes_in_a_new_process(tmp_path):
+    """The emulators' handles in a checkpoint point into the process that wrote it: a resumed
+    Atari run keeps its learner from the checkpoint and starts fresh emulators (reading the old
+    handles segfaulted)."""
+    import os
+    import subprocess
+    import sys
+
+    from jaxrl.runs.store import RunStore
+
+    base = [sys.executable, "-m", "jaxrl.cli"]
+    sets = ["num_envs=2", "num_steps=8", "hidden=8", "torso=mlp", "update_epochs=1",
+            "num_minibatches=1"]
+    train = [*base, "train", "ppo", "--env", "atari:Pong", "--seeds", "2", "--total-steps",
+             str(3 * 16), "--max-chunk-updates", "1", "--checkpoint-every", "1",
+             "--eval-episodes", "0", "--runs-dir", str(tmp_path), "--no-progress"]
+    for s in sets:
+        train += ["--set", s]
+    killed = subprocess.run(train, env=dict(os.environ, JAXRL_KILL_AFTER_CHUNK="1"),
+                            capture_output=True, text=True, check=False, timeout=600)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    (run_id,) = [p.name for p in tmp_path.iterdir()]
+    resumed = subprocess.run([*base, "resume", run_id, "--runs-dir", str(tmp_path),
+                              "--no-progress"], capture_output=True, text=True, check=False,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    meta = RunStore(tmp_path).load(run_id)
+    assert meta["status"] == "finished" and len(meta["resumed"]) == 1
