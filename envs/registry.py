@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import math
 from collections.abc import Callable
 from typing import Any
 
 from envs import probes
+from envs.wrappers import RewardScale
 
 Factory = Callable[..., tuple[Any, Any]]
 
@@ -68,11 +70,19 @@ def registered_names(include_brax: bool = True) -> list[str]:
     return names
 
 
-def make(name: str, **kwargs) -> tuple[Any, Any]:
+def make(name: str, reward_scale: float | None = None, **kwargs) -> tuple[Any, Any]:
     """Build ``(env, params)`` for a registered name; ``kwargs`` go to the family's factory
-    (for probes: overrides of their params, e.g. ``time_limit=10``)."""
+    (for probes: overrides of their params, e.g. ``time_limit=10``). ``reward_scale``
+    multiplies the training reward of any env (`envs.wrappers.RewardScale`; returns are still
+    reported in the env's units)."""
     if not isinstance(name, str):
         raise TypeError(f"environment name must be a string, got {type(name).__name__}")
+    if reward_scale is not None:
+        if not (isinstance(reward_scale, (int, float)) and math.isfinite(reward_scale)
+                and reward_scale != 0):
+            raise ValueError(f"reward_scale must be a finite non-zero number, got {reward_scale!r}")
+        env, params = make(name, **kwargs)
+        return RewardScale(env, reward_scale), params
     if name in probes.PROBES_BY_NAME:
         return probes.make_probe(name, **kwargs)
     bare = name.removeprefix("gymnax:")

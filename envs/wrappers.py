@@ -11,6 +11,8 @@ An env whose training signal is not the game's (Atari: clipped rewards, a lost l
 terminal) reports the game's own reward in ``info["true_reward"]`` and the game's end in
 ``info["game_over"]``; then returns and lengths are those of whole games, in the game's score.
 
+`RewardScale` multiplies the training reward by a constant and keeps returns in the env's units.
+
 `completed_episode_summary` reduces those over a batch of steps to mean/std/min/max and a count,
 with NaN (not a fake 0) when no episode finished.
 """
@@ -78,6 +80,41 @@ class EpisodeStatistics(Environment):
             env_state, jnp.where(done, 0.0, ret), jnp.where(done, 0, length).astype(jnp.int32)
         )
         return obs, state, reward, terminated, truncated, info
+
+
+class RewardScale(Environment):
+    """Multiplies the training reward by ``scale`` (a test of scale invariance: PopArt, reward
+    normalization). Episode returns stay in the env's own units: the unscaled reward goes to
+    ``info["true_reward"]`` unless the env already reports one (Atari's game score)."""
+
+    def __init__(self, env: Environment, scale: float):
+        self.env = env
+        self.scale = float(scale)
+        self.name = getattr(env, "name", type(env).__name__)
+
+    def __hash__(self):
+        return hash((type(self), self.env, self.scale))
+
+    def __eq__(self, other):
+        return type(other) is type(self) and (other.env, other.scale) == (self.env, self.scale)
+
+    @property
+    def default_params(self):
+        return self.env.default_params
+
+    def observation_space(self, params=None):
+        return self.env.observation_space(params)
+
+    def action_space(self, params=None):
+        return self.env.action_space(params)
+
+    def reset(self, key, params=None):
+        return self.env.reset(key, params)
+
+    def step(self, key, state, action, params=None):
+        obs, state, reward, terminated, truncated, info = self.env.step(key, state, action, params)
+        info = {**info, "true_reward": info.get("true_reward", reward)}
+        return obs, state, reward * self.scale, terminated, truncated, info
 
 
 def completed_episode_summary(info: dict, prefix: str = "episode_") -> dict[str, jax.Array]:

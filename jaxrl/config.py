@@ -270,6 +270,8 @@ RANGES: dict[str, Interval] = {
     "init_alpha": POSITIVE, "target_entropy_scale": ANY,
     # Gaussian policies start at any log-std
     "init_log_std": ANY,
+    # PopArt: a step of 0 would never move the statistics
+    "popart_beta": UNIT_NO_ZERO,
     # set by the driver (0 = not yet set)
     "total_steps": NON_NEGATIVE,
     # counts that may be 0

@@ -41,6 +41,7 @@ from jaxrl.ops import (
     linear_schedule,
     normalize,
     permutation,
+    popart,
     running_stats_init,
     running_stats_update,
 )
@@ -62,6 +63,8 @@ class OnPolicyStatic(StaticConfig):
     init_log_std: float = static(0.0, "initial log-std of Gaussian policies")
     normalize_obs: bool = static(True, "running mean/var observation normalization")
     normalize_reward: bool = static(False, "scale rewards by the running std of returns")
+    popart: bool = static(False, "PopArt: the value head learns targets normalized by running "
+                          "statistics, its last layer rescaled to preserve outputs")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     shared_network: bool = static(False, "one torso for policy and value (else two MLPs)")
     normalize_advantages: bool = static(True, "standardize advantages (per minibatch)")
@@ -85,6 +88,7 @@ class OnPolicyHparams(Hparams):
     max_grad_norm: float = traced(0.5, "global-norm gradient clipping")
     adam_eps: float = traced(1e-5, "Adam epsilon (added outside the square root)")
     total_steps: float = traced(0.0, "env steps per seed; the LR anneal horizon (set by train)")
+    popart_beta: float = traced(0.03, "PopArt: step of the target statistics per update")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,6 +151,7 @@ class OnPolicyState:
     opt_state: ParamGroups  # one optimizer state per trained parameter group
     obs_stats: RunningMeanStd  # [obs_dim]
     reward_scaler: RewardScaler
+    value_stats: popart.PopArtStats  # PopArt's target statistics (unused unless static.popart)
     carry: EnvCarry
     key: jax.Array
     update_step: jax.Array  # [] int32
@@ -222,6 +227,7 @@ def make_init(optimizers):
             opt_state=opt_state,
             obs_stats=running_stats_init((dim,)),
             reward_scaler=RewardScaler(running_stats_init(()), jnp.zeros((static.num_envs,))),
+            value_stats=popart.init(),
             carry=reset_envs(env_key, env, env_params, static.num_envs),
             key=state_key,
             update_step=jnp.zeros((), jnp.int32),
@@ -308,14 +314,56 @@ def make_batch(state: OnPolicyState, traj, rewards, static: OnPolicyStatic, netw
     """Rollout ``[T, N]`` -> `Batch` (normalized obs, old log-probs/values, GAE advantages)."""
     obs = normalize_obs(state, traj.obs, static)
     next_obs = normalize_obs(state, traj.next_obs, static)
-    values = network.apply(state.params, obs, method=network.value)
-    next_values = network.apply(state.params, next_obs, method=network.value)
+    values = value_of_head(state, network.apply(state.params, obs, method=network.value), static)
+    next_values = value_of_head(
+        state, network.apply(state.params, next_obs, method=network.value), static)
     terminated, truncated = loss_flags(traj, static)
     hp = state.hparams
     adv = gae(rewards, values, next_values, terminated, truncated, hp.gamma, hp.gae_lambda)
     flat = lambda x: x.reshape(-1, *x.shape[2:])
     return Batch(flat(obs), flat(traj.action), flat(traj.log_prob), flat(values), flat(adv),
                  flat(adv + values))
+
+
+# -- PopArt ------------------------------------------------------------------------------------
+def value_of_head(state: OnPolicyState, head: Any, static: OnPolicyStatic) -> jax.Array:
+    """The value for the value head's output ``head [...]``: the output itself, or with PopArt its
+    denormalization ``sigma * head + mu`` under the agent's target statistics."""
+    return popart.denormalize(state.value_stats, head) if static.popart else head
+
+
+def value_head_layer(params) -> str:
+    """The name of the value network's last linear layer (``Dense_<largest index>``)."""
+    layers = [k for k in param_group(params, "value") if k.startswith("Dense_")]
+    return max(layers, key=lambda k: int(k.removeprefix("Dense_")))
+
+
+def adapt_value_head(state: OnPolicyState, batch: Batch, static: OnPolicyStatic
+                     ) -> tuple[OnPolicyState, Batch, dict]:
+    """PopArt's step before an update (van Hasselt et al. 2016), a no-op without
+    ``static.popart``:
+
+        (mu, sigma) <- EMA of the batch's lambda-return targets, step beta   ("ART")
+        value head's last layer rescaled so sigma' v' + mu' = sigma v + mu  ("POP")
+        the batch's values and targets normalized by the new statistics, and its advantages
+        divided by sigma' (so the policy's step does not grow with the reward scale)
+
+    Returns ``(state with new statistics and head, batch in normalized units, metrics)``."""
+    if not static.popart:
+        return state, batch, {}
+    old = state.value_stats
+    new = popart.update(old, batch.target, state.hparams.popart_beta)
+    value = param_group(state.params, "value")
+    layer = value_head_layer(state.params)
+    kernel, bias = popart.preserve(value[layer]["kernel"], value[layer]["bias"], old, new)
+    params = with_param_group(state.params, "value",
+                              {**value, layer: {"kernel": kernel, "bias": bias}})
+    sigma = popart.scale(new)
+    batch = dataclasses.replace(batch, value=popart.normalize(new, batch.value),
+                                target=popart.normalize(new, batch.target),
+                                advantage=batch.advantage / sigma)
+    metrics = {"popart_mean": new.mean, "popart_sigma": sigma}
+    return dataclasses.replace(state, params=params, value_stats=new), batch, metrics
 
 
 def standardize(advantages: jax.Array, static: OnPolicyStatic) -> jax.Array:
@@ -427,6 +475,7 @@ def make_train_step(update):
 
         collect T steps from N envs with pi_old
         scale rewards; A = GAE(lambda) bootstrapped through truncation; targets = A + V_old
+        PopArt (if configured): move the target statistics, rescale the value head
         params <- update(...)
         update the observation statistics and counters
     """
@@ -438,8 +487,9 @@ def make_train_step(update):
         reward_scaler = update_reward_scaler(state, traj, static)
         rewards = scale_rewards(reward_scaler, traj.reward, static)
         batch = make_batch(state, traj, rewards, static, network)
+        state, batch, popart_metrics = adapt_value_head(state, batch, static)
         updated = update(state, batch, update_key, static, network)
-        metrics = {**updated.metrics, **rollout_metrics(
+        metrics = {**updated.metrics, **popart_metrics, **rollout_metrics(
             state, traj, batch.value, batch.target, batch.advantage, rewards,
             updated.metrics["entropy"], static, env, env_params, updated.params)}
         new_state = advance(state, traj, carry, updated, key, reward_scaler, static)
@@ -477,7 +527,7 @@ def make_value(static: OnPolicyStatic, env, env_params):
 
     def value(state: OnPolicyState, obs):
         x = normalize_obs(state, flatten_obs(obs, obs_space), static)
-        return network.apply(state.params, x, method=network.value)
+        return value_of_head(state, network.apply(state.params, x, method=network.value), static)
 
     return value
 
