@@ -17,6 +17,8 @@ rung   name                            what a failure localizes
 7      probe:continuous-action         continuous policy head / deterministic or squashed actor
 8      probe:continuous-obs-action     continuous policy conditioned on the observation
 9      probe:delayed-reward            multi-step (n-step / lambda) credit assignment
+10     probe:continuous-truncation     rung 6 for continuous-action learners
+11     probe:memory                    a recurrent policy's memory (feed-forward ones must fail)
 =====  ==============================  ==========================================================
 """
 
@@ -73,6 +75,7 @@ class ProbeEnv(Environment):
     diagnosis = ""
     obs_dim = 1
     episode_steps = 1  # steps until termination (absorbing); 0 = never terminates
+    needs_memory = False  # only a policy with memory (recurrent) can pass it
 
     def __eq__(self, other):
         return type(other) is type(self)
@@ -114,7 +117,7 @@ class ProbeEnv(Environment):
         time = state.time + 1
         terminated = (time >= self.episode_steps) if self.episode_steps > 0 else jnp.array(False)
         truncated = time >= params.time_limit
-        state = ProbeState(obs=state.obs, time=time)
+        state = state.replace(time=time)
         obs = self.next_obs(state)
         state = state.replace(obs=obs)
         return obs, state, jnp.asarray(reward, jnp.float32), terminated, truncated, {}
@@ -319,9 +322,52 @@ class ContinuousTruncationProbe(TruncationProbe):
         return Box(-1.0, 1.0, (1,))
 
 
+@struct.dataclass
+class MemoryState(ProbeState):
+    sign: jax.Array  # [] +1 or -1: the first observation, hidden afterwards
+
+
+class MemoryProbe(ProbeEnv):
+    """Rung 11, for policies with memory (recurrent): two actions, ``length`` steps; the first
+    obs is +-1, the later ones 0; the last step pays +1 if the action names the first obs (1 for
+    +1, 0 for -1), else -1, and earlier steps pay 0. Optimal V(first obs) = gamma^(length-1) at
+    both signs. A feed-forward policy sees 0 on the last step, so its expected final reward is
+    0 whatever it does, and its values at the two signs sum to 0 (V(+1) = -V(-1))."""
+
+    name, rung = "probe:memory", 11
+    diagnosis = ("memory: the first observation is not carried to the last step (recurrent "
+                 "state not reset, not stored with the segment, or minibatches cut sequences)")
+    needs_memory = True
+    length = 4
+    episode_steps = length
+
+    def action_space(self, params=None):
+        return Discrete(2)
+
+    def reset_env(self, key, params):
+        obs = _sign_obs(key)
+        return obs, MemoryState(obs=obs, time=jnp.zeros((), jnp.int32), sign=obs[0])
+
+    def next_obs(self, state):
+        return jnp.zeros((1,), jnp.float32)
+
+    def reward(self, state, action):
+        right = jnp.where(action == jnp.where(state.sign > 0, 1, 0), 1.0, -1.0)
+        return jnp.where(state.time == self.length - 1, right, 0.0)
+
+    def optimal_action(self, state: MemoryState) -> jax.Array:
+        """The optimal policy's action, which remembers the first obs (for brute-force checks of
+        the answer: no memoryless policy earns it)."""
+        return jnp.where(state.sign > 0, 1, 0)
+
+    def answer(self, gamma, params=None):
+        return ProbeAnswer(_PM1, np.full(2, gamma ** (self.length - 1)), None, 0.1, 0.0)
+
+
 PROBES: tuple[type[ProbeEnv], ...] = (
     ValueProbe, DiscountingProbe, ObsValueProbe, ActionProbe, ObsActionProbe, TruncationProbe,
     ContinuousActionProbe, ContinuousObsActionProbe, DelayedRewardProbe, ContinuousTruncationProbe,
+    MemoryProbe,
 )
 PROBES_BY_NAME = {p.name: p for p in PROBES}
 

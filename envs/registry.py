@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from envs import probes
-from envs.wrappers import RewardScale
+from envs.wrappers import ObservationSubset, RewardScale
 
 Factory = Callable[..., tuple[Any, Any]]
 
@@ -70,13 +70,19 @@ def registered_names(include_brax: bool = True) -> list[str]:
     return names
 
 
-def make(name: str, reward_scale: float | None = None, **kwargs) -> tuple[Any, Any]:
+def make(name: str, reward_scale: float | None = None, observation_indices=None, **kwargs
+         ) -> tuple[Any, Any]:
     """Build ``(env, params)`` for a registered name; ``kwargs`` go to the family's factory
-    (for probes: overrides of their params, e.g. ``time_limit=10``). ``reward_scale``
-    multiplies the training reward of any env (`envs.wrappers.RewardScale`; returns are still
-    reported in the env's units)."""
+    (for probes: overrides of their params, e.g. ``time_limit=10``). Two options work on any
+    env: ``reward_scale`` multiplies the training reward (`envs.wrappers.RewardScale`; returns
+    are still reported in the env's units), and ``observation_indices`` keeps only those
+    entries of a flat observation (`envs.wrappers.ObservationSubset`: CartPole-v1 with
+    ``[0, 2]`` hides both velocities)."""
     if not isinstance(name, str):
         raise TypeError(f"environment name must be a string, got {type(name).__name__}")
+    if observation_indices is not None:
+        env, params = make(name, reward_scale=reward_scale, **kwargs)
+        return ObservationSubset(env, observation_indices), params
     if reward_scale is not None:
         if not (isinstance(reward_scale, (int, float)) and math.isfinite(reward_scale)
                 and reward_scale != 0):

@@ -11,7 +11,8 @@ An env whose training signal is not the game's (Atari: clipped rewards, a lost l
 terminal) reports the game's own reward in ``info["true_reward"]`` and the game's end in
 ``info["game_over"]``; then returns and lengths are those of whole games, in the game's score.
 
-`RewardScale` multiplies the training reward by a constant and keeps returns in the env's units.
+`RewardScale` multiplies the training reward by a constant and keeps returns in the env's units;
+`ObservationSubset` hides entries of the observation (a partially observed env).
 
 `completed_episode_summary` reduces those over a batch of steps to mean/std/min/max and a count,
 with NaN (not a fake 0) when no episode finished.
@@ -115,6 +116,53 @@ class RewardScale(Environment):
         obs, state, reward, terminated, truncated, info = self.env.step(key, state, action, params)
         info = {**info, "true_reward": info.get("true_reward", reward)}
         return obs, state, reward * self.scale, terminated, truncated, info
+
+
+class ObservationSubset(Environment):
+    """Keeps the entries ``indices`` of a flat ``Box`` observation (a partially observed
+    version of the env: ``CartPole-v1`` with ``(0, 2)`` sees the cart's position and the pole's
+    angle but neither velocity). ``info["final_observation"]`` is cut the same way."""
+
+    def __init__(self, env: Environment, indices):
+        self.env = env
+        self.indices = tuple(int(i) for i in indices)
+        self.name = getattr(env, "name", type(env).__name__)
+        space = env.observation_space(env.default_params)
+        if len(space.shape) != 1 or not self.indices or not all(
+                0 <= i < space.shape[0] for i in self.indices):
+            raise ValueError(f"observation_indices {list(self.indices)} do not index this env's "
+                             f"observation of shape {list(space.shape)}")
+
+    def __hash__(self):
+        return hash((type(self), self.env, self.indices))
+
+    def __eq__(self, other):
+        return type(other) is type(self) and (other.env, other.indices) == (self.env,
+                                                                              self.indices)
+
+    @property
+    def default_params(self):
+        return self.env.default_params
+
+    def observation_space(self, params=None):
+        space = self.env.observation_space(params)
+        keep = list(self.indices)
+        return type(space)(space.low[keep], space.high[keep], (len(keep),))
+
+    def action_space(self, params=None):
+        return self.env.action_space(params)
+
+    def _cut(self, obs):
+        return obs[..., jnp.asarray(self.indices)]
+
+    def reset(self, key, params=None):
+        obs, state = self.env.reset(key, params)
+        return self._cut(obs), state
+
+    def step(self, key, state, action, params=None):
+        obs, state, reward, terminated, truncated, info = self.env.step(key, state, action, params)
+        info = {**info, "final_observation": self._cut(info["final_observation"])}
+        return self._cut(obs), state, reward, terminated, truncated, info
 
 
 def completed_episode_summary(info: dict, prefix: str = "episode_") -> dict[str, jax.Array]:

@@ -5,34 +5,40 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxrl.algos.acting import Policy
+from jaxrl.recurrent import reset_memory
+
 EVAL_MAX_STEPS = 100_000  # cap on an episode's length during evaluation
 DEFAULT_EVAL_STEPS = 10_000  # for envs whose params name no time limit
 
 
-def evaluate(state, key, act, env, env_params, episodes: int, max_steps: int) -> jax.Array:
+def evaluate(state, key, policy: Policy, env, env_params, episodes: int, max_steps: int
+             ) -> jax.Array:
     """Undiscounted return of the first episode of ``episodes`` envs under the deterministic
-    policy ``act(state, obs, key, True)`` (``[episodes]``); NaN for an env that did not finish
-    within ``max_steps``. ``env`` must be wrapped in `EpisodeStatistics`."""
+    policy (``policy.step(state, memory, obs, key, True)``, memory carried from step to step;
+    `jaxrl.algos.acting.Policy`) as ``[episodes]``; NaN for an env that did not finish within
+    ``max_steps``. ``env`` must be wrapped in `EpisodeStatistics`."""
     reset_key, key = jax.random.split(key)
     obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(
         jax.random.split(reset_key, episodes), env_params)
     vstep = jax.vmap(env.step, in_axes=(0, 0, 0, None))
 
     def cond(c):
-        return jnp.logical_and(c[0] < max_steps, ~jnp.all(c[4]))
+        return jnp.logical_and(c[0] < max_steps, ~jnp.all(c[5]))
 
     def body(c):
-        t, k, obs, env_state, done, ret = c
+        t, k, obs, env_state, memory, done, ret = c
         k, act_key, step_key = jax.random.split(k, 3)
-        action = act(state, obs, act_key, True)
+        memory, action = policy.step(state, memory, obs, act_key, True)
         obs, env_state, _, _, _, info = vstep(jax.random.split(step_key, episodes), env_state,
                                               action, env_params)
+        memory = reset_memory(memory, info["episode_done"])
         first = info["episode_done"] & ~done
-        return (t + 1, k, obs, env_state, done | info["episode_done"],
+        return (t + 1, k, obs, env_state, memory, done | info["episode_done"],
                 jnp.where(first, info["episode_return"], ret))
 
-    init = (jnp.int32(0), key, obs, env_state, jnp.zeros(episodes, bool),
-            jnp.full(episodes, jnp.nan))
+    init = (jnp.int32(0), key, obs, env_state, policy.initial(episodes),
+            jnp.zeros(episodes, bool), jnp.full(episodes, jnp.nan))
     *_, done, ret = jax.lax.while_loop(cond, body, init)
     return jnp.where(done, ret, jnp.nan)
 

@@ -3,7 +3,7 @@
 A rung passes when, for every seed, the learned value of every query observation is within the
 probe's tolerance of the exact answer and the deterministic action is the best one (discrete) or
 within tolerance of it (continuous). Rungs whose action space the algorithm cannot handle are
-skipped.
+skipped, and so is the memory rung unless the policy is recurrent (``rnn``).
 """
 
 from __future__ import annotations
@@ -39,8 +39,11 @@ class RungResult:
         return dataclasses.asdict(self)
 
 
-def supports(algo_name: str, probe_cls) -> bool:
-    """Discrete-only, continuous-only or both, from the algorithm's declared action kinds."""
+def supports(algo_name: str, probe_cls, rnn: str = "none") -> bool:
+    """Discrete-only, continuous-only or both, from the algorithm's declared action kinds; a
+    rung that needs memory only for a recurrent config (``rnn`` other than "none")."""
+    if probe_cls.needs_memory and rnn == "none":
+        return False
     kinds = getattr(algos.get(algo_name), "action_kinds", ("discrete", "continuous"))
     env = probe_cls()
     kind = "discrete" if isinstance(env.action_space(env.default_params), Discrete) else "continuous"
@@ -93,5 +96,6 @@ def run_ladder(algo: str, seeds: int = 4, rungs: list[str] | None = None, **kw) 
     if unknown:
         raise ValueError(f"unknown probe rung(s) {', '.join(unknown)}; rungs: "
                          f"{', '.join(p.name for p in PROBES)}")
-    chosen = [p for p in PROBES if supports(algo, p) and (rungs is None or p.name in rungs)]
+    rnn = kw.get("rnn", "none")
+    chosen = [p for p in PROBES if supports(algo, p, rnn) and (rungs is None or p.name in rungs)]
     return [run_rung(algo, p, seeds=seeds, **kw) for p in chosen]

@@ -21,6 +21,7 @@ from flax import struct
 
 from envs.spaces import Space
 from jaxrl.networks import to_env_action
+from jaxrl.recurrent import reset_memory
 from jaxrl.transition import Transition
 
 
@@ -92,12 +93,28 @@ def collect(
 
     Returns the carry to continue from and a `RolloutStep` with leaves ``[T, N, ...]``.
     """
+    carry, _, steps = collect_with_memory(key, env, env_params, carry, (),
+                                          lambda m, obs, k: (m, *act(obs, k)), num_steps)
+    return carry, steps
 
-    def one_step(carry: EnvCarry, step_key):
+
+def collect_with_memory(key: jax.Array, env, env_params, carry: EnvCarry, memory: Any,
+                        act: Callable, num_steps: int) -> tuple[EnvCarry, Any, RolloutStep]:
+    """`collect` for a policy with memory (a recurrent one): ``act(memory, obs [N, obs_dim],
+    key) -> (memory, action, log_prob)``, the memory (leaves ``[N, ...]``) zeroed after a step
+    that ended an episode (terminated or truncated), so every episode starts from zero memory.
+    Returns ``(carry, memory, steps [T, N, ...])``."""
+
+    def one_step(state, step_key):
+        carry, memory = state
         act_key, env_key = jax.random.split(step_key)
-        action, log_prob = act(carry.obs, act_key)
+        memory, action, log_prob = act(memory, carry.obs, act_key)
         new_carry, step, info = env_step(env_key, env, env_params, carry, action)
-        return new_carry, RolloutStep(step.obs, step.action, step.reward, step.terminated,
-                                      step.truncated, step.next_obs, log_prob, info)
+        memory = reset_memory(memory, jnp.logical_or(step.terminated, step.truncated))
+        return (new_carry, memory), RolloutStep(step.obs, step.action, step.reward,
+                                                step.terminated, step.truncated, step.next_obs,
+                                                log_prob, info)
 
-    return jax.lax.scan(one_step, carry, jax.random.split(key, num_steps))
+    (carry, memory), steps = jax.lax.scan(one_step, (carry, memory),
+                                          jax.random.split(key, num_steps))
+    return carry, memory, steps

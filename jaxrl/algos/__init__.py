@@ -7,7 +7,20 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from jaxrl.algos import a2c, acer, ddpg, dqn, offpolicy, onpolicy, ppo, sac, td3, trpo, vpg
+from jaxrl.algos import (
+    a2c,
+    acer,
+    acting,
+    ddpg,
+    dqn,
+    offpolicy,
+    onpolicy,
+    ppo,
+    sac,
+    td3,
+    trpo,
+    vpg,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,6 +32,8 @@ class Algorithm:
     make_act(static, env, env_params) -> act(state, obs, key, deterministic) -> env action
     make_value(static, env, env_params) -> value(state, obs) -> [K]
     make_agent_action(static, env, env_params) -> mode(state, obs) -> agent action
+    make_policy(static, env, env_params) -> acting.Policy, for a policy that carries memory
+        between steps (recurrent); None: ``make_act``'s, memoryless (see `policy`)
     memory_model(config, state, obs_bytes, action_bytes) -> jaxrl.memory.Footprint: the
         family's memory model (`onpolicy.memory_model`, `offpolicy.memory_model`), read by the
         memory plan before anything compiles
@@ -39,12 +54,19 @@ class Algorithm:
     make_agent_action: Callable
     memory_model: Callable
     action_kinds: tuple[str, ...] = ("discrete", "continuous")
+    make_policy: Callable | None = None
+
+    def policy(self, static, env, env_params) -> acting.Policy:
+        """The policy as evaluation runs it: ``make_policy``'s, or ``make_act`` without memory."""
+        if self.make_policy is not None:
+            return self.make_policy(static, env, env_params)
+        return acting.feed_forward(self.make_act(static, env, env_params))
 
 
 def _on_policy(name: str, module, config_cls) -> Algorithm:
     return Algorithm(name, config_cls, module.default_config, module.init, module.train_step,
                      onpolicy.make_act, onpolicy.make_value, onpolicy.make_agent_action,
-                     onpolicy.memory_model)
+                     onpolicy.memory_model, make_policy=onpolicy.make_policy)
 
 
 def _off_policy(name: str, module, config_cls, kinds: tuple[str, ...]) -> Algorithm:

@@ -97,7 +97,7 @@ def a2c_loss(params, network, batch: onpolicy.Batch, hp: A2CHparams, static: A2C
     """Policy gradient + value regression - entropy bonus over the batch (leaves ``[B, ...]``).
     Returns ``(loss, aux metrics)``."""
     onpolicy.check_batch(batch)
-    dist, value = network.apply(params, batch.obs)
+    dist, value = onpolicy.forward(network, params, batch)
     chex.assert_equal_shape([value, batch.target])
     adv = onpolicy.standardize(batch.advantage, static)
     policy_loss = -jnp.mean(dist.log_prob(batch.action) * adv)

@@ -8,11 +8,18 @@ returning an action in the agent's space (Box actions in ``[-1, 1]``):
   epsilon-greedy, Gaussian noise).
 
 `make_act` picks one and maps it to the env's action space (`jaxrl.networks.to_env_action`).
+
+A policy with memory (a recurrent one) also carries state from step to step: a `Policy` is the
+pair ``initial(n)`` (the memory of ``n`` envs at an episode start) and ``step(state, memory,
+obs, key, deterministic) -> (memory, env action)``; the caller zeroes the memory of an env whose
+episode ended (`jaxrl.networks.reset_memory`). `feed_forward` makes a memoryless ``act`` one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import jax
 
@@ -33,3 +40,20 @@ def make_act(mode: Mode, sample: Sample, action_space: Space) -> Callable:
         return to_env_action(action_space, action)
 
     return act
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """A policy that carries memory between steps (see the module docstring)."""
+
+    initial: Callable[[int], Any]  # n -> memory of n envs at an episode start
+    step: Callable[..., tuple[Any, jax.Array]]  # (state, memory, obs, key, det) -> (memory, a)
+
+
+def feed_forward(act: Callable) -> Policy:
+    """The `Policy` of a memoryless ``act(state, obs, key, deterministic)``: memory ``()``."""
+
+    def step(state, memory, obs, key, deterministic: bool = True):
+        return memory, act(state, obs, key, deterministic)
+
+    return Policy(lambda n: (), step)

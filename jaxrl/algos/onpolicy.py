@@ -34,7 +34,7 @@ from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
-from jaxrl.networks import ActorCritic, check_network_fields, resolve_torso
+from jaxrl.networks import ActorCritic, check_network_fields, resolve_torso, to_env_action
 from jaxrl.ops import (
     RunningMeanStd,
     gae,
@@ -45,7 +45,8 @@ from jaxrl.ops import (
     running_stats_init,
     running_stats_update,
 )
-from jaxrl.rollout import EnvCarry, collect, flatten_obs, obs_dim, reset_envs
+from jaxrl.recurrent import RNNS, RecurrentActorCritic, unroll
+from jaxrl.rollout import EnvCarry, collect_with_memory, flatten_obs, obs_dim, reset_envs
 
 OBS_CLIP = 10.0
 
@@ -67,6 +68,9 @@ class OnPolicyStatic(StaticConfig):
                           "statistics, its last layer rescaled to preserve outputs")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     shared_network: bool = static(False, "one torso for policy and value (else two MLPs)")
+    rnn: str = static("none", "none | gru | lstm: a recurrent core between the torso and the "
+                      "heads (PPO, A2C); minibatches are then made of whole envs")
+    rnn_size: int = static(128, "units of the recurrent core")
     normalize_advantages: bool = static(True, "standardize advantages (per minibatch)")
     anneal_lr: bool = static(True, "linearly anneal the learning rate(s) to 0")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
@@ -75,8 +79,14 @@ class OnPolicyStatic(StaticConfig):
     def steps_per_update(self) -> int:
         return self.num_envs * self.num_steps
 
+    @property
+    def recurrent(self) -> bool:
+        return self.rnn != "none"
+
     def validate(self) -> None:
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
+        if self.rnn not in RNNS:
+            raise ConfigError(f"rnn must be one of {RNNS}, got {self.rnn!r}")
 
 
 @struct.dataclass(frozen=True)
@@ -103,6 +113,9 @@ class SeparateValueStatic(OnPolicyStatic):
         if self.shared_network:
             raise ConfigError("shared_network=True needs a joint loss; this algorithm fits the "
                               "policy and the value function separately")
+        if self.recurrent:
+            raise ConfigError(f"rnn={self.rnn!r}: recurrent policies are trained by PPO and A2C; "
+                              "this algorithm fits the policy and the value on flattened samples")
         if self.steps_per_update % self.value_minibatches:
             raise ConfigError(f"num_envs * num_steps ({self.steps_per_update}) must be divisible "
                               f"by value_minibatches ({self.value_minibatches})")
@@ -153,6 +166,7 @@ class OnPolicyState:
     reward_scaler: RewardScaler
     value_stats: popart.PopArtStats  # PopArt's target statistics (unused unless static.popart)
     carry: EnvCarry
+    memory: Any  # a recurrent policy's memory per env (leaves [N, ...]); () if feed-forward
     key: jax.Array
     update_step: jax.Array  # [] int32
     env_steps: jax.Array  # [] int32 per seed
@@ -168,10 +182,18 @@ class Updated:
     metrics: dict  # scalar metrics; must include the policy ``entropy``
 
 
-def make_network(static: OnPolicyStatic, env, env_params) -> ActorCritic:
+def make_network(static: OnPolicyStatic, env, env_params) -> ActorCritic | RecurrentActorCritic:
     torso = resolve_torso(static.torso, env.observation_space(env_params).shape)
-    return ActorCritic(env.action_space(env_params), tuple(static.hidden), static.activation,
-                       static.init_log_std, static.shared_network, torso)
+    args = (env.action_space(env_params), tuple(static.hidden), static.activation,
+            static.init_log_std, static.shared_network, torso)
+    if static.recurrent:
+        return RecurrentActorCritic(*args, static.rnn, static.rnn_size)
+    return ActorCritic(*args)
+
+
+def initial_memory(static: OnPolicyStatic, network, num_envs: int):
+    """The policy's memory of ``num_envs`` envs at an episode start (``()`` if feed-forward)."""
+    return network.initial_memory((num_envs,)) if static.recurrent else ()
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -219,7 +241,11 @@ def make_init(optimizers):
         static = config.static()
         net_key, env_key, state_key = jax.random.split(key, 3)
         dim = obs_dim(env.observation_space(env_params))
-        params = make_network(static, env, env_params).init(net_key, jnp.zeros((1, dim)))
+        network = make_network(static, env, env_params)
+        obs = jnp.zeros((1, dim))
+        params = (network.init(net_key, initial_memory(static, network, 1), obs,
+                               jnp.ones((1,), bool))
+                  if static.recurrent else network.init(net_key, obs))
         opt_state = ParamGroups(**{group: tx.init(param_group(params, group)) for group, tx
                                    in optimizers(hp, static, jnp.float32(1.0)).items()})
         return OnPolicyState(
@@ -229,6 +255,7 @@ def make_init(optimizers):
             reward_scaler=RewardScaler(running_stats_init(()), jnp.zeros((static.num_envs,))),
             value_stats=popart.init(),
             carry=reset_envs(env_key, env, env_params, static.num_envs),
+            memory=initial_memory(static, network, static.num_envs),
             key=state_key,
             update_step=jnp.zeros((), jnp.int32),
             env_steps=jnp.zeros((), jnp.int32),
@@ -249,13 +276,27 @@ def policy_sample(params, network, obs_normalized, key):
     return network.apply(params, obs_normalized, method=network.dist).sample_and_log_prob(key)
 
 
+def recurrent_step(network, params, memory, obs: jax.Array) -> tuple[Any, Any, jax.Array]:
+    """One step of a recurrent policy within an episode (no reset): ``(memory, dist, value)``
+    at normalized ``obs [..., obs_dim]`` from ``memory`` (leaves ``[..., ...]``)."""
+    out: tuple[Any, Any, jax.Array] = network.apply(params, memory, obs,
+                                                    jnp.zeros(obs.shape[:-1], bool))
+    return out
+
+
 def rollout(state: OnPolicyState, key, static: OnPolicyStatic, env, env_params, network):
-    """Collect ``[T, N]`` transitions with the current policy and frozen obs statistics."""
+    """Collect ``[T, N]`` transitions with the current policy and frozen obs statistics.
+    Returns ``(env carry, policy memory, steps)`` to continue from."""
 
-    def act(obs, k):
-        return policy_sample(state.params, network, normalize_obs(state, obs, static), k)
+    def act(memory, obs, k):
+        x = normalize_obs(state, obs, static)
+        if not static.recurrent:
+            return (memory, *policy_sample(state.params, network, x, k))
+        memory, dist, _ = recurrent_step(network, state.params, memory, x)
+        return (memory, *dist.sample_and_log_prob(k))
 
-    return collect(key, env, env_params, state.carry, act, static.num_steps)
+    return collect_with_memory(key, env, env_params, state.carry, state.memory, act,
+                               static.num_steps)
 
 
 def update_reward_scaler(state: OnPolicyState, traj, static: OnPolicyStatic) -> RewardScaler:
@@ -291,7 +332,9 @@ def loss_flags(traj, static: OnPolicyStatic) -> tuple[jax.Array, jax.Array]:
 
 @struct.dataclass
 class Batch:
-    """One flattened rollout; leaves ``[B, ...]`` with B = T * N."""
+    """One rollout. Feed-forward: flattened, leaves ``[B, ...]`` with B = T * N. Recurrent:
+    sequences, leaves ``[T, N, ...]`` (written ``[B]`` below), plus ``first`` and ``memory``,
+    from which the loss re-runs the network (`forward`)."""
 
     obs: jax.Array  # [B, obs_dim] normalized with the acting statistics
     action: jax.Array  # [B] or [B, act_dim]
@@ -299,27 +342,63 @@ class Batch:
     value: jax.Array  # [B] V_old(s)
     advantage: jax.Array  # [B] GAE(lambda), bootstrapped through truncation
     target: jax.Array  # [B] value target = advantage + V_old(s) (the lambda-return)
+    first: jax.Array | None = None  # recurrent: [T, N] an episode's first step (memory reset)
+    memory: Any = None  # recurrent: the memory before the first step, leaves [N, ...]
 
 
 def check_batch(batch: Batch) -> None:
-    """The shape contract at a loss's input (checked at trace time): every leaf ``[B, ...]``;
-    log-probs, values, advantages and targets ``[B]``."""
+    """The shape contract at a loss's input (checked at trace time): log-probs, values,
+    advantages and targets ``[B]`` (``[T, N]`` for sequences), every other per-step leaf
+    ``[B, ...]``."""
     per_sample = [batch.log_prob, batch.value, batch.advantage, batch.target]
-    chex.assert_rank(per_sample, 1)
+    sequence = batch.first is not None
+    chex.assert_rank(per_sample, 2 if sequence else 1)
     chex.assert_equal_shape(per_sample)
-    chex.assert_equal_shape_prefix(jax.tree.leaves(batch), 1)
+    steps = [batch.obs, batch.action, *per_sample] + ([batch.first] if sequence else [])
+    chex.assert_equal_shape_prefix(steps, 2 if sequence else 1)
+
+
+def forward(network, params, batch: Batch):
+    """``(dist, value)`` of the network at the batch's observations: applied to the samples,
+    or (recurrent) unrolled over each env's sequence from its stored memory."""
+    if batch.first is None:
+        return network.apply(params, batch.obs)
+    _, dist, value = unroll(network, params, batch.memory, batch.obs, batch.first)
+    return dist, value
+
+
+def first_steps(traj) -> jax.Array:
+    """``[T, N]`` whether step t is an episode's first: the step before it ended one. (The
+    rollout's first step continues from a memory already reset, so it is never marked.)"""
+    done = jnp.logical_or(traj.terminated, traj.truncated)
+    return jnp.concatenate([jnp.zeros_like(done[:1]), done[:-1]], axis=0)
+
+
+def value_heads(state: OnPolicyState, obs, next_obs, traj, static: OnPolicyStatic, network):
+    """``(head at obs, head at next_obs)``, each ``[T, N]``. Recurrent: the rollout re-run from
+    its stored memory; the head at ``next_obs[t]`` is one more step from the memory after step t
+    (before any reset), so a truncated episode is bootstrapped with the memory it ended with."""
+    if not static.recurrent:
+        return (network.apply(state.params, obs, method=network.value),
+                network.apply(state.params, next_obs, method=network.value))
+    memories, _, head = unroll(network, state.params, state.memory, obs, first_steps(traj))
+    _, _, next_head = recurrent_step(network, state.params, memories, next_obs)
+    return head, next_head
 
 
 def make_batch(state: OnPolicyState, traj, rewards, static: OnPolicyStatic, network) -> Batch:
-    """Rollout ``[T, N]`` -> `Batch` (normalized obs, old log-probs/values, GAE advantages)."""
+    """Rollout ``[T, N]`` -> `Batch` (normalized obs, old log-probs/values, GAE advantages);
+    flattened, or kept as sequences for a recurrent policy."""
     obs = normalize_obs(state, traj.obs, static)
     next_obs = normalize_obs(state, traj.next_obs, static)
-    values = value_of_head(state, network.apply(state.params, obs, method=network.value), static)
-    next_values = value_of_head(
-        state, network.apply(state.params, next_obs, method=network.value), static)
+    head, next_head = value_heads(state, obs, next_obs, traj, static, network)
+    values, next_values = value_of_head(state, head, static), value_of_head(state, next_head, static)
     terminated, truncated = loss_flags(traj, static)
     hp = state.hparams
     adv = gae(rewards, values, next_values, terminated, truncated, hp.gamma, hp.gae_lambda)
+    if static.recurrent:
+        return Batch(obs, traj.action, traj.log_prob, values, adv, adv + values,
+                     first_steps(traj), state.memory)
     flat = lambda x: x.reshape(-1, *x.shape[2:])
     return Batch(flat(obs), flat(traj.action), flat(traj.log_prob), flat(values), flat(adv),
                  flat(adv + values))
@@ -374,12 +453,34 @@ def standardize(advantages: jax.Array, static: OnPolicyStatic) -> jax.Array:
 
 
 def shuffle_into_minibatches(key, batch, num_minibatches: int):
-    """Permute a ``[B, ...]`` pytree and split it into ``[M, B / M, ...]``."""
+    """Permute a ``[B, ...]`` pytree and split it into ``[M, B / M, ...]``. A sequence `Batch`
+    is split by envs instead: ``[T, N, ...]`` -> ``[M, T, N / M, ...]`` (its memory
+    ``[N, ...]`` -> ``[M, N / M, ...]``), so each minibatch holds whole sequences."""
+    if isinstance(batch, Batch) and batch.first is not None:
+        return shuffle_envs_into_minibatches(key, batch, num_minibatches)
     size = jax.tree.leaves(batch)[0].shape[0]
     perm = permutation(key, size)
     return jax.tree.map(
         lambda x: x[perm].reshape(num_minibatches, size // num_minibatches, *x.shape[1:]), batch
     )
+
+
+def shuffle_envs_into_minibatches(key, batch: Batch, num_minibatches: int) -> Batch:
+    """A sequence `Batch`'s envs permuted and split into ``num_minibatches`` groups."""
+    num_envs = batch.action.shape[1]
+    perm = permutation(key, num_envs)
+    size = num_envs // num_minibatches
+
+    def split_steps(x):  # [T, N, ...] -> [M, T, N / M, ...]
+        x = x[:, perm].reshape(x.shape[0], num_minibatches, size, *x.shape[2:])
+        return jnp.moveaxis(x, 1, 0)
+
+    def split_envs(x):  # [N, ...] -> [M, N / M, ...]
+        return x[perm].reshape(num_minibatches, size, *x.shape[1:])
+
+    memory = jax.tree.map(split_envs, batch.memory)
+    steps = jax.tree.map(split_steps, dataclasses.replace(batch, memory=None))
+    return dataclasses.replace(steps, memory=memory)
 
 
 def minibatch_sgd(loss_fn, params, opt_state, tx, batch, key, epochs: int, num_minibatches: int,
@@ -430,7 +531,7 @@ def fit_value(params, opt_state, tx, batch: Batch, key, static: SeparateValueSta
 def policy_shift(network, new_params, batch: Batch) -> dict:
     """How far the update moved the policy on the batch: ``approx_kl`` = E[(r - 1) - log r]
     (an unbiased, non-negative estimate of KL(old || new)), r = pi_new(a|s) / pi_old(a|s)."""
-    log_ratio = network.apply(new_params, batch.obs, method=network.dist).log_prob(batch.action)
+    log_ratio = forward(network, new_params, batch)[0].log_prob(batch.action)
     log_ratio = log_ratio - batch.log_prob
     return {"approx_kl": jnp.mean(jnp.expm1(log_ratio) - log_ratio)}
 
@@ -454,9 +555,9 @@ def rollout_metrics(state, traj, values, targets, advantages, rewards, entropy,
     return m
 
 
-def advance(state: OnPolicyState, traj, carry, updated: Updated, key, reward_scaler,
+def advance(state: OnPolicyState, traj, carry, memory, updated: Updated, key, reward_scaler,
             static: OnPolicyStatic) -> OnPolicyState:
-    """The state after an update: new params, envs, statistics and counters."""
+    """The state after an update: new params, envs, memory, statistics and counters."""
     obs_stats = state.obs_stats
     if static.normalize_obs:
         obs_stats = running_stats_update(obs_stats, traj.obs.reshape(-1, traj.obs.shape[-1]))
@@ -464,7 +565,7 @@ def advance(state: OnPolicyState, traj, carry, updated: Updated, key, reward_sca
         state,
         params=updated.params, opt_state=updated.opt_state, obs_stats=obs_stats,
         reward_scaler=reward_scaler,
-        carry=carry, key=key, update_step=state.update_step + 1,
+        carry=carry, memory=memory, key=key, update_step=state.update_step + 1,
         env_steps=state.env_steps + static.steps_per_update,
     )
 
@@ -483,7 +584,7 @@ def make_train_step(update):
     def train_step(state: OnPolicyState, static: OnPolicyStatic, env, env_params):
         network = make_network(static, env, env_params)
         key, rollout_key, update_key = jax.random.split(state.key, 3)
-        carry, traj = rollout(state, rollout_key, static, env, env_params, network)
+        carry, memory, traj = rollout(state, rollout_key, static, env, env_params, network)
         reward_scaler = update_reward_scaler(state, traj, static)
         rewards = scale_rewards(reward_scaler, traj.reward, static)
         batch = make_batch(state, traj, rewards, static, network)
@@ -492,7 +593,7 @@ def make_train_step(update):
         metrics = {**updated.metrics, **popart_metrics, **rollout_metrics(
             state, traj, batch.value, batch.target, batch.advantage, rewards,
             updated.metrics["entropy"], static, env, env_params, updated.params)}
-        new_state = advance(state, traj, carry, updated, key, reward_scaler, static)
+        new_state = advance(state, traj, carry, memory, updated, key, reward_scaler, static)
         return new_state, metrics
 
     return train_step
@@ -518,6 +619,23 @@ def make_act(static: OnPolicyStatic, env, env_params):
     sample = lambda state, obs, key: dist(state, obs).sample(key)
     return acting.make_act(make_agent_action(static, env, env_params), sample,
                            env.action_space(env_params))
+
+
+def make_policy(static: OnPolicyStatic, env, env_params) -> acting.Policy:
+    """The policy with its memory (`acting.Policy`), for evaluation: a recurrent policy carries
+    its memory from step to step; a feed-forward one is `make_act`'s."""
+    if not static.recurrent:
+        return acting.feed_forward(make_act(static, env, env_params))
+    network = make_network(static, env, env_params)
+    obs_space, action_space = env.observation_space(env_params), env.action_space(env_params)
+
+    def step(state: OnPolicyState, memory, obs, key, deterministic: bool = True):
+        x = normalize_obs(state, flatten_obs(obs, obs_space), static)
+        memory, dist, _ = recurrent_step(network, state.params, memory, x)
+        action = dist.mode() if deterministic else dist.sample(key)
+        return memory, to_env_action(action_space, action)
+
+    return acting.Policy(lambda n: initial_memory(static, network, n), step)
 
 
 def make_value(static: OnPolicyStatic, env, env_params):

@@ -36,6 +36,10 @@ class PPOStatic(onpolicy.OnPolicyStatic):
 
     def validate(self) -> None:
         super().validate()
+        if self.recurrent and self.num_envs % self.num_minibatches:
+            raise ConfigError(
+                f"a recurrent policy's minibatches are made of whole envs: num_envs "
+                f"({self.num_envs}) must be divisible by num_minibatches ({self.num_minibatches})")
         if (self.num_envs * self.num_steps) % self.num_minibatches:
             raise ConfigError(
                 f"num_envs * num_steps ({self.num_envs * self.num_steps}) must be divisible by "
@@ -91,7 +95,7 @@ def ppo_loss(params, network, batch: onpolicy.Batch, hp: PPOHparams, static: PPO
     """Clipped surrogate + value loss - entropy bonus on a minibatch (leaves ``[B, ...]``).
     Returns ``(loss, aux metrics)``."""
     onpolicy.check_batch(batch)
-    dist, value = network.apply(params, batch.obs)
+    dist, value = onpolicy.forward(network, params, batch)
     chex.assert_equal_shape([value, batch.target])
     log_ratio = dist.log_prob(batch.action) - batch.log_prob
     ratio = jnp.exp(log_ratio)

@@ -143,12 +143,12 @@ def eval_program(algorithm, config, env, env_params, episodes: int, max_steps: i
                  members: int) -> Callable:
     """Builder of ``eval(state, key, chunk) -> returns [members, episodes]``; the eval key of
     chunk ``c`` is ``fold_in(key, c)``."""
-    act = algorithm.make_act(config.static(), env, env_params)
+    policy = algorithm.policy(config.static(), env, env_params)
 
     def build():
         def one_member(state, key, chunk):
             key = jax.random.fold_in(key, chunk)
-            return evaluate(state, key, act, env, env_params, episodes, max_steps)
+            return evaluate(state, key, policy, env, env_params, episodes, max_steps)
 
         return over_members(one_member, members)
 

@@ -1,4 +1,4 @@
-"""Every algorithm up the probe ladder (envs/probes.py): PPO climbs all ten rungs; the others
+"""Every algorithm up the probe ladder (envs/probes.py): feed-forward PPO climbs all ten rungs; the others
 the rungs that separate working from broken learners of their kind, each including its
 truncation rung. (`jaxrl probe ALGO` runs every rung; see the README for the measured ladders.)"""
 
@@ -25,13 +25,15 @@ RUNGS = {
 }
 
 
-CASES = [("ppo", probe.name) for probe in PROBES] + [
+CASES = [("ppo", probe.name) for probe in PROBES if not probe.needs_memory] + [
     (algo, rung) for algo, rungs in RUNGS.items() for rung in rungs]
 
 
 def test_ppo_climbs_every_rung():
-    """PPO takes both action kinds, so its ladder is all ten rungs (each run below)."""
+    """PPO takes both action kinds, so its ladder is all ten rungs (each run below); the memory
+    rung joins it for a recurrent policy (tests/algos/test_recurrent.py)."""
     assert [p.rung for p in PROBES if supports("ppo", p)] == list(range(1, 11))
+    assert [p.rung for p in PROBES if supports("ppo", p, rnn="gru")] == list(range(1, 12))
 
 
 # One test per (algorithm, rung), so the rungs spread over the test workers.

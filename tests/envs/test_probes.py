@@ -11,9 +11,12 @@ from envs.probes import PROBES
 GAMMA = 0.9
 
 
-def _act_for(env, answer, obs):
-    """The published best action for ``obs`` (or action 0 / zeros when there is one action)."""
+def _act_for(env, answer, obs, state):
+    """The published best action for ``obs`` (or action 0 / zeros when there is one action);
+    a probe whose optimal policy needs memory names it from the state (``optimal_action``)."""
     space = env.action_space()
+    if hasattr(env, "optimal_action"):
+        return env.optimal_action(state)
     if answer.best_actions is None:
         return jnp.zeros(space.shape, space.dtype)
     idx = int(np.argmin(np.abs(answer.observations - np.asarray(obs)).sum(axis=-1)))
@@ -27,7 +30,7 @@ def _rollout(env, params, key, answer, horizon, stop_at_done):
     traj = []
     for _ in range(horizon):
         key, k = jax.random.split(key)
-        action = _act_for(env, answer, obs)
+        action = _act_for(env, answer, obs, state)
         next_obs, state, r, term, trunc, _ = step(k, state, action, params)
         traj.append((np.asarray(obs), float(r), bool(term or trunc), bool(term)))
         obs = next_obs

@@ -1,0 +1,118 @@
+"""Recurrent policies: a GRU or LSTM core between the torso and the heads of an actor-critic,
+and the memory it carries from step to step.
+
+* `RecurrentActorCritic`: ``(memory, obs, first) -> (memory, dist, value)`` for one step;
+* `unroll`: the same over a ``[T, N]`` sequence, from the memory before its first step (the
+  torso batched over every step, the cores scanned over time);
+* `zero_memory` / `reset_memory`: the memory at an episode start, and zeroing it where an
+  episode ended (used by the rollout and by evaluation for any policy; a feed-forward policy's
+  memory is ``()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from envs.spaces import Space
+from jaxrl.networks import MLP, PolicyHead, Torso
+
+#: Recurrent cores by config name (``rnn``); "none" is the feed-forward `ActorCritic`.
+CELLS: dict[str, type] = {"gru": nn.GRUCell, "lstm": nn.OptimizedLSTMCell}
+RNNS = ("none", *CELLS)
+
+
+def zero_memory(rnn: str, size: int, lead: Sequence[int], cores: int) -> tuple:
+    """The memory of ``cores`` recurrent cores at an episode start: per core ``[*lead, size]``
+    zeros (GRU), or the pair ``(c, h)`` of them (LSTM)."""
+    zeros = jnp.zeros((*lead, size), jnp.float32)
+    return tuple(zeros if rnn == "gru" else (zeros, zeros) for _ in range(cores))
+
+
+def reset_memory(memory, done: jax.Array):
+    """``memory`` (leaves ``[*lead, ...]``) zeroed where ``done [*lead]``: an episode that
+    starts next begins from the zero memory. A feed-forward policy's ``()`` passes through."""
+    def reset(m):
+        return jnp.where(done.reshape(done.shape + (1,) * (m.ndim - done.ndim)), 0.0, m)
+
+    return jax.tree.map(reset, memory)
+
+
+class RecurrentActorCritic(nn.Module):
+    """`ActorCritic` with a recurrent core (``rnn``: GRU or LSTM of ``rnn_size`` units) between
+    the torso and the heads. ``shared=True``: one torso and core under a linear policy head and
+    a linear value head, memory ``(core,)``; else the policy and the value network each have a
+    torso and a core of their own, memory ``(policy core, value core)``. As in `ActorCritic`,
+    the policy head lives under ``params["params"]["policy"]`` and the value head under
+    ``["value_net"]``.
+
+    One step: ``__call__(memory, obs [..., obs_dim], first [...]) -> (memory, dist, value)``,
+    the memory zeroed first where ``first`` (an episode's first step). A sequence is run by
+    `unroll`, which batches the torso over all its steps. ``dist(obs)`` / ``value(obs)`` answer
+    for the first step of an episode (zero memory): what a probe's query observation is."""
+
+    action_space: Space
+    hidden: Sequence[int] = (64, 64)
+    activation: str = "tanh"
+    init_log_std: float = 0.0
+    shared: bool = False
+    torso_kind: str = "mlp"
+    rnn: str = "gru"
+    rnn_size: int = 128
+
+    def setup(self):
+        cores = 1 if self.shared else 2
+        self.torsos = [Torso(self.hidden, self.activation, self.torso_kind) for _ in range(cores)]
+        self.cores = [CELLS[self.rnn](self.rnn_size) for _ in range(cores)]
+        self.policy = PolicyHead(self.action_space, (), self.activation, self.init_log_std)
+        self.value_net = MLP((), 1, self.activation, 1.0)
+
+    def features(self, obs: jax.Array) -> tuple:
+        """``obs [..., obs_dim]`` -> each core's torso features ``[..., F]``."""
+        return tuple(torso(obs) for torso in self.torsos)
+
+    def core(self, memory: tuple, features: tuple, first: jax.Array) -> tuple[tuple, tuple]:
+        """One step of every core: ``(memory, outputs)``, each ``[..., rnn_size]``."""
+        memory = reset_memory(memory, first)
+        stepped = [cell(m, f) for cell, m, f in zip(self.cores, memory, features, strict=True)]
+        return tuple(m for m, _ in stepped), tuple(y for _, y in stepped)
+
+    def heads(self, outputs: tuple):
+        """The policy from the first core's output, the value ``[...]`` from the last's."""
+        return self.policy(outputs[0]), self.value_net(outputs[-1])[..., 0]
+
+    def __call__(self, memory: tuple, obs: jax.Array, first: jax.Array):
+        memory, outputs = self.core(memory, self.features(obs), first)
+        return (memory, *self.heads(outputs))
+
+    def initial_memory(self, lead: Sequence[int]) -> tuple:
+        return zero_memory(self.rnn, self.rnn_size, lead, 1 if self.shared else 2)
+
+    def _first_step(self, obs: jax.Array):
+        lead = obs.shape[:-1]
+        return self(self.initial_memory(lead), obs, jnp.ones(lead, bool))
+
+    def dist(self, obs: jax.Array):
+        return self._first_step(obs)[1]
+
+    def value(self, obs: jax.Array) -> jax.Array:
+        return self._first_step(obs)[2]
+
+
+def unroll(network: RecurrentActorCritic, params, memory: tuple, obs: jax.Array,
+           first: jax.Array):
+    """Run a recurrent network over a sequence: ``memory`` (leaves ``[N, ...]``) before the
+    first step, ``obs [T, N, obs_dim]``, ``first [T, N]`` (reset the memory before that step).
+    Returns ``(memories after each step [T, N, ...], dist over [T, N], value [T, N])``."""
+    features = network.apply(params, obs, method=network.features)
+
+    def step(m, xs):
+        f, fst = xs
+        m, out = network.apply(params, m, f, fst, method=network.core)
+        return m, (m, out)
+
+    _, (memories, outputs) = jax.lax.scan(step, memory, (features, first))
+    return (memories, *network.apply(params, outputs, method=network.heads))
