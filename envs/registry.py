@@ -30,6 +30,10 @@ class UnknownEnvironmentError(ValueError):
     """Raised by `make` for a name that no registered family knows."""
 
 
+class EnvOptionError(ValueError):
+    """Raised by `make` for an option (keyword argument) the env does not take."""
+
+
 def _gymnax_names() -> tuple[str, ...]:
     from envs.gymnax_adapter import GYMNAX_NAMES
 
@@ -83,6 +87,17 @@ def make(name: str, reward_scale: float | None = None, observation_indices=None,
     if observation_indices is not None:
         env, params = make(name, reward_scale=reward_scale, **kwargs)
         return ObservationSubset(env, observation_indices), params
+    try:
+        return _make_family(name, reward_scale, **kwargs)
+    except TypeError as err:  # a factory refusing an option; the message names which
+        if not kwargs:
+            raise
+        raise EnvOptionError(f"{name} with option(s) {', '.join(sorted(kwargs))}: {err}"
+                             ) from None
+
+
+def _make_family(name: str, reward_scale: float | None, **kwargs) -> tuple[Any, Any]:
+    """`make` after the options every env takes: the family's factory, then the reward scale."""
     if reward_scale is not None:
         if not (isinstance(reward_scale, (int, float)) and math.isfinite(reward_scale)
                 and reward_scale != 0):

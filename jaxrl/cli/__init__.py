@@ -31,6 +31,9 @@ def _add_run_flags(p, seeds: int, seed_help: str) -> None:
                    help="env steps per seed (1e6 is fine)")
     p.add_argument("--seed", type=whole_number, default=0, help=seed_help)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
+    p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
+                   help="env option, a YAML value (reward_scale=1000, observation_indices=[0,2], "
+                        "max_frames=400)")
     p.add_argument("--eval-episodes", type=int, default=16)
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--no-progress", action="store_true")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from jaxrl import stats
 from jaxrl.cli.parsing import (  # noqa: F401  (re-exported: what the commands share)
@@ -20,15 +21,28 @@ from jaxrl.runs.files import atomic_write_text, finite_or_none, json_default
 from jaxrl.runs.text_table import format_frame
 
 
-def parse_sets(items: list[str]) -> dict[str, str]:
+def parse_sets(items: list[str], flag: str = "--set") -> dict[str, str]:
     """``["key=value", ...]`` (repeated ``--set``) -> ``{key: value}``."""
     out = {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"--set expects key=value, got {item!r}")
+            raise UsageError(f"{flag} expects key=value, got {item!r}")
         out[key.strip()] = value.strip()
     return out
+
+
+def parse_env_args(items: list[str] | None) -> dict | None:
+    """``["key=value", ...]`` (repeated ``--env-arg``) -> env options, each value read as YAML
+    (``1000`` a number, ``[0, 2]`` a list, ``baselines`` a string); None when there are none."""
+    out = {}
+    for key, value in parse_sets(items or [], "--env-arg").items():
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError as err:
+            raise UsageError(f"--env-arg {key}: {value!r} is not a YAML value ({err.problem})"
+                             ) from None
+    return out or None
 
 
 def check_writable(path: str | None, flag: str = "--json") -> None:

@@ -12,6 +12,7 @@ from jaxrl.cli.common import (
     UsageError,
     bench_view,
     check_writable,
+    parse_env_args,
     parse_sets,
     print_frame,
     print_result,
@@ -52,7 +53,8 @@ def _driver_options(args) -> dict:
     if args.max_chunk_updates < 1:
         raise UsageError(f"--max-chunk-updates must be >= 1, got {args.max_chunk_updates}")
     return {"checkpoint_every": args.checkpoint_every, "max_chunk_updates": args.max_chunk_updates,
-            "shard_seeds": not args.no_shard, "memory_check": not args.no_memory_check}
+            "shard_seeds": not args.no_shard, "memory_check": not args.no_memory_check,
+            "env_kwargs": parse_env_args(args.env_arg)}
 
 
 def cmd_sweep(args) -> int:

@@ -21,6 +21,11 @@ from jaxrl.cli import main
     (["train", "ppo", "--json", "/nonexistent-dir/x.json"], "not writable"),
     (["train", "dqn", "--env", "Pendulum-v1"], "dqn handles discrete actions"),
     (["train", "sac", "--env", "CartPole-v1"], "has discrete actions"),
+    (["train", "ppo", "--env-arg", "bogus=1"], "with option(s) bogus"),
+    (["train", "ppo", "--env-arg", "observation_indices=[7]"], "do not index"),
+    (["train", "ppo", "--env-arg", "reward_scale=0"], "reward_scale must be"),
+    (["train", "ppo", "--env-arg", "x=["], "is not a YAML value"),
+    (["train", "ppo", "--set", "rnn=transformer"], "rnn must be one of"),
     (["probe", "nope"], "Unknown algorithm"),
     (["probe", "ppo", "--rungs", "nope"], "unknown probe rung"),
 ])
@@ -59,3 +64,13 @@ def test_console_script_bad_input_has_no_traceback():
     proc = subprocess.run([sys.executable, "-m", "jaxrl.cli", "train", "ppo", "--env", "nope"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_env_args_are_yaml_values():
+    from jaxrl.cli.common import parse_env_args
+
+    assert parse_env_args(None) is None
+    assert parse_env_args(["reward_scale=1000", "observation_indices=[0, 2]",
+                           "preset=machado"]) == {"reward_scale": 1000,
+                                                  "observation_indices": [0, 2],
+                                                  "preset": "machado"}
