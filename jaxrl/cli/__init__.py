@@ -1,5 +1,6 @@
 """The ``jaxrl`` command line: ``train``, ``sweep``, ``bench``, ``resume``, ``probe``, ``runs``,
-``plot``, ``compare``, ``export``.
+``plot``, ``compare``, ``export``, ``envs`` (the env names, by family), ``config`` (an algorithm's
+keys and defaults for an env).
 
 Bad input (unknown algorithm or env, unknown or ill-typed ``--set`` key, an out-of-range
 hyperparameter, seeds that are not a whole number >= 1, too few steps for one update, an
@@ -8,7 +9,9 @@ and one line on stderr, before anything compiles.
 
 This module holds the parser; each command lives in the module its ``handler`` names
 (`jaxrl.cli.training`: the commands that train; `jaxrl.cli.store`: the commands that read the
-run store), loaded when that command runs, so ``jaxrl runs ls`` never loads JAX.
+run store; `jaxrl.cli.discover`: ``envs`` and ``config``), loaded when that command runs, so
+``jaxrl runs ls`` never loads JAX. The help names the algorithms from `jaxrl.cli.names` (plain
+tuples), not from the registry, for the same reason.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ import os
 import sys
 
 from jaxrl import compile_cache
+from jaxrl.cli.names import ALGO_HELP, ENV_FAMILIES
 from jaxrl.cli.parsing import Parser, whole_number
 
 
 def _add_run_flags(p, seeds: int, seed_help: str) -> None:
     """What `train` and `sweep` share: algorithm, env, budget, overrides, outputs, driver flags."""
-    p.add_argument("algo")
-    p.add_argument("--env", default="CartPole-v1")
+    p.add_argument("algo", help=ALGO_HELP)
+    p.add_argument("--env", default="CartPole-v1", help="env name (`jaxrl envs` lists them)")
     p.add_argument("--seeds", type=whole_number, default=seeds)
     p.add_argument("--total-steps", type=whole_number, default=100_000,
                    help="env steps per seed (1e6 is fine)")
@@ -54,7 +58,8 @@ def _add_driver_flags(p) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="jaxrl", description=__doc__.splitlines()[0])
+    summary = " ".join(__doc__.split("\n\n")[0].replace("``", "").split())  # first paragraph
+    parser = Parser(prog="jaxrl", description=summary)
     sub = parser.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train an algorithm on an env over many seeds")
@@ -150,13 +155,26 @@ def build_parser() -> argparse.ArgumentParser:
     ex.set_defaults(handler=("store", "cmd_export"))
 
     p = sub.add_parser("probe", help="run an algorithm up the probe ladder")
-    p.add_argument("algo")
+    p.add_argument("algo", help=ALGO_HELP)
     p.add_argument("--seeds", type=int, default=4)
     p.add_argument("--steps", type=int, default=None, help="env steps per seed per rung")
     p.add_argument("--rungs", nargs="+", metavar="NAME", help="only these rungs (e.g. value truncation)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
     p.add_argument("--json", metavar="PATH")
     p.set_defaults(handler=("training", "cmd_probe"))
+
+    en = sub.add_parser("envs", help="list the registered environment names, by family")
+    en.add_argument("--family", choices=ENV_FAMILIES, default=None,
+                    help="only this family (the family picks an algorithm's defaults)")
+    en.set_defaults(handler=("discover", "cmd_envs"))
+
+    cf = sub.add_parser("config", help="an algorithm's config keys: defaults for an env, "
+                                       "static or traced, what each does")
+    cf.add_argument("algo", help=ALGO_HELP)
+    cf.add_argument("--env", default="CartPole-v1",
+                    help="the env whose family picks the defaults (default CartPole-v1)")
+    cf.add_argument("--json", metavar="PATH")
+    cf.set_defaults(handler=("discover", "cmd_config"))
     for command in (t, sw, b, rm, p):
         command.add_argument("--no-compile-cache", action="store_true",
                              help="neither read nor write the persistent compilation cache "

@@ -28,6 +28,10 @@ from jaxrl.cli import main
     (["train", "ppo", "--set", "rnn=transformer"], "rnn must be one of"),
     (["probe", "nope"], "Unknown algorithm"),
     (["probe", "ppo", "--rungs", "nope"], "unknown probe rung"),
+    (["envs", "--family", "nope"], "invalid choice: 'nope'"),
+    (["config", "nope"], "Unknown algorithm 'nope'"),
+    (["config", "ppo", "--env", "CartPol-v1"], "CartPole-v1"),
+    (["config", "ppo", "--json", "/nonexistent-dir/x.json"], "not writable"),
 ])
 def test_bad_input_is_one_line(argv, fragment, capsys):
     assert main(argv) == 2
@@ -74,3 +78,141 @@ def test_env_args_are_yaml_values():
                            "preset=machado"]) == {"reward_scale": 1000,
                                                   "observation_indices": [0, 2],
                                                   "preset": "machado"}
+
+
+# -- help, envs, config: what there is, without training -------------------------------------------
+ALGO_LIST = "one of: a2c, acer, ddpg, dqn, ppo, sac, td3, trpo, vpg"
+
+
+def test_help_names_the_algorithms(capsys):
+    for command in ("train", "sweep", "probe", "config"):
+        with pytest.raises(SystemExit) as done:
+            main([command, "--help"])
+        assert done.value.code == 0
+        assert ALGO_LIST in " ".join(capsys.readouterr().out.split()), command
+
+
+def test_help_names_are_the_registry_names():
+    import envs
+    import jaxrl.algos
+    from jaxrl.cli import names
+
+    assert tuple(sorted(jaxrl.algos.ALGORITHMS)) == names.ALGORITHMS
+    families = {envs.env_family(n) for n in envs.registered_names(include_brax=False)}
+    assert families | {"atari", "brax"} == set(names.ENV_FAMILIES)
+
+
+def test_help_loads_no_jax():
+    """``jaxrl --help`` and each command's help answer without loading JAX."""
+    code = ("import sys\nfrom jaxrl.cli import main\n"
+            "for argv in (['--help'], ['train', '--help'], ['envs', '--help'], "
+            "['config', '--help'], ['runs', 'ls', '--help']):\n"
+            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'envs')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert ALGO_LIST in " ".join(proc.stdout.split())
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _listed(out: str) -> set[str]:
+    """The names ``jaxrl envs`` printed (its indented lines)."""
+    return {name for line in out.splitlines() if line.startswith("  ") for name in line.split()}
+
+
+def test_envs_lists_each_family(capsys):
+    assert main(["envs"]) == 0
+    out = capsys.readouterr().out
+    listed = _listed(out)
+    assert {"CartPole-v1", "Pendulum-v1", "probe:value", "probe:memory",
+            "Breakout-MinAtar", "SpaceInvaders-MinAtar"} <= listed
+    assert not any(name.startswith("gymnax:") for name in listed)  # each gymnax env once
+    assert "prefix gymnax:" in out  # ... and the header names the prefix
+    try:
+        import brax.envs  # noqa: F401
+        assert "brax:hopper" in listed
+    except ImportError:
+        assert not any(name.startswith("brax:") for name in listed)
+    try:
+        import ale_py  # noqa: F401
+        assert {"atari:Pong", "atari:Breakout", "atari:SpaceInvaders"} <= listed
+    except ImportError:
+        assert 'pip install -e ".[atari]"' in out
+
+
+def test_envs_one_family(capsys):
+    assert main(["envs", "--family", "minatar"]) == 0
+    out = capsys.readouterr().out
+    assert _listed(out) == {"Asterix-MinAtar", "Breakout-MinAtar", "Freeway-MinAtar",
+                            "Seaquest-MinAtar", "SpaceInvaders-MinAtar"}
+    headers = [line for line in out.splitlines() if line and not line.startswith("  ")]
+    assert headers[1:] == ["minatar (5)"]
+
+
+def test_envs_atari_names_are_what_make_takes():
+    pytest.importorskip("ale_py")
+    import envs
+    from envs import atari
+    from jaxrl.cli.discover import atari_names
+
+    names = atari_names()
+    assert "atari:Pong" in names and "atari:MsPacman" in names
+    # each printed name maps back to its ROM (CamelCase where that round-trips, else the ROM)
+    assert sorted(atari.rom_name(n.removeprefix("atari:")) for n in names) == atari.games()
+    env, _ = envs.make("atari:Pong")
+    assert env.num_actions == 6
+
+
+def _config_table(out: str) -> dict[str, tuple[str, str, str]]:
+    """``jaxrl config``'s table as ``{key: (value, kind, doc)}``, cut at the header's columns."""
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("key "))
+    cols = [lines[header].index(c) for c in ("value", "kind", "doc")]
+    return {line[:cols[0]].strip(): (line[cols[0]:cols[1]].strip(),
+                                     line[cols[1]:cols[2]].strip(), line[cols[2]:].strip())
+            for line in lines[header + 1:]}
+
+
+def test_config_lists_every_key_with_kind(tmp_path, capsys):
+    from jaxrl.algos.ppo import PPOConfig
+
+    out = tmp_path / "config.json"
+    assert main(["config", "ppo", "--env", "CartPole-v1", "--json", str(out)]) == 0
+    table = _config_table(capsys.readouterr().out)
+    assert list(table) == PPOConfig.field_names()
+    assert table["learning_rate"][1] == "traced"
+    assert table["num_envs"][:2] == ("4", "static")
+    assert table["rnn"][:2] == ("none", "static") and "gru" in table["rnn"][2]
+    assert table["hidden"][0] == "(64, 64)"
+    payload = json.loads(out.read_text())
+    assert payload["algo"] == "ppo" and payload["family"] == "discrete"
+    keys = {row["key"]: row for row in payload["keys"]}
+    assert keys["num_envs"]["value"] == 4 and keys["gamma"]["kind"] == "traced"
+    assert set(keys) == set(table)
+
+
+def test_config_follows_the_env_family(capsys):
+    assert main(["config", "ppo", "--env", "atari:Pong"]) == 0
+    table = _config_table(capsys.readouterr().out)
+    assert table["torso"][:2] == ("nature_cnn", "static")
+    assert main(["config", "sac", "--env", "Pendulum-v1"]) == 0
+    assert "family continuous" in capsys.readouterr().out
+
+
+def test_config_unknown_atari_game_is_one_line(capsys):
+    pytest.importorskip("ale_py")
+    assert main(["config", "ppo", "--env", "atari:Pongg"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "atari:Pong" in err[0], err
+
+
+def test_envs_without_ale_py_says_how_to_get_it(monkeypatch, capsys):
+    from envs import atari
+
+    def missing():
+        raise atari.AtariUnavailableError("no ale-py")
+
+    monkeypatch.setattr(atari, "games", missing)
+    assert main(["envs", "--family", "atari"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == 'atari: the atari family needs ale-py: pip install -e ".[atari]"'

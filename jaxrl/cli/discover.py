@@ -1,0 +1,117 @@
+"""The commands that say what there is: ``envs`` (the registered environment names, by family)
+and ``config`` (an algorithm's config keys with their defaults for an env, static or traced, and
+what each one does)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import difflib
+import sys
+import textwrap
+
+from envs import atari, registry
+from jaxrl import algos
+from jaxrl.cli.common import check_writable, write_json
+from jaxrl.cli.names import ENV_FAMILIES
+
+ATARI_MISSING = 'the atari family needs ale-py: pip install -e ".[atari]"'
+
+
+# -- envs ----------------------------------------------------------------------------------------
+def atari_names() -> list[str]:
+    """``"atari:<Game>"`` for every ROM ale-py ships: CamelCase (``"atari:SpaceInvaders"``) where
+    `envs.atari.rom_name` maps it back to the ROM, else the ROM name itself
+    (``"atari:tic_tac_toe_3d"``); `envs.make` takes both. Raises
+    `envs.atari.AtariUnavailableError` (an ImportError) without ale-py."""
+    names = []
+    for rom in atari.games():
+        camel = "".join(part.capitalize() for part in rom.split("_"))
+        names.append(f"atari:{camel if atari.rom_name(camel) == rom else rom}")
+    return names
+
+
+def env_names(families: tuple[str, ...] = ENV_FAMILIES) -> dict[str, list[str] | None]:
+    """``{family: names}`` for ``families``, each gymnax env once (by its bare name); ``None``
+    for atari without ale-py."""
+    groups: dict[str, list[str] | None] = {family: [] for family in families}
+    with contextlib.redirect_stdout(sys.stderr):  # importing brax prints mujoco's warp notice
+        names = registry.registered_names(include_brax="brax" in families)
+    for name in names:
+        family = registry.env_family(name)
+        if not name.startswith("gymnax:") and family in groups and family != "atari":
+            groups[family].append(name)  # type: ignore[union-attr]
+    if "atari" in groups:
+        try:
+            groups["atari"] = atari_names()
+        except atari.AtariUnavailableError:
+            groups["atari"] = None
+    return groups
+
+
+def cmd_envs(args) -> int:
+    groups = env_names((args.family,) if args.family else ENV_FAMILIES)
+    print("Environment names for --env, by family (the family picks an algorithm's defaults; "
+          "a gymnax name also takes the prefix gymnax:, e.g. gymnax:CartPole-v1)")
+    for family, names in groups.items():
+        if names is None:
+            print(f"\n{family}: {ATARI_MISSING}")
+            continue
+        note = " (brax is not importable)" if family == "brax" and not names else ""
+        print(f"\n{family} ({len(names)}){note}")
+        if names:
+            print(textwrap.fill("  ".join(names), width=100, initial_indent="  ",
+                                subsequent_indent="  ", break_long_words=False,
+                                break_on_hyphens=False))
+    return 0
+
+
+# -- config --------------------------------------------------------------------------------------
+def check_env_name(name: str) -> None:
+    """Raise `envs.UnknownEnvironmentError` (one line) unless `envs.make` knows ``name``, without
+    building the env. Without ale-py any ``atari:`` name passes: the defaults need no emulator."""
+    if name.startswith("atari:"):
+        try:
+            known = {atari.rom_name(n.removeprefix("atari:")): n for n in atari_names()}
+        except atari.AtariUnavailableError:
+            return
+        rom = atari.rom_name(name.removeprefix("atari:"))
+        if rom not in known:
+            close = difflib.get_close_matches(rom, list(known), n=3, cutoff=0.5)
+            hint = (f"Closest registered names: {', '.join(known[c] for c in close)}" if close
+                    else "`jaxrl envs --family atari` lists the games")
+            raise registry.UnknownEnvironmentError(f"Unknown environment {name!r}. {hint}")
+        return
+    if name not in registry.registered_names(include_brax=name.startswith("brax:")):
+        raise registry.UnknownEnvironmentError(registry.unknown_name_message(name))
+
+
+def config_rows(algo_name: str, env: str) -> tuple[algos.Algorithm, str, list[dict]]:
+    """``(algorithm, family, rows)``: one row per config key of the algorithm's default config
+    for ``env``, in declaration order: ``{"key", "value", "kind" (static | traced), "doc"}``."""
+    algo = algos.get(algo_name)
+    check_env_name(env)
+    config = algo.default_config(env)
+    rows = [{"key": f.name, "value": getattr(config, f.name),
+             "kind": "static" if f.metadata.get("static", True) else "traced",
+             "doc": f.metadata.get("doc", "")} for f in dataclasses.fields(config)]
+    return algo, registry.env_family(env), rows
+
+
+def _show(value) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+def cmd_config(args) -> int:
+    check_writable(args.json)
+    algo, family, rows = config_rows(args.algo, args.env)
+    write_json(args.json, {"algo": algo.name, "env": args.env, "family": family, "keys": rows})
+    print(f"{algo.name} defaults for {args.env} (family {family}); change a key with "
+          "--set KEY=VALUE. Static keys fix the compiled program; traced ones do not recompile.")
+    table = [("key", "value", "kind", "doc")]
+    table += [(r["key"], _show(r["value"]), r["kind"], r["doc"]) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(3)]
+    for row in table:
+        cells = [cell.ljust(w) for cell, w in zip(row[:3], widths)]
+        print("  ".join([*cells, row[3]]).rstrip())
+    return 0
