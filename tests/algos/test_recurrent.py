@@ -103,3 +103,13 @@ def test_the_memory_rung_needs_memory(algo, rnn):
     values, answer, returns = _memory_run(algo)
     assert np.all(np.abs(values - answer.values).max(axis=1) > 3 * answer.value_tolerance)
     assert abs(float(np.mean(returns))) < 0.5
+
+
+def test_several_recurrent_seeds_run_through_the_engine():
+    """Three seeds (two or more members per host device if split): the run finishes, on one
+    device on the CPU (`jaxrl.engine.spec.may_shard`)."""
+    result = train("ppo", store=False, env="CartPole-v1", seeds=3, total_steps=4 * 32 * 4,
+                   num_steps=32, rnn="gru", rnn_size=16, max_chunk_updates=2, progress=False,
+                   eval_episodes=2)
+    assert result.devices == "1 x cpu"
+    assert np.isfinite(result.final_eval_return).all()
