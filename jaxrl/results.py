@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -34,22 +33,32 @@ class TrainResult:
     compile_seconds: float
     run_seconds: float
     env_steps_per_second: float
-    _act: Callable = dataclasses.field(repr=False, default=None)
+    _act: Any = dataclasses.field(repr=False, default=None)  # acting.Policy, step jitted
     devices: str = "1 x cpu"  # what the program ran on, e.g. "2 x cpu" (members sharded)
     # "compiled", "cache" (persistent compilation cache or this process) or "partly cached"
     compile_source: str = "compiled"
     run_id: str | None = None
     run_dir: str | None = None
 
-    def act(self, obs, key=None, seed: int = 0, deterministic: bool = True):
+    def act(self, obs, key=None, seed: int = 0, deterministic: bool = True, memory=None):
         """The trained policy of one seed: raw env obs ``[..., *obs_shape]`` -> env action.
-        Stochastic actions (``deterministic=False``) need a ``key``."""
+        Stochastic actions (``deterministic=False``) need a ``key``.
+
+        A recurrent policy (``rnn``) returns ``(action, memory)``: pass the memory back with the
+        next observation of the same episodes (None starts them, for ``[N, *obs_shape]``
+        observations; zero an env's memory with `jaxrl.recurrent.reset_memory` when its episode
+        ends)."""
         if key is None:
             if not deterministic:
                 raise ValueError("act(deterministic=False) needs a PRNG key")
             key = jax.random.key(seed)  # unused by the deterministic policy
         state = jax.tree.map(lambda x: x[seed], self.state)
-        return self._act(state, obs, key, deterministic)
+        if getattr(self.config, "rnn", "none") == "none":
+            return self._act.step(state, (), obs, key, deterministic)[1]
+        if memory is None:
+            memory = self._act.initial(obs.shape[0])
+        memory, action = self._act.step(state, memory, obs, key, deterministic)
+        return action, memory
 
     def summary(self) -> dict:
         r = self.final_eval_return

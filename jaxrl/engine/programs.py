@@ -27,6 +27,7 @@ import jax
 import numpy as np
 
 from jaxrl import compile_cache, platform
+from jaxrl.algos import acting
 from jaxrl.engine.members import over_members
 from jaxrl.evaluate import evaluate
 
@@ -155,7 +156,9 @@ def eval_program(algorithm, config, env, env_params, episodes: int, max_steps: i
     return build
 
 
-def act_program(resolved) -> Callable:
-    """The jitted policy ``act(state, obs, key, deterministic)`` of a resolved group."""
-    return jax.jit(resolved.algorithm.make_act(resolved.config.static(), resolved.env,
-                                               resolved.env_params), static_argnums=3)
+def act_program(resolved) -> acting.Policy:
+    """The policy of a resolved group with its step jitted (`jaxrl.algos.acting.Policy`:
+    ``step(state, memory, obs, key, deterministic) -> (memory, action)``)."""
+    policy = resolved.algorithm.policy(resolved.config.static(), resolved.env,
+                                       resolved.env_params)
+    return acting.Policy(policy.initial, jax.jit(policy.step, static_argnums=4))

@@ -88,7 +88,7 @@ def _memory_run(algo: str, **overrides):
     answer = env.answer(float(result.config.gamma), params)
     value = jax.vmap(algos.get(algo).make_value(result.config.static(), env, params), (0, None))
     values = np.asarray(value(result.state, np.asarray(answer.observations)))
-    return values, answer, result.final_eval_return
+    return values, answer, result
 
 
 @pytest.mark.parametrize("algo,rnn", [("ppo", "gru"), ("a2c", "lstm")])
@@ -96,13 +96,20 @@ def test_the_memory_rung_needs_memory(algo, rnn):
     """Recurrent: V(first obs) = gamma^3 at both signs, and evaluation (memory carried from
     step to step) always names the first obs on the last step: return 1. Feed-forward: the
     values at the two signs cancel and evaluation scores 0 on average."""
-    values, answer, returns = _memory_run(algo, rnn=rnn, rnn_size=32)
+    values, answer, result = _memory_run(algo, rnn=rnn, rnn_size=32)
     np.testing.assert_allclose(values, np.broadcast_to(answer.values, values.shape),
                                atol=answer.value_tolerance)
-    np.testing.assert_array_equal(returns, 1.0)
-    values, answer, returns = _memory_run(algo)
+    np.testing.assert_array_equal(result.final_eval_return, 1.0)
+    # result.act carries the memory: after +-1 and three zeros it names the first sign.
+    obs, memory = np.array([[-1.0], [1.0]], np.float32), None
+    for _ in range(MemoryProbe.length):
+        action, memory = result.act(obs, seed=1, memory=memory)
+        obs = np.zeros_like(obs)
+    np.testing.assert_array_equal(action, [0, 1])
+    values, answer, result = _memory_run(algo)
     assert np.all(np.abs(values - answer.values).max(axis=1) > 3 * answer.value_tolerance)
-    assert abs(float(np.mean(returns))) < 0.5
+    assert abs(float(np.mean(result.final_eval_return))) < 0.5
+    assert np.asarray(result.act(np.zeros((2, 1), np.float32))).shape == (2,)
 
 
 def test_several_recurrent_seeds_run_through_the_engine():
