@@ -34,7 +34,10 @@ def _add_run_flags(p, seeds: int, seed_help: str) -> None:
     p.add_argument("--total-steps", type=whole_number, default=100_000,
                    help="env steps per seed (1e6 is fine)")
     p.add_argument("--seed", type=whole_number, default=0, help=seed_help)
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="config override (applied after --config)")
+    p.add_argument("--config", metavar="FILE.yaml",
+                   help="config keys from a YAML mapping (see `jaxrl config ALGO`)")
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="env option, a YAML value (reward_scale=1000, observation_indices=[0,2], "
                         "max_frames=400)")
@@ -174,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--env", default="CartPole-v1",
                     help="the env whose family picks the defaults (default CartPole-v1)")
     cf.add_argument("--json", metavar="PATH")
+    cf.add_argument("--yaml", action="store_true",
+                    help="print the defaults as a YAML file for `jaxrl train --config`")
     cf.set_defaults(handler=("discover", "cmd_config"))
     for command in (t, sw, b, rm, p):
         command.add_argument("--no-compile-cache", action="store_true",

@@ -32,6 +32,40 @@ def parse_sets(items: list[str], flag: str = "--set") -> dict[str, str]:
     return out
 
 
+def load_config_file(path: str | None) -> dict:
+    """The config keys of a YAML file (``--config``): a mapping of key -> value, values typed
+    as YAML reads them (checked like ``--set`` values when the config is built). One line
+    (`UsageError`) for a file that is missing, not YAML, or not a mapping."""
+    if path is None:
+        return {}
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise UsageError(f"--config {path}: cannot read it ({err.strerror or err})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        where = getattr(err, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where is not None else ""
+        raise UsageError(f"--config {path}: not valid YAML{line}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise UsageError(f"--config {path}: expected a mapping of config keys to values, got "
+                         f"{type(data).__name__}")
+    return data
+
+
+def run_overrides(args) -> dict:
+    """The config overrides of `train` / `sweep`: the ``--config`` file's keys, then every
+    ``--set`` on top of them."""
+    overrides = {**load_config_file(getattr(args, "config", None)), **parse_sets(args.set)}
+    if "total_steps" in overrides:
+        raise UsageError("total_steps is the run's budget, set by --total-steps (not by --set "
+                         "or --config)")
+    return overrides
+
+
 def parse_env_args(items: list[str] | None) -> dict | None:
     """``["key=value", ...]`` (repeated ``--env-arg``) -> env options, each value read as YAML
     (``1000`` a number, ``[0, 2]`` a list, ``baselines`` a string); None when there are none."""

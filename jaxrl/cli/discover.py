@@ -10,6 +10,8 @@ import difflib
 import sys
 import textwrap
 
+import yaml
+
 from envs import atari, registry
 from jaxrl import algos
 from jaxrl.cli.common import check_writable, write_json
@@ -102,10 +104,27 @@ def _show(value) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
+def config_yaml(algo: str, env: str, family: str, rows: list[dict]) -> str:
+    """The defaults as a YAML file for ``jaxrl train ALGO --config FILE``: one ``key: value``
+    line per key, its kind and doc line as a comment."""
+    lines = [f"# jaxrl {algo} defaults for {env} (family {family}): "
+             f"jaxrl train {algo} --env {env} --config THIS_FILE"]
+    for r in rows:
+        if r["key"] == "total_steps":  # the run's budget: --total-steps
+            continue
+        value = list(r["value"]) if isinstance(r["value"], tuple) else r["value"]
+        text = yaml.safe_dump({r["key"]: value}, default_flow_style=True).strip()[1:-1]
+        lines.append(f"{text}  # {r['kind']}{': ' + r['doc'] if r['doc'] else ''}")
+    return "\n".join(lines) + "\n"
+
+
 def cmd_config(args) -> int:
     check_writable(args.json)
     algo, family, rows = config_rows(args.algo, args.env)
     write_json(args.json, {"algo": algo.name, "env": args.env, "family": family, "keys": rows})
+    if args.yaml:
+        print(config_yaml(algo.name, args.env, family, rows), end="")
+        return 0
     print(f"{algo.name} defaults for {args.env} (family {family}); change a key with "
           "--set KEY=VALUE. Static keys fix the compiled program; traced ones do not recompile.")
     table = [("key", "value", "kind", "doc")]

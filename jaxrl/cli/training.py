@@ -17,6 +17,7 @@ from jaxrl.cli.common import (
     print_frame,
     print_result,
     result_json,
+    run_overrides,
     write_json,
 )
 from jaxrl.output_paths import check_folder
@@ -28,7 +29,7 @@ from jaxrl.sweeps import format_table, parse_grid, parse_random, sweep
 # -- train, sweep, bench, resume --------------------------------------------------------------------------------------
 def cmd_train(args) -> int:
     check_writable(args.json)
-    overrides = parse_sets(args.set)
+    overrides = run_overrides(args)
     try:
         result = train(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
                        seed=args.seed, progress=not args.no_progress,
@@ -67,7 +68,7 @@ def cmd_sweep(args) -> int:
                    runs_dir=args.runs_dir, backend=args.backend, address=args.address,
                    progress=not args.no_progress, command=["jaxrl", *sys.argv[1:]],
                    eval_episodes=args.eval_episodes, **_driver_options(args),
-                   **parse_sets(args.set))
+                   **run_overrides(args))
     print(f"\n{args.algo} on {args.env}: {len(result.configs)} configs x {args.seeds} seeds in "
           f"{len(result.groups)} program(s); final eval return, IQM [95% CI] over seeds")
     print(format_table(result.table))

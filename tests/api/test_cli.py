@@ -216,3 +216,36 @@ def test_envs_without_ale_py_says_how_to_get_it(monkeypatch, capsys):
     assert main(["envs", "--family", "atari"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == 'atari: the atari family needs ale-py: pip install -e ".[atari]"'
+
+
+def test_config_file_then_set(tmp_path, capsys):
+    """`--config FILE.yaml` supplies config keys, typed as YAML reads them; `--set` wins over
+    the file; a bad key, file or mapping is one line before anything compiles."""
+    from types import SimpleNamespace
+
+    from jaxrl.cli.common import run_overrides
+
+    path = tmp_path / "ppo.yaml"
+    path.write_text("learning_rate: 1.0e-3\nhidden: [32, 32]\nrnn: gru\n")
+    args = SimpleNamespace(config=str(path), set=["learning_rate=3e-4"])
+    assert run_overrides(args) == {"learning_rate": "3e-4", "hidden": [32, 32], "rnn": "gru"}
+    bad = tmp_path / "bad.yaml"
+    for text, fragment in (("lr: 3\n", "unknown config key 'lr'"),
+                           ("- 1\n- 2\n", "expected a mapping"),
+                           ("a: [1\n", "not valid YAML (line")):
+        bad.write_text(text)
+        assert main(["train", "ppo", "--config", str(bad), "--no-store"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and fragment in err[0], err
+    assert main(["train", "ppo", "--config", str(tmp_path / "none.yaml")]) == 2
+    assert "cannot read it" in capsys.readouterr().err
+    assert main(["train", "ppo", "--set", "total_steps=5"]) == 2
+    assert "--total-steps" in capsys.readouterr().err
+    # `jaxrl config --yaml` writes a file that --config reads back as the same config
+    assert main(["config", "ppo", "--env", "atari:Pong", "--yaml"]) == 0
+    path.write_text(capsys.readouterr().out)
+    from jaxrl.algos import ppo
+
+    keys = {k: tuple(v) if isinstance(v, list) else v
+            for k, v in run_overrides(SimpleNamespace(config=str(path), set=[])).items()}
+    assert ppo.PPOConfig(**keys) == ppo.default_config("atari:Pong")
