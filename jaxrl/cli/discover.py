@@ -9,6 +9,7 @@ import dataclasses
 import difflib
 import sys
 import textwrap
+from pathlib import Path
 
 import yaml
 
@@ -134,3 +135,35 @@ def cmd_config(args) -> int:
         cells = [cell.ljust(w) for cell, w in zip(row[:3], widths)]
         print("  ".join([*cells, row[3]]).rstrip())
     return 0
+
+
+#: One env per family whose defaults are committed as YAML presets (`write_presets`).
+PRESET_ENVS = {"discrete": "CartPole-v1", "continuous": "Pendulum-v1",
+               "minatar": "gymnax:Breakout-MinAtar", "atari": "atari:Pong",
+               "brax": "brax:hopper", "probe": "probe:value"}
+
+
+def preset_files() -> dict[str, str]:
+    """``{"presets/ALGO/FAMILY.yaml": text}``: every algorithm's defaults for every family
+    whose action kind it takes (`config_yaml`), as committed in the repository (a test checks
+    the committed files against this, so they follow the code)."""
+    out = {}
+    for name in sorted(algos.ALGORITHMS):
+        kinds = algos.get(name).action_kinds
+        for family, env in PRESET_ENVS.items():
+            kind = "continuous" if family in ("continuous", "brax") else "discrete"
+            if family != "probe" and kind not in kinds:
+                continue
+            algo, fam, rows = config_rows(name, env)
+            out[f"presets/{name}/{family}.yaml"] = config_yaml(algo.name, env, fam, rows)
+    return out
+
+
+def write_presets(root: str = ".") -> list[str]:
+    """Write `preset_files` under ``root``; returns the paths written."""
+    for rel, text in preset_files().items():
+        path = Path(root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return sorted(preset_files())
+

@@ -249,3 +249,19 @@ def test_config_file_then_set(tmp_path, capsys):
     keys = {k: tuple(v) if isinstance(v, list) else v
             for k, v in run_overrides(SimpleNamespace(config=str(path), set=[])).items()}
     assert ppo.PPOConfig(**keys) == ppo.default_config("atari:Pong")
+
+
+def test_committed_presets_follow_the_code():
+    """presets/ALGO/FAMILY.yaml are the defaults `jaxrl config ALGO --yaml` prints for one env
+    of each family; regenerate with
+    ``python -c "from jaxrl.cli.discover import write_presets; write_presets()"``."""
+    from pathlib import Path
+
+    from jaxrl.cli.discover import preset_files
+
+    root = Path(__file__).resolve().parents[2]
+    expected = preset_files()
+    committed = {str(p.relative_to(root)): p.read_text() for p in root.glob("presets/*/*.yaml")}
+    assert sorted(committed) == sorted(expected)
+    stale = [rel for rel, text in expected.items() if committed[rel] != text]
+    assert not stale, f"stale presets (regenerate them): {stale}"
