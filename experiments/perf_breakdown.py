@@ -50,18 +50,18 @@ def programs(config, env, env_params, num_updates):
 
     def rollout(s, _):
         key, rollout_key = jax.random.split(s.key)
-        carry, traj = onpolicy.rollout(s, rollout_key, config, env, env_params, net)
+        carry, _, traj = onpolicy.rollout(s, rollout_key, config, env, env_params, net)
         return s.replace(carry=carry, key=key), traj.reward.sum()
 
     def advantages(s, _):
         key, rollout_key = jax.random.split(s.key)
-        carry, traj = onpolicy.rollout(s, rollout_key, config, env, env_params, net)
+        carry, _, traj = onpolicy.rollout(s, rollout_key, config, env, env_params, net)
         batch = onpolicy.make_batch(s, traj, traj.reward, config, net)
         return s.replace(carry=carry, key=key), batch.advantage.sum()
 
     def update(s, _):
         key, rollout_key, update_key = jax.random.split(s.key, 3)
-        carry, traj = onpolicy.rollout(s, rollout_key, config, env, env_params, net)
+        carry, _, traj = onpolicy.rollout(s, rollout_key, config, env, env_params, net)
         batch = onpolicy.make_batch(s, traj, traj.reward, config, net)
         updated = ppo.update(s, batch, update_key, config, net)
         return s.replace(carry=carry, key=key, params=updated.params, opt_state=updated.opt_state,

@@ -73,7 +73,7 @@ def test_fisher_vector_product_matches_explicit_fisher_gaussian():
 def _rollout_batch(state, config, env, env_params):
     network = onpolicy.make_network(config, env, env_params)
     key = jax.random.key(5)
-    _, traj = onpolicy.rollout(state, key, config, env, env_params, network)
+    _, _, traj = onpolicy.rollout(state, key, config, env, env_params, network)
     return network, onpolicy.make_batch(state, traj, traj.reward, config, network)
 
 

@@ -14,7 +14,7 @@ def test_vpg_value_fit_leaves_the_policy_alone():
     config = algos.get("vpg").default_config("CartPole-v1").replace(num_envs=2, num_steps=16)
     state = algos.get("vpg").init(jax.random.key(0), env, env_params, config)
     network = onpolicy.make_network(config, env, env_params)
-    _, traj = onpolicy.rollout(state, jax.random.key(1), config, env, env_params, network)
+    _, _, traj = onpolicy.rollout(state, jax.random.key(1), config, env, env_params, network)
     batch = onpolicy.make_batch(state, traj, traj.reward, config, network)
     opt = clipped_adam(state.hparams, 1e-2).init(onpolicy.param_group(state.params, "value"))
     params, _, metrics = onpolicy.fit_value(state.params, opt, clipped_adam(state.hparams, 1e-2),
