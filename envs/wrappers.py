@@ -36,18 +36,25 @@ class EpisodeStatsState:
     episode_length: jax.Array  # [] int32 running length of the current episode
 
 
-class EpisodeStatistics(Environment):
-    """Tracks undiscounted return and length per episode; see the module docstring."""
+class Wrapper(Environment):
+    """An env around another: the inner env's params, spaces and reset pass through, and two
+    wrappers are equal when their types, inner envs and `options` are (envs are static
+    arguments of jitted programs, so equality decides program reuse)."""
 
     def __init__(self, env: Environment):
         self.env = env
         self.name = getattr(env, "name", type(env).__name__)
 
+    def options(self) -> tuple:
+        """What besides the inner env makes this wrapper distinct (none by default)."""
+        return ()
+
     def __hash__(self):
-        return hash((type(self), self.env))
+        return hash((type(self), self.env, self.options()))
 
     def __eq__(self, other):
-        return type(other) is type(self) and other.env == self.env
+        return (type(other) is type(self) and other.env == self.env
+                and other.options() == self.options())
 
     @property
     def default_params(self):
@@ -58,6 +65,13 @@ class EpisodeStatistics(Environment):
 
     def action_space(self, params=None):
         return self.env.action_space(params)
+
+    def reset(self, key, params=None):
+        return self.env.reset(key, params)
+
+
+class EpisodeStatistics(Wrapper):
+    """Tracks undiscounted return and length per episode; see the module docstring."""
 
     def reset(self, key, params=None):
         obs, env_state = self.env.reset(key, params)
@@ -83,34 +97,17 @@ class EpisodeStatistics(Environment):
         return obs, state, reward, terminated, truncated, info
 
 
-class RewardScale(Environment):
+class RewardScale(Wrapper):
     """Multiplies the training reward by ``scale`` (a test of scale invariance: PopArt, reward
     normalization). Episode returns stay in the env's own units: the unscaled reward goes to
     ``info["true_reward"]`` unless the env already reports one (Atari's game score)."""
 
     def __init__(self, env: Environment, scale: float):
-        self.env = env
+        super().__init__(env)
         self.scale = float(scale)
-        self.name = getattr(env, "name", type(env).__name__)
 
-    def __hash__(self):
-        return hash((type(self), self.env, self.scale))
-
-    def __eq__(self, other):
-        return type(other) is type(self) and (other.env, other.scale) == (self.env, self.scale)
-
-    @property
-    def default_params(self):
-        return self.env.default_params
-
-    def observation_space(self, params=None):
-        return self.env.observation_space(params)
-
-    def action_space(self, params=None):
-        return self.env.action_space(params)
-
-    def reset(self, key, params=None):
-        return self.env.reset(key, params)
+    def options(self) -> tuple:
+        return (self.scale,)
 
     def step(self, key, state, action, params=None):
         obs, state, reward, terminated, truncated, info = self.env.step(key, state, action, params)
@@ -118,39 +115,27 @@ class RewardScale(Environment):
         return obs, state, reward * self.scale, terminated, truncated, info
 
 
-class ObservationSubset(Environment):
+class ObservationSubset(Wrapper):
     """Keeps the entries ``indices`` of a flat ``Box`` observation (a partially observed
     version of the env: ``CartPole-v1`` with ``(0, 2)`` sees the cart's position and the pole's
     angle but neither velocity). ``info["final_observation"]`` is cut the same way."""
 
     def __init__(self, env: Environment, indices):
-        self.env = env
+        super().__init__(env)
         self.indices = tuple(int(i) for i in indices)
-        self.name = getattr(env, "name", type(env).__name__)
         space = env.observation_space(env.default_params)
         if len(space.shape) != 1 or not self.indices or not all(
                 0 <= i < space.shape[0] for i in self.indices):
             raise ValueError(f"observation_indices {list(self.indices)} do not index this env's "
                              f"observation of shape {list(space.shape)}")
 
-    def __hash__(self):
-        return hash((type(self), self.env, self.indices))
-
-    def __eq__(self, other):
-        return type(other) is type(self) and (other.env, other.indices) == (self.env,
-                                                                              self.indices)
-
-    @property
-    def default_params(self):
-        return self.env.default_params
+    def options(self) -> tuple:
+        return self.indices
 
     def observation_space(self, params=None):
         space = self.env.observation_space(params)
         keep = list(self.indices)
         return type(space)(space.low[keep], space.high[keep], (len(keep),))
-
-    def action_space(self, params=None):
-        return self.env.action_space(params)
 
     def _cut(self, obs):
         return obs[..., jnp.asarray(self.indices)]
