@@ -21,6 +21,9 @@ _PUBLIC = {
     "NonFiniteMetricError": "jaxrl.results",
     "sweep": "jaxrl.sweeps",
     "bench": "jaxrl.benchmarks",
+    "load_policy": "jaxrl.policies",
+    "demos": "jaxrl.demonstrations",
+    "load_demos": "jaxrl.demonstrations",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from jaxrl import stats
+from jaxrl.algos import acting
 from jaxrl.config import AlgoConfig
 from jaxrl.measures import train_return_last100
 from jaxrl.runs.files import finite_or_none
@@ -48,17 +49,9 @@ class TrainResult:
         next observation of the same episodes (None starts them, for ``[N, *obs_shape]``
         observations; zero an env's memory with `jaxrl.recurrent.reset_memory` when its episode
         ends)."""
-        if key is None:
-            if not deterministic:
-                raise ValueError("act(deterministic=False) needs a PRNG key")
-            key = jax.random.key(seed)  # unused by the deterministic policy
         state = jax.tree.map(lambda x: x[seed], self.state)
-        if getattr(self.config, "rnn", "none") == "none":
-            return self._act.step(state, (), obs, key, deterministic)[1]
-        if memory is None:
-            memory = self._act.initial(obs.shape[0])
-        memory, action = self._act.step(state, memory, obs, key, deterministic)
-        return action, memory
+        return acting.act_with(self._act, self.config, state, obs, key, seed, deterministic,
+                               memory)
 
     def summary(self) -> dict:
         r = self.final_eval_return

@@ -57,3 +57,21 @@ def feed_forward(act: Callable) -> Policy:
         return memory, act(state, obs, key, deterministic)
 
     return Policy(lambda n: (), step)
+
+
+def act_with(policy: Policy, config, state, obs, key, seed: int, deterministic: bool, memory):
+    """One seed's action at raw env observations ``obs [..., *obs_shape]``, the rule behind
+    ``TrainResult.act`` and ``StoredPolicy.act``: ``policy`` (a jitted `Policy`) at ``state``
+    (that seed's). Stochastic actions (``deterministic=False``) need a ``key``. A recurrent
+    policy (``config.rnn``) returns ``(action, memory)``: pass the memory back with the next
+    observation of the same episodes (None starts them, for ``[N, *obs_shape]`` observations)."""
+    if key is None:
+        if not deterministic:
+            raise ValueError("act(deterministic=False) needs a PRNG key")
+        key = jax.random.key(seed)  # unused by the deterministic policy
+    if getattr(config, "rnn", "none") == "none":
+        return policy.step(state, (), obs, key, deterministic)[1]
+    if memory is None:
+        memory = policy.initial(obs.shape[0])
+    memory, action = policy.step(state, memory, obs, key, deterministic)
+    return action, memory

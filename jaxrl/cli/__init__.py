@@ -1,5 +1,5 @@
 """The ``jaxrl`` command line: ``train``, ``sweep``, ``bench``, ``resume``, ``probe``, ``runs``,
-``plot``, ``compare``, ``export``, ``envs`` (the env names, by family), ``config`` (an algorithm's
+``plot``, ``compare``, ``export``, ``demos`` (a stored policy's episodes), ``envs`` (the env names, by family), ``config`` (an algorithm's
 keys and defaults for an env).
 
 Bad input (unknown algorithm or env, unknown or ill-typed ``--set`` key, an out-of-range
@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     ck = rs.add_parser("check", help="read every file of the store; list the bad ones")
     ck.add_argument("--quarantine", action="store_true",
                     help="move bad files to <runs-dir>/.quarantine/<run_id>/ (never deletes)")
-    for sp in (ls, show, top, q, swq, bq, ck, rs.choices["latest"]):
+    rs.add_parser("demos", help="the demonstration sets (`jaxrl demos RUN_ID` records them)")
+    for sp in (ls, show, top, q, swq, bq, ck, rs.choices["latest"], rs.choices["demos"]):
         sp.add_argument("--runs-dir", default=argparse.SUPPRESS)
     r.set_defaults(handler=("store", "cmd_runs"))
     ls.set_defaults(handler=("listing", "cmd_runs_ls"))  # loads no SQL engine: fast on big stores
@@ -165,6 +166,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="config override")
     p.add_argument("--json", metavar="PATH")
     p.set_defaults(handler=("training", "cmd_probe"))
+
+    dm = sub.add_parser("demos", help="record whole episodes of a stored run's policy as "
+                                      "demonstrations (for bc and gail)")
+    dm.add_argument("run_id")
+    dm.add_argument("--seed", type=whole_number, default=0, help="which seed's policy (default 0)")
+    dm.add_argument("--episodes", type=whole_number, default=10)
+    dm.add_argument("--sampled", action="store_true",
+                    help="sample the policy's actions (default: its deterministic action)")
+    dm.add_argument("--key-seed", type=whole_number, default=0,
+                    help="seed of the env resets and action samples")
+    dm.add_argument("--runs-dir", default=None)
+    dm.add_argument("--json", metavar="PATH")
+    dm.set_defaults(handler=("imitation", "cmd_demos"))
 
     en = sub.add_parser("envs", help="list the registered environment names, by family")
     en.add_argument("--family", choices=ENV_FAMILIES, default=None,

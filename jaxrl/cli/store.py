@@ -10,6 +10,7 @@ import numpy as np
 from jaxrl import stats
 from jaxrl.cli.common import UsageError, bench_view, check_writable, one_line_warnings, print_frame
 from jaxrl.runs import bench_report, query
+from jaxrl.runs.demos import list_demos
 from jaxrl.runs.export import to_tensorboard, to_wandb
 from jaxrl.runs.plots import plot_runs
 from jaxrl.runs.store import RunStore
@@ -34,6 +35,18 @@ def _runs_check(store, move: bool) -> int:
     return 1
 
 
+def print_demos(sets: list[dict]) -> None:
+    """One line per demonstration set: id, source run and seed, episodes, mean return."""
+    if not sets:
+        print("no demonstrations (`jaxrl demos RUN_ID` records some)")
+        return
+    for d in sets:
+        returns = d.get("returns") or [float("nan")]
+        print(f"{d['demo_id']}  from {d.get('run_id')} seed {d.get('seed')}  "
+              f"{d.get('episodes')} episodes  mean return {np.mean(returns):.1f}  "
+              f"({'deterministic' if d.get('deterministic') else 'sampled'})")
+
+
 @one_line_warnings
 def cmd_runs(args) -> int:
     store = _store(args)
@@ -51,6 +64,8 @@ def cmd_runs(args) -> int:
         print_frame(query.latest(store))
     elif args.runs_command == "sql":
         print_frame(query.sql(args.query, store))
+    elif args.runs_command == "demos":
+        print_demos(list_demos(store.root))
     elif args.runs_command == "check":
         return _runs_check(store, args.quarantine)
     return 0

@@ -10,6 +10,7 @@ from jaxrl.engine.loop import GroupOutcome, run_group
 from jaxrl.engine.members import Members
 from jaxrl.engine.programs import act_program
 from jaxrl.engine.spec import GroupSpec, Resolved, resolve_group
+from jaxrl.policies import save_policy
 from jaxrl.results import NonFiniteMetricError, TrainResult, stored_summary
 from jaxrl.runs.catalog import catalogue_finished
 from jaxrl.runs.report import write_report
@@ -67,8 +68,10 @@ def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: b
 
 
 def finish_run(run, status: str, result: TrainResult, message: str | None) -> None:
-    """End ``run`` with ``result``: its summary and evaluations into the store, then its
-    report and curves."""
+    """End ``run`` with ``result``: its trained policy (`jaxrl.policies`), summary and
+    evaluations into the store, then its report and curves."""
+    if result.state is not None:
+        save_policy(run.folder, result.state)
     run.finish(status, message=message, summary=stored_summary(result),
                evaluations=result.evaluations)
     write_report(run.folder, run.meta, result)

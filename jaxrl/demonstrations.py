@@ -1,0 +1,97 @@
+"""Expert demonstrations: whole episodes of a stored policy, recorded into the run store.
+
+`demos(run_id, seed=0, episodes=10)` loads a run's trained policy (`jaxrl.policies`), plays
+``episodes`` fresh envs for one whole episode each in one jitted loop, and stores them as a
+demonstration set (`jaxrl.runs.demos`: Parquet steps and a ``demo.json``); `load_demos` reads
+one back. An episode ends at its first ``terminated`` or ``truncated``; the steps after it are
+never written.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrl.evaluate import eval_horizon
+from jaxrl.policies import StoredPolicy, load_policy
+from jaxrl.recurrent import reset_memory
+from jaxrl.runs.demos import Demos, list_demos, load_demos, write_demos  # noqa: F401
+
+MAX_RECORD_BYTES = 2 << 30  # the on-device record of one call (steps x envs x obs)
+
+
+def play(stored: StoredPolicy, seed: int, episodes: int, key: jax.Array,
+         deterministic: bool = True) -> dict[str, np.ndarray]:
+    """One episode in each of ``episodes`` fresh envs under seed ``seed``'s policy, as
+    time-major host arrays ``[H, episodes, ...]`` (``H``: the env's evaluation horizon) with
+    ``active`` marking the steps up to and including each episode's end, and ``returns``
+    ``[episodes]`` (NaN for an episode that did not end within ``H``)."""
+    env, env_params, policy = stored.env, stored.env_params, stored.policy
+    horizon = eval_horizon(env_params)
+    obs_size = int(np.prod(env.observation_space(env_params).shape)) * 4
+    if horizon * episodes * obs_size > MAX_RECORD_BYTES:
+        raise ValueError(f"{episodes} episodes of up to {horizon} steps need "
+                         f"{horizon * episodes * obs_size / 2**30:.1f} GiB of observations; "
+                         f"record fewer episodes per call")
+    state = stored.seed_state(seed)
+
+    @jax.jit
+    def run(key):
+        reset_key, key = jax.random.split(key)
+        obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(
+            jax.random.split(reset_key, episodes), env_params)
+
+        def step(carry, k):
+            obs, env_state, memory, ended, ret = carry
+            act_key, step_key = jax.random.split(k)
+            memory, action = policy.step(state, memory, obs, act_key, deterministic)
+            next_obs, env_state, reward, terminated, truncated, info = jax.vmap(
+                env.step, in_axes=(0, 0, 0, None))(jax.random.split(step_key, episodes),
+                                                   env_state, action, env_params)
+            done = info["episode_done"]
+            row = {"obs": obs, "action": action, "reward": reward, "terminated": terminated,
+                   "truncated": truncated, "active": ~ended}
+            ret = jnp.where(done & ~ended, info["episode_return"], ret)
+            return (next_obs, env_state, reset_memory(memory, done), ended | done, ret), row
+
+        init = (obs, env_state, policy.initial(episodes), jnp.zeros(episodes, bool),
+                jnp.full(episodes, jnp.nan))
+        (_, _, _, ended, ret), rows = jax.lax.scan(step, init, jax.random.split(key, horizon))
+        return rows, jnp.where(ended, ret, jnp.nan)
+
+    rows, returns = run(key)
+    out = {k: np.asarray(v) for k, v in rows.items()}
+    out["returns"] = np.asarray(returns)
+    return out
+
+
+def demos(run_id: str, seed: int = 0, episodes: int = 10, deterministic: bool = True,
+          key_seed: int = 0, runs_dir: str | None = None) -> str:
+    """Record ``episodes`` whole episodes of run ``run_id``'s seed-``seed`` policy (its mode, or
+    samples with ``deterministic=False``; env and sampling keys from ``key_seed``) into the run
+    store; returns the new demo id. Episodes that do not end within the env's horizon are
+    dropped (the count kept is in ``demo.json``)."""
+    if int(episodes) < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    stored = load_policy(run_id, runs_dir)
+    played = play(stored, int(seed), int(episodes), jax.random.key(key_seed), deterministic)
+    kept = np.flatnonzero(np.isfinite(played["returns"]))
+    if kept.size == 0:
+        raise ValueError(f"no episode of run {run_id!r} ended within the env's horizon")
+    env_params = stored.env_params
+    meta = {
+        "run_id": run_id, "algo": stored.algo, "env": stored.env_name,
+        "env_kwargs": stored.env_kwargs, "seed": int(seed), "key_seed": int(key_seed),
+        "deterministic": bool(deterministic), "episodes": int(kept.size),
+        "episodes_requested": int(episodes),
+        "obs_shape": list(stored.env.observation_space(env_params).shape),
+        "action_shape": list(np.shape(played["action"])[2:]),
+        "action_dtype": str(played["action"].dtype),
+        "returns": [float(r) for r in played["returns"][kept]],
+        "lengths": [int(n) for n in played["active"][:, kept].sum(0)],
+        "created_at": _dt.datetime.now().isoformat(timespec="seconds"),
+    }
+    return write_demos(played, kept, meta, runs_dir)

@@ -1,0 +1,133 @@
+"""Trained policies kept in the run store, and brought back to act.
+
+Every run that ends (finished, or failed by the NaN guard) saves the part of its final train
+state that acting reads, all seeds, as ``<run>/policy.npz``: `acting_state` drops the replay
+buffer, the envs, the rollout memory, the optimizer state, target networks and the PRNG key,
+so a DQN run's file holds its Q-network and statistics, not its million transitions.
+
+`load_policy(run_id)` rebuilds the run's algorithm, env and config from its ``run.json``,
+takes the tree structure from an abstract ``init`` (no compile), fills it from the file, and
+returns a `StoredPolicy`: ``act(obs, seed=...)`` as `TrainResult.act`, ``policy`` (the jitted
+`jaxrl.algos.acting.Policy`) for rollouts, e.g. `jaxrl.demonstrations`.
+
+File layout: one array per leaf of the acting state in tree order (``leaf_00000``, ...), each
+with the seed axis first, and ``paths`` (their key paths, for messages). Written to a temp
+file and renamed into place, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxrl.algos import acting
+from jaxrl.config import AlgoConfig
+from jaxrl.engine.members import seed_keys
+from jaxrl.engine.spec import resolve
+from jaxrl.runs.files import atomic_write_bytes
+from jaxrl.runs.store import RunStore, StoreError
+
+POLICY_FILE = "policy.npz"
+# train-state fields that acting never reads (learning, exploration and env bookkeeping)
+NOT_FOR_ACTING = ("buffer", "window", "frames", "carry", "memory", "opt_state", "target_params",
+                  "avg_params", "key", "disc")
+
+
+def acting_state(state):
+    """``state`` (any algorithm's train state, batched or not) with the fields in
+    `NOT_FOR_ACTING` set to None."""
+    names = [f.name for f in dataclasses.fields(state) if f.name in NOT_FOR_ACTING]
+    return state.replace(**{n: None for n in names})
+
+
+def save_policy(folder: Path, state) -> Path:
+    """Write the acting state of ``state`` (leaves ``[seeds, ...]``) to ``folder/policy.npz``."""
+    path_leaves = jax.tree_util.tree_flatten_with_path(acting_state(state))[0]
+    arrays = {f"leaf_{i:05d}": np.asarray(leaf) for i, (_, leaf) in enumerate(path_leaves)}
+    arrays["paths"] = np.array([jax.tree_util.keystr(p) for p, _ in path_leaves])
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    target = Path(folder) / POLICY_FILE
+    atomic_write_bytes(target, buffer.getvalue())
+    return target
+
+
+@dataclasses.dataclass
+class StoredPolicy:
+    """A run's trained policy, every seed: ``state`` is its acting state (leaves
+    ``[seeds, ...]``), ``policy`` the algorithm's `acting.Policy` with its step jitted."""
+
+    run_id: str
+    algo: str
+    env_name: str
+    env_kwargs: dict | None
+    algorithm: Any
+    env: Any  # wrapped in EpisodeStatistics, as in training
+    env_params: Any
+    config: AlgoConfig
+    state: Any
+    policy: acting.Policy
+
+    @property
+    def seeds(self) -> int:
+        return int(jax.tree.leaves(self.state)[0].shape[0])
+
+    def seed_state(self, seed: int):
+        """The acting state of one seed."""
+        if not 0 <= seed < self.seeds:
+            raise ValueError(f"run {self.run_id} has seeds 0..{self.seeds - 1}; got seed {seed}")
+        return jax.tree.map(lambda x: x[seed], self.state)
+
+    def act(self, obs, key=None, seed: int = 0, deterministic: bool = True, memory=None):
+        """As `jaxrl.results.TrainResult.act`."""
+        return acting.act_with(self.policy, self.config, self.seed_state(seed), obs, key, seed,
+                               deterministic, memory)
+
+
+def load_policy(run_id: str, runs_dir: str | None = None) -> StoredPolicy:
+    """The trained policy of run ``run_id`` (see the module docstring). Raises `StoreError`
+    (one line) for an unknown run, a run that kept no policy, or a file that does not fit."""
+    store = RunStore(runs_dir)
+    meta = store.load(run_id)
+    path = store.root / run_id / POLICY_FILE
+    if not path.is_file():
+        raise StoreError(f"run {run_id!r} kept no policy ({POLICY_FILE} is missing: the run "
+                         f"is {meta.get('status')}, or older than saved policies)")
+    spec = (meta.get("group") or {}).get("spec") or {}
+    env_kwargs = spec.get("env_kwargs")
+    overrides = {k: v for k, v in meta["config"].items() if k != "total_steps"}
+    algorithm, env, env_params, config, _ = resolve(
+        meta["algo"], meta["env"], meta["total_steps_per_seed"], meta["seeds"], env_kwargs,
+        **overrides)
+    init = lambda k: algorithm.init(k, env, env_params, config)
+    like = acting_state(jax.eval_shape(jax.vmap(init), seed_keys(0, int(meta["seeds"]))))
+    state = _read(path, like, run_id)
+    policy = algorithm.policy(config.static(), env, env_params)
+    jitted = acting.Policy(policy.initial, jax.jit(policy.step, static_argnums=4))
+    return StoredPolicy(run_id, meta["algo"], meta["env"], env_kwargs, algorithm, env,
+                        env_params, config, state, jitted)
+
+
+def _read(path: Path, like, run_id: str):
+    """The acting state in ``path``, in the structure of ``like`` (ShapeDtypeStructs)."""
+    leaves, treedef = jax.tree_util.tree_flatten(like)
+    try:
+        with np.load(path) as data:
+            stored = [data[f"leaf_{i:05d}"] for i in range(len(data.files) - 1)]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        raise StoreError(f"run {run_id!r}: {POLICY_FILE} is unreadable ({err})") from None
+    if len(stored) != len(leaves):
+        raise StoreError(f"run {run_id!r}: {POLICY_FILE} has {len(stored)} arrays, the "
+                         f"run's config needs {len(leaves)}")
+    for i, (got, want) in enumerate(zip(stored, leaves)):
+        if got.shape != tuple(want.shape) or got.dtype != want.dtype:
+            raise StoreError(f"run {run_id!r}: {POLICY_FILE} array {i} is {got.dtype}"
+                             f"{list(got.shape)}, the run's config needs {want.dtype}"
+                             f"{list(want.shape)}")
+    return jax.tree_util.tree_unflatten(treedef, [jax.numpy.asarray(x) for x in stored])

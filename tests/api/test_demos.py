@@ -1,0 +1,105 @@
+"""Stored policies and demonstrations: every algorithm acts from the state a run keeps, a stored
+policy acts like the run's result, demonstrations round-trip through the store with their
+episode boundaries, and bad input is one line."""
+
+import jax
+import numpy as np
+import pytest
+
+import jaxrl
+from jaxrl import algos
+from jaxrl.cli import main
+from jaxrl.engine.members import seed_keys
+from jaxrl.engine.spec import resolve
+from jaxrl.policies import POLICY_FILE, acting_state
+from jaxrl.runs.store import StoreError
+
+ENVS = {"discrete": "CartPole-v1", "continuous": "Pendulum-v1"}
+
+
+@pytest.mark.parametrize("name", sorted(algos.ALGORITHMS))
+def test_every_algorithm_acts_from_its_acting_state(name):
+    """The saved state drops buffers, envs, optimizer state, targets and keys; acting (and
+    evaluation's policy) must not read any of them. Traced only: no compile."""
+    algorithm = algos.get(name)
+    env_name = ENVS[algorithm.action_kinds[0]]
+    algorithm, env, env_params, config, _ = resolve(name, env_name, 10_000, 2)
+    init = lambda k: algorithm.init(k, env, env_params, config)
+    state = jax.eval_shape(jax.vmap(init), seed_keys(0, 2))
+    kept = acting_state(jax.tree.map(lambda x: x, state))
+    assert getattr(kept, "buffer", None) is None and getattr(kept, "opt_state", None) is None
+    one = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), kept)
+    obs = jax.ShapeDtypeStruct((3, *env.observation_space(env_params).shape), np.float32)
+    policy = algorithm.policy(config.static(), env, env_params)
+    for deterministic in (True, False):
+        _, action = jax.eval_shape(lambda s, o, d=deterministic: policy.step(
+            s, policy.initial(3), o, jax.random.key(0), d), one, obs)
+        assert action.shape[0] == 3
+
+
+@pytest.fixture(scope="module")
+def ppo_run(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("demo_runs")
+    result = jaxrl.train("ppo", env="CartPole-v1", seeds=2, total_steps=4096, progress=False,
+                         runs_dir=str(runs), num_envs=4, num_steps=64)
+    return result, str(runs)
+
+
+def test_a_stored_policy_acts_like_the_result(ppo_run):
+    result, runs = ppo_run
+    stored = jaxrl.load_policy(result.run_id, runs)
+    assert stored.seeds == 2 and stored.algo == "ppo"
+    obs = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
+    for seed in (0, 1):
+        np.testing.assert_array_equal(stored.act(obs, seed=seed), result.act(obs, seed=seed))
+        key = jax.random.key(7)
+        np.testing.assert_array_equal(stored.act(obs, key, seed, deterministic=False),
+                                      result.act(obs, key, seed, deterministic=False))
+    with pytest.raises(ValueError, match="seeds 0..1"):
+        stored.act(obs, seed=2)
+
+
+def test_demonstrations_round_trip_with_whole_episodes(ppo_run, capsys):
+    result, runs = ppo_run
+    assert main(["demos", result.run_id, "--seed", "1", "--episodes", "6", "--runs-dir",
+                 runs]) == 0
+    demo_id = capsys.readouterr().out.split(":")[0]
+    demos = jaxrl.load_demos(demo_id, runs)
+    meta = demos.meta
+    assert meta["run_id"] == result.run_id and meta["seed"] == 1 and meta["deterministic"]
+    assert meta["episodes"] == 6 and demos.obs.shape == (demos.num_steps, 4)
+    assert demos.action.shape == (demos.num_steps,) and demos.action.dtype.kind == "i"
+    for e in range(6):
+        rows = np.flatnonzero(demos.episode == e)
+        np.testing.assert_array_equal(demos.t[rows], np.arange(rows.size))  # whole, in order
+        ends = demos.terminated[rows] | demos.truncated[rows]
+        assert ends[-1] and not ends[:-1].any()  # ends at its first done, nothing after
+        assert demos.reward[rows].sum() == pytest.approx(demos.returns[e])
+        assert meta["lengths"][e] == rows.size
+    # the recorded actions are the policy's at the recorded observations
+    np.testing.assert_array_equal(demos.action, result.act(demos.obs, seed=1))
+    # fresh episodes of the deterministic policy score what the final evaluation scored
+    assert abs(np.mean(demos.returns) - result.final_eval_return[1]) <= max(
+        100.0, 0.5 * result.final_eval_return[1])
+    assert main(["runs", "demos", "--runs-dir", runs]) == 0
+    assert demo_id in capsys.readouterr().out
+
+
+def test_bad_policy_and_demo_input_is_one_line(ppo_run, tmp_path, capsys):
+    result, runs = ppo_run
+    assert main(["demos", "no-such-run", "--runs-dir", runs]) == 2
+    assert "no run 'no-such-run'" in capsys.readouterr().err
+    with pytest.raises(StoreError, match="no demonstrations 'nope'"):
+        jaxrl.load_demos("nope", runs)
+    # a damaged policy file names the run and the file
+    import shutil
+    copy = tmp_path / "store"
+    shutil.copytree(runs, copy)
+    path = copy / result.run_id / POLICY_FILE
+    path.write_bytes(path.read_bytes()[:100])
+    assert main(["demos", result.run_id, "--runs-dir", str(copy)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and POLICY_FILE in err and result.run_id in err
+    path.unlink()
+    with pytest.raises(StoreError, match="kept no policy"):
+        jaxrl.load_policy(result.run_id, str(copy))
