@@ -12,6 +12,7 @@ from jaxrl.engine.programs import act_program
 from jaxrl.engine.recorded import resume_group, run_recorded
 from jaxrl.engine.spec import plan_memory, resolve, resolve_group, single_spec
 from jaxrl.results import NonFiniteMetricError, TrainResult
+from jaxrl.runs.demos import with_demos_found
 from jaxrl.runs.store import RunStore
 
 
@@ -45,7 +46,7 @@ def train(
     it wrote; ``result.run_id`` / ``result.run_dir`` name it. Raises `NonFiniteMetricError`
     (with the partial result attached) if a metric goes NaN/Inf.
     """
-    spec = single_spec(algo, env, seeds, total_steps, **kwargs)
+    spec = single_spec(algo, env, seeds, total_steps, **with_demos_found(kwargs, runs_dir))
     if not store:
         if spec.checkpoint_every:
             raise ConfigError("checkpoint_every needs the run store (store=True)")

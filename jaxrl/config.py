@@ -242,7 +242,7 @@ UNIT_OPEN = Interval(0.0, 1.0, low_open=True, high_open=True)  # (0, 1)
 RANGES: dict[str, Interval] = {
     # learning rates: 0 never learns, < 0 ascends the loss
     "learning_rate": POSITIVE, "vf_learning_rate": POSITIVE, "actor_lr": POSITIVE,
-    "critic_lr": POSITIVE, "alpha_lr": POSITIVE,
+    "critic_lr": POSITIVE, "alpha_lr": POSITIVE, "disc_learning_rate": POSITIVE,
     # returns: gamma = 1 is the undiscounted finite-horizon return; lambda = 0 is TD(0) and
     # lambda = 1 Monte Carlo (A2C's n-step)
     "gamma": UNIT, "gae_lambda": UNIT,
@@ -259,6 +259,7 @@ RANGES: dict[str, Interval] = {
     "cg_damping": NON_NEGATIVE,
     # loss weights (0 switches a term off)
     "ent_coef": NON_NEGATIVE, "vf_coef": NON_NEGATIVE, "q_coef": NON_NEGATIVE,
+    "grad_penalty": NON_NEGATIVE,
     # ACER: the importance-weight truncation and the trust region's radius must be positive;
     # an average decay of 1 would never move the average policy
     "c_bar": POSITIVE, "delta": POSITIVE, "avg_decay": UNIT_NO_ONE,

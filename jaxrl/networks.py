@@ -243,6 +243,20 @@ def to_env_action(action_space: Space, action: jax.Array) -> jax.Array:
     return low + (a + 1.0) * 0.5 * (high - low)
 
 
+def from_env_action(action_space: Space, action: jax.Array) -> jax.Array:
+    """The agent action of an env action (`to_env_action`'s inverse on the env's bounds):
+    discrete as int32; box bounds mapped to ``[-1, 1]`` (unbounded boxes as is)."""
+    if isinstance(action_space, Discrete):
+        return jnp.asarray(action).astype(jnp.int32)
+    if not isinstance(action_space, Box):
+        raise TypeError(f"unsupported action space {action_space!r}")
+    a = jnp.asarray(action, jnp.float32)
+    if not action_space.bounded:
+        return a
+    low, high = jnp.asarray(action_space.low), jnp.asarray(action_space.high)
+    return jnp.clip(2.0 * (a - low) / (high - low) - 1.0, -1.0, 1.0)
+
+
 # -- off-policy networks ----------------------------------------------------------------------
 class QNetwork(nn.Module):
     """``obs [..., obs_dim] -> Q [..., n]`` for ``n`` discrete actions.

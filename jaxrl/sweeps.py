@@ -32,6 +32,7 @@ from jaxrl.engine.programs import act_program
 from jaxrl.engine.recorded import run_recorded
 from jaxrl.engine.spec import ENGINE_OPTIONS, GroupSpec, group_spec, plan_memory, resolve_group
 from jaxrl.results import TrainResult
+from jaxrl.runs.demos import with_demos_found
 from jaxrl.runs.store import RunStore
 from jaxrl.runs.sweep_table import format_table, load_sweep, sweep_table  # noqa: F401
 
@@ -198,6 +199,7 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     if backend not in ("local", "ray"):
         raise ConfigError(f"unknown backend {backend!r}; use 'local' or 'ray'")
     swept = make_configs(grid, random, trials, seed)
+    kwargs = with_demos_found(kwargs, runs_dir)
     configs = [{**kwargs, **c} for c in swept]  # fixed overrides + this config's values
     groups = group_configs(algo, env, total_steps, seeds, configs, options.get("env_kwargs"))
     specs = [group_spec(algo, env, seeds, total_steps, [configs[i] for i in idx], seed, **options)

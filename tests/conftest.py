@@ -62,3 +62,17 @@ def pytest_collection_modifyitems(config, items):
     rank = {os.path.join(tests, *name.split("/")): i for i, name in enumerate(SLOW_FIRST)}
     # sorted() is stable: the rest keep their order, after the slow modules
     items[:] = sorted(items, key=lambda item: rank.get(str(item.path), len(rank)))
+
+
+@pytest.fixture(scope="session")
+def cartpole_expert(tmp_path_factory):
+    """A small recorded PPO CartPole run (2 seeds) in its own store and 8 episodes of its seed 0
+    as demonstrations: ``(result, runs_dir, demo folder)``, for the imitation tests."""
+    import jaxrl
+    from jaxrl.runs.demos import demo_folder
+
+    runs = str(tmp_path_factory.mktemp("expert_runs"))
+    result = jaxrl.train("ppo", env="CartPole-v1", seeds=2, total_steps=4096, progress=False,
+                         runs_dir=runs, num_envs=4, num_steps=64)
+    demo_id = jaxrl.demos(result.run_id, seed=0, episodes=8, runs_dir=runs)
+    return result, runs, str(demo_folder(demo_id, runs))

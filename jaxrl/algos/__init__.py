@@ -11,8 +11,10 @@ from jaxrl.algos import (
     a2c,
     acer,
     acting,
+    bc,
     ddpg,
     dqn,
+    gail,
     offpolicy,
     onpolicy,
     ppo,
@@ -32,6 +34,7 @@ class Algorithm:
     make_act(static, env, env_params) -> act(state, obs, key, deterministic) -> env action
     make_value(static, env, env_params) -> value(state, obs) -> [K]
     make_agent_action(static, env, env_params) -> mode(state, obs) -> agent action
+    imitation: learns from an expert's demonstrations, named by its config's ``demos``
     make_policy(static, env, env_params) -> acting.Policy, for a policy that carries memory
         between steps (recurrent); None: ``make_act``'s, memoryless (see `policy`)
     memory_model(config, state, obs_bytes, action_bytes) -> jaxrl.memory.Footprint: the
@@ -55,6 +58,7 @@ class Algorithm:
     memory_model: Callable
     action_kinds: tuple[str, ...] = ("discrete", "continuous")
     make_policy: Callable | None = None
+    imitation: bool = False  # learns from demonstrations (config field ``demos``)
 
     def policy(self, static, env, env_params) -> acting.Policy:
         """The policy as evaluation runs it: ``make_policy``'s, or ``make_act`` without memory."""
@@ -87,6 +91,10 @@ ALGORITHMS: dict[str, Algorithm] = {
     "acer": Algorithm("acer", acer.ACERConfig, acer.default_config, acer.init, acer.train_step,
                       acer.make_act, acer.make_value, acer.make_agent_action,
                       acer.memory_model, ("discrete",)),
+    "gail": dataclasses.replace(_on_policy("gail", gail, gail.GAILConfig), imitation=True),
+    "bc": Algorithm("bc", bc.BCConfig, bc.default_config, bc.init, bc.train_step,
+                    onpolicy.make_act, onpolicy.make_value, onpolicy.make_agent_action,
+                    bc.memory_model, make_policy=onpolicy.make_policy, imitation=True),
 }
 
 

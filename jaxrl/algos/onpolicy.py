@@ -20,7 +20,7 @@ in one file so the order of rollout, batch, update and bookkeeping reads top to 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Protocol
 
 import chex
 import jax
@@ -87,6 +87,45 @@ class OnPolicyStatic(StaticConfig):
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
         if self.rnn not in RNNS:
             raise ConfigError(f"rnn must be one of {RNNS}, got {self.rnn!r}")
+
+
+class PolicyStatic(Protocol):
+    """The static fields that acting with an `ActorCritic` reads (`make_network`, `make_act`,
+    ...): `OnPolicyStatic`'s, and those of algorithms that train the same policy another way
+    (BC)."""
+
+    @property
+    def hidden(self) -> tuple[int, ...]: ...
+    @property
+    def torso(self) -> str: ...
+    @property
+    def activation(self) -> str: ...
+    @property
+    def init_log_std(self) -> float: ...
+    @property
+    def shared_network(self) -> bool: ...
+    @property
+    def rnn(self) -> str: ...
+    @property
+    def rnn_size(self) -> int: ...
+    @property
+    def recurrent(self) -> bool: ...
+    @property
+    def normalize_obs(self) -> bool: ...
+    @property
+    def popart(self) -> bool: ...
+
+
+class PolicyState(Protocol):
+    """What acting reads of a train state: the network's variables and the statistics of its
+    inputs and value outputs."""
+
+    @property
+    def params(self) -> Any: ...
+    @property
+    def obs_stats(self) -> RunningMeanStd: ...
+    @property
+    def value_stats(self) -> popart.PopArtStats: ...
 
 
 @struct.dataclass(frozen=True)
@@ -182,7 +221,7 @@ class Updated:
     metrics: dict  # scalar metrics; must include the policy ``entropy``
 
 
-def make_network(static: OnPolicyStatic, env, env_params) -> ActorCritic | RecurrentActorCritic:
+def make_network(static: PolicyStatic, env, env_params) -> ActorCritic | RecurrentActorCritic:
     torso = resolve_torso(static.torso, env.observation_space(env_params).shape)
     args = (env.action_space(env_params), tuple(static.hidden), static.activation,
             static.init_log_std, static.shared_network, torso)
@@ -191,7 +230,7 @@ def make_network(static: OnPolicyStatic, env, env_params) -> ActorCritic | Recur
     return ActorCritic(*args)
 
 
-def initial_memory(static: OnPolicyStatic, network, num_envs: int):
+def initial_memory(static: PolicyStatic, network, num_envs: int):
     """The policy's memory of ``num_envs`` envs at an episode start (``()`` if feed-forward)."""
     return network.initial_memory((num_envs,)) if static.recurrent else ()
 
@@ -265,7 +304,7 @@ def make_init(optimizers):
     return init
 
 
-def normalize_obs(state: OnPolicyState, obs: jax.Array, static: OnPolicyStatic) -> jax.Array:
+def normalize_obs(state: PolicyState, obs: jax.Array, static: PolicyStatic) -> jax.Array:
     if not static.normalize_obs:
         return obs
     return normalize(state.obs_stats, obs, clip=OBS_CLIP)
@@ -405,7 +444,7 @@ def make_batch(state: OnPolicyState, traj, rewards, static: OnPolicyStatic, netw
 
 
 # -- PopArt ------------------------------------------------------------------------------------
-def value_of_head(state: OnPolicyState, head: Any, static: OnPolicyStatic) -> jax.Array:
+def value_of_head(state: PolicyState, head: Any, static: PolicyStatic) -> jax.Array:
     """The value for the value head's output ``head [...]``: the output itself, or with PopArt its
     denormalization ``sigma * head + mu`` under the agent's target statistics."""
     return popart.denormalize(state.value_stats, head) if static.popart else head
@@ -570,27 +609,36 @@ def advance(state: OnPolicyState, traj, carry, memory, updated: Updated, key, re
     )
 
 
-def make_train_step(update):
+def make_train_step(update, relabel=None):
     """``train_step(state, static, env, env_params) -> (state, metrics)`` for an algorithm
     whose update rule is ``update(state, batch, key, static, network) -> Updated``::
 
         collect T steps from N envs with pi_old
+        relabel the rewards (if the algorithm learns its reward, e.g. GAIL)
         scale rewards; A = GAE(lambda) bootstrapped through truncation; targets = A + V_old
         PopArt (if configured): move the target statistics, rescale the value head
         params <- update(...)
         update the observation statistics and counters
+
+    ``relabel(state, traj, key, static, env, env_params) -> (state, traj, metrics)`` may train
+    a reward model on the rollout and return it with the rewards it gives; the episode
+    statistics (``traj.info``) keep the env's true returns.
     """
 
     def train_step(state: OnPolicyState, static: OnPolicyStatic, env, env_params):
         network = make_network(static, env, env_params)
         key, rollout_key, update_key = jax.random.split(state.key, 3)
         carry, memory, traj = rollout(state, rollout_key, static, env, env_params, network)
+        relabel_metrics = {}
+        if relabel is not None:
+            state, traj, relabel_metrics = relabel(state, traj, jax.random.fold_in(update_key, 1),
+                                                   static, env, env_params)
         reward_scaler = update_reward_scaler(state, traj, static)
         rewards = scale_rewards(reward_scaler, traj.reward, static)
         batch = make_batch(state, traj, rewards, static, network)
         state, batch, popart_metrics = adapt_value_head(state, batch, static)
         updated = update(state, batch, update_key, static, network)
-        metrics = {**updated.metrics, **popart_metrics, **rollout_metrics(
+        metrics = {**updated.metrics, **popart_metrics, **relabel_metrics, **rollout_metrics(
             state, traj, batch.value, batch.target, batch.advantage, rewards,
             updated.metrics["entropy"], static, env, env_params, updated.params)}
         new_state = advance(state, traj, carry, memory, updated, key, reward_scaler, static)
@@ -599,20 +647,20 @@ def make_train_step(update):
     return train_step
 
 
-def make_dist(static: OnPolicyStatic, env, env_params):
+def make_dist(static: PolicyStatic, env, env_params):
     """``dist(state, obs [..., *obs_shape]) -> distribution`` at raw env observations,
     normalized with the agent's statistics as in training."""
     network = make_network(static, env, env_params)
     obs_space = env.observation_space(env_params)
 
-    def dist(state: OnPolicyState, obs):
+    def dist(state: PolicyState, obs):
         x = normalize_obs(state, flatten_obs(obs, obs_space), static)
         return network.apply(state.params, x, method=network.dist)
 
     return dist
 
 
-def make_act(static: OnPolicyStatic, env, env_params):
+def make_act(static: PolicyStatic, env, env_params):
     """``act(state, obs, key, deterministic) -> env action`` for raw env observations
     (``[..., *obs_shape]``): the policy's mode, or a sample of it (`jaxrl.algos.acting`)."""
     dist = make_dist(static, env, env_params)
@@ -621,7 +669,7 @@ def make_act(static: OnPolicyStatic, env, env_params):
                            env.action_space(env_params))
 
 
-def make_policy(static: OnPolicyStatic, env, env_params) -> acting.Policy:
+def make_policy(static: PolicyStatic, env, env_params) -> acting.Policy:
     """The policy with its memory (`acting.Policy`), for evaluation: a recurrent policy carries
     its memory from step to step; a feed-forward one is `make_act`'s."""
     if not static.recurrent:
@@ -629,7 +677,7 @@ def make_policy(static: OnPolicyStatic, env, env_params) -> acting.Policy:
     network = make_network(static, env, env_params)
     obs_space, action_space = env.observation_space(env_params), env.action_space(env_params)
 
-    def step(state: OnPolicyState, memory, obs, key, deterministic: bool = True):
+    def step(state: PolicyState, memory, obs, key, deterministic: bool = True):
         x = normalize_obs(state, flatten_obs(obs, obs_space), static)
         memory, dist, _ = recurrent_step(network, state.params, memory, x)
         action = dist.mode() if deterministic else dist.sample(key)
@@ -638,19 +686,19 @@ def make_policy(static: OnPolicyStatic, env, env_params) -> acting.Policy:
     return acting.Policy(lambda n: initial_memory(static, network, n), step)
 
 
-def make_value(static: OnPolicyStatic, env, env_params):
+def make_value(static: PolicyStatic, env, env_params):
     """``value(state, obs [K, *obs_shape]) -> [K]`` state values (for probes and notebooks)."""
     network = make_network(static, env, env_params)
     obs_space = env.observation_space(env_params)
 
-    def value(state: OnPolicyState, obs):
+    def value(state: PolicyState, obs):
         x = normalize_obs(state, flatten_obs(obs, obs_space), static)
         return value_of_head(state, network.apply(state.params, x, method=network.value), static)
 
     return value
 
 
-def make_agent_action(static: OnPolicyStatic, env, env_params):
+def make_agent_action(static: PolicyStatic, env, env_params):
     """``mode(state, obs) -> agent action`` in the agent's normalized action space."""
     dist = make_dist(static, env, env_params)
     return lambda state, obs: dist(state, obs).mode()

@@ -41,6 +41,9 @@ def _add_run_flags(p, seeds: int, seed_help: str) -> None:
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="env option, a YAML value (reward_scale=1000, observation_indices=[0,2], "
                         "max_frames=400)")
+    p.add_argument("--demos", metavar="DEMO_ID",
+                   help="the expert's demonstrations, for bc and gail (`jaxrl runs demos` lists "
+                        "them; the same as --set demos=DEMO_ID)")
     p.add_argument("--eval-episodes", type=int, default=16)
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--no-progress", action="store_true")

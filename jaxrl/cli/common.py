@@ -60,6 +60,8 @@ def run_overrides(args) -> dict:
     """The config overrides of `train` / `sweep`: the ``--config`` file's keys, then every
     ``--set`` on top of them."""
     overrides = {**load_config_file(getattr(args, "config", None)), **parse_sets(args.set)}
+    if getattr(args, "demos", None) is not None:
+        overrides["demos"] = args.demos
     if "total_steps" in overrides:
         raise UsageError("total_steps is the run's budget, set by --total-steps (not by --set "
                          "or --config)")

@@ -204,9 +204,10 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
                 fault_injection(c + 1, checkpointer)
             if bar is not None:
                 bar.update(steps_per_chunk)
+                returns = metrics.get("episode_return_mean")  # none for BC: no env steps
                 bar.set_postfix_str(
-                    f"{members.size * steps_per_chunk / max(elapsed, 1e-9):,.0f} env-steps/s "
-                    f"return {np.nanmean(metrics['episode_return_mean'][:, -1]):.1f}")
+                    f"{members.size * steps_per_chunk / max(elapsed, 1e-9):,.0f} env-steps/s" + (
+                        "" if returns is None else f" return {np.nanmean(returns[:, -1]):.1f}"))
     finally:
         if bar is not None:
             bar.close()

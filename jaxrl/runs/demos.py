@@ -92,17 +92,30 @@ def steps_table(played: dict[str, np.ndarray], kept: np.ndarray) -> pa.Table:
     return pa.table(fields)
 
 
-def demo_folder(demo_id: str, runs_dir: str | None = None) -> Path:
-    folder = store_root(runs_dir) / DEMOS_DIR / demo_id
+def demo_folder(ref: str, runs_dir: str | None = None) -> Path:
+    """The folder of demonstration set ``ref``: a demo id in the store (``runs_dir``,
+    ``$JAXRL_RUNS_DIR`` or ``./runs``), or the path of a set's folder."""
+    path = Path(ref)
+    if (path / META).is_file():
+        return path
+    folder = store_root(runs_dir) / DEMOS_DIR / ref
     if not (folder / META).is_file():
-        raise StoreError(f"no demonstrations {demo_id!r} in {str(store_root(runs_dir))!r} "
-                         f"(`jaxrl demos RUN_ID` records some)")
+        raise StoreError(f"no demonstrations {ref!r} in {str(store_root(runs_dir))!r} "
+                         f"(`jaxrl demos RUN_ID` records some; `jaxrl runs demos` lists them)")
     return folder
 
 
+def with_demos_found(overrides: dict, runs_dir: str | None) -> dict:
+    """``overrides`` with a ``demos`` id looked up in the store ``runs_dir`` and replaced by the
+    set's folder (the algorithm itself looks ids up in the default store)."""
+    if not overrides.get("demos") or runs_dir is None:
+        return overrides
+    return {**overrides, "demos": str(demo_folder(overrides["demos"], runs_dir).absolute())}
+
+
 def load_demos(demo_id: str, runs_dir: str | None = None) -> Demos:
-    """The demonstrations ``demo_id`` as a `Demos`. A missing or unreadable set raises a
-    one-line `StoreError`."""
+    """The demonstrations ``demo_id`` (an id or a set's folder, `demo_folder`) as a `Demos`.
+    A missing or unreadable set raises a one-line `StoreError`."""
     folder = demo_folder(demo_id, runs_dir)
     try:
         meta = json.loads((folder / META).read_text())

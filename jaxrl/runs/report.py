@@ -58,7 +58,11 @@ def _write_curves(folder: Path, meta: dict, result, plot_runs) -> None:
     fig = Figure(figsize=(12, 4.2), dpi=110)
     axes = fig.subplots(1, 2)
     train = result.metrics.copy()
-    plot_runs({meta["algo"]: train}, "episode_return_mean", "training episode return", ax=axes[0])
+    if "episode_return_mean" in train:
+        plot_runs({meta["algo"]: train}, "episode_return_mean", "training episode return",
+                  ax=axes[0])
+    elif "bc_nll" in train:  # behaviour cloning takes no env steps: its loss instead
+        plot_runs({meta["algo"]: train}, "bc_nll", "expert negative log-likelihood", ax=axes[0])
     evals = result.evaluations
     if len(evals):
         plot_runs({meta["algo"]: evals}, "eval_return", "evaluation return (deterministic)",

@@ -9,7 +9,7 @@ import jax
 import pytest
 
 from jaxrl import algos, api, memory
-from jaxrl.algos import acer, offpolicy, onpolicy
+from jaxrl.algos import acer, bc, offpolicy, onpolicy
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
@@ -42,6 +42,7 @@ def test_each_family_states_its_memory_model():
     for name, algorithm in algos.ALGORITHMS.items():
         family = offpolicy if name in ("dqn", "ddpg", "td3", "sac") else onpolicy
         family = acer if name == "acer" else family  # on-policy rollouts plus a segment replay
+        family = bc if name == "bc" else family  # no env steps: a batch of expert steps
         assert algorithm.memory_model is family.memory_model, name
 
 
