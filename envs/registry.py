@@ -5,6 +5,8 @@ Names:
 * ``"CartPole-v1"`` or ``"gymnax:CartPole-v1"``: any gymnax environment;
 * ``"brax:hopper"`` (``backend="mjx"`` by default, ``episode_length=1000``): brax environments;
 * ``"probe:value"`` …: the probe ladder (`envs.probes`);
+* ``"goal:BitFlip"`` (``n_bits=25``), ``"goal:PointReach"``: goal-conditioned envs for
+  hindsight relabelling (`envs.goals`);
 * ``"atari:Breakout"`` (``preset="baselines"`` or ``"machado"``): every game ale-py ships, in
   the jitted loop through ale-py's XLA interface (`envs.atari`, the ``atari`` extra).
 
@@ -20,7 +22,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from envs import probes
+from envs import goals, probes
 from envs.wrappers import ObservationSubset, RewardScale
 
 Factory = Callable[..., tuple[Any, Any]]
@@ -66,7 +68,7 @@ def _make_atari(game: str, **kwargs):
 
 def registered_names(include_brax: bool = True) -> list[str]:
     """Every name `make` accepts (brax names need brax importable)."""
-    names = list(probes.PROBES_BY_NAME) + list(_gymnax_names())
+    names = list(probes.PROBES_BY_NAME) + list(goals.GOAL_ENVS) + list(_gymnax_names())
     names += [f"gymnax:{n}" for n in _gymnax_names()]
     if include_brax:
         with contextlib.suppress(ImportError):  # brax is a pinned dependency
@@ -106,6 +108,8 @@ def _make_family(name: str, reward_scale: float | None, **kwargs) -> tuple[Any, 
         return RewardScale(env, reward_scale), params
     if name in probes.PROBES_BY_NAME:
         return probes.make_probe(name, **kwargs)
+    if name in goals.GOAL_ENVS:
+        return goals.make_goal_env(name, **kwargs)
     bare = name.removeprefix("gymnax:")
     if bare in _gymnax_names():
         return _make_gymnax(bare, **kwargs)
@@ -138,6 +142,7 @@ def env_family(env_name: str) -> str:
         return "atari"
     if "MinAtar" in env_name:
         return "minatar"
-    if env_name.removeprefix("gymnax:") in ("Pendulum-v1", "MountainCarContinuous-v0"):
+    if env_name.removeprefix("gymnax:") in ("Pendulum-v1", "MountainCarContinuous-v0",
+                                            "goal:PointReach"):
         return "continuous"
     return "discrete"

@@ -48,13 +48,15 @@ import numpy as np
 import optax
 from flax import struct
 
+from envs.goals import goal_env
 from envs.spaces import Box, Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
-from jaxrl.buffers import frames, nstep, prioritized, uniform
+from jaxrl.buffers import frames, her, nstep, prioritized, uniform
 from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
+from jaxrl.evaluate import eval_horizon
 from jaxrl.networks import Critic, check_network_fields
 from jaxrl.ops import linear_schedule
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
@@ -80,6 +82,10 @@ class OffPolicyStatic(StaticConfig):
                         "shape, resolved by the driver; a conv torso replaces hidden)")
     activation: str = static("relu")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
+    her: str = static("none", "hindsight relabelling of replayed goals (goal envs): none | "
+                      "future | final")
+    her_k: int = static(4, "HER relabels per real transition: a 1 - 1/(1 + k) share of "
+                        "sampled transitions gets a hindsight goal")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 
     @property
@@ -91,6 +97,13 @@ class OffPolicyStatic(StaticConfig):
         if self.num_envs > self.buffer_size:
             raise ConfigError(f"buffer_size ({self.buffer_size}) must be >= num_envs")
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
+        if self.her not in her.STRATEGIES:
+            raise ConfigError(f"her must be one of {her.STRATEGIES}, got {self.her!r}")
+        if self.her != "none" and (self.n_step != 1 or self.prioritized or self.frame_replay
+                                   or not self.bootstrap_truncation):
+            raise ConfigError("her relabels one-step transitions of uniform replay: it needs "
+                              "n_step=1, prioritized=False, frame_replay=False and "
+                              "bootstrap_truncation=True")
 
 
 @struct.dataclass(frozen=True)
@@ -254,11 +267,23 @@ def store(state: OffPolicyState, row: Transition, static: OffPolicyStatic):
     return buffer, window, store, mismatches
 
 
-def sample(state: OffPolicyState, key, static: OffPolicyStatic):
+def sample(state: OffPolicyState, key, static: OffPolicyStatic, env, env_params):
     """``(batch, indices, importance weights)``; weights are 1 for uniform replay. With
-    ``frame_replay`` the batch's observations are rebuilt from the frame store (flat again)."""
+    ``frame_replay`` the batch's observations are rebuilt from the frame store (flat again);
+    with ``her`` a share of the batch gets hindsight goals (`jaxrl.buffers.her`)."""
+    sample_key, her_key = jax.random.split(key)
     batch, indices, weights = buffer_module(static).sample(
-        state.buffer, key, static.batch_size, beta_schedule(state))
+        state.buffer, sample_key if static.her != "none" else key, static.batch_size,
+        beta_schedule(state))
+    if static.her != "none":
+        goals = goal_env(env)
+        if goals is None:
+            raise ConfigError(f"her={static.her!r} needs a goal env (goal:BitFlip, "
+                              f"goal:PointReach); {env.name} has no goals")
+        assert isinstance(state.buffer, uniform.ReplayState)  # validate(): no prioritized
+        batch = her.relabel(state.buffer, batch, indices, her_key, goals, env_params,
+                            goals.goal_layout(env_params), static.her, static.her_k,
+                            state.hparams.gamma, static.num_envs, eval_horizon(env_params))
     if state.frames is not None:
         batch = frames.decode(state.frames, batch)
         flat = lambda x: x.reshape(x.shape[0], -1)
@@ -292,7 +317,7 @@ def make_train_step(explore, learn):
         def learn_once(carry, key):
             state, learning = carry
             sample_key, learn_key = jax.random.split(key)
-            batch, indices, weights = sample(state, sample_key, static)
+            batch, indices, weights = sample(state, sample_key, static, env, env_params)
             out = learn(state, batch, weights, learn_key, static, space)
             kept = keep_if(learning, (out.params, out.target_params, out.opt_state),
                            (state.params, state.target_params, state.opt_state))

@@ -54,6 +54,8 @@ class NStepTransition:
     next_obs: ``[N, *obs_shape]`` true observation after the segment's last step.
     steps: ``[N]`` int32 ``m``, the rows aggregated (``1 <= m <= n``); ``next_obs`` follows
         row ``s + m - 1``.
+    ended: ``[N]`` bool, row ``s + m - 1`` ended its episode (terminated or truncated): where
+        hindsight relabelling (`jaxrl.buffers.her`) stops looking ahead.
     """
 
     obs: jax.Array
@@ -63,6 +65,7 @@ class NStepTransition:
     terminated: jax.Array
     next_obs: jax.Array
     steps: jax.Array
+    ended: jax.Array
 
 
 @struct.dataclass
@@ -139,6 +142,7 @@ def emit(rows: Transition, gamma: ArrayLike) -> NStepTransition:
         terminated=terminated,
         next_obs=_take_step(rows.next_obs, last),
         steps=num_steps.astype(jnp.int32),
+        ended=_take_step(done, last),
     )
 
 

@@ -27,5 +27,5 @@ def state_and_batch(algo: str, env_name: str, **overrides):
         obs=jax.random.normal(jax.random.key(2), (16, d)), action=action,
         reward=jax.random.normal(jax.random.key(3), (16,)), discount=jnp.full((16,), 0.99),
         terminated=jnp.zeros((16,), bool), next_obs=jax.random.normal(jax.random.key(4), (16, d)),
-        steps=jnp.ones((16,), jnp.int32))
+        steps=jnp.ones((16,), jnp.int32), ended=jnp.zeros((16,), bool))
     return state, batch, config, space

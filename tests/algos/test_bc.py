@@ -12,7 +12,7 @@ from jaxrl.engine.spec import resolve
 
 
 def test_bc_copies_a_deterministic_expert(cartpole_expert):
-    expert, _, demos = cartpole_expert
+    _, _, demos = cartpole_expert
     r = jaxrl.train("bc", env="CartPole-v1", seeds=2, total_steps=256 * 300, store=False,
                     progress=False, demos=demos, eval_episodes=8)
     last = r.metrics.groupby("seed").tail(20)
@@ -27,7 +27,7 @@ def test_bc_copies_a_deterministic_expert(cartpole_expert):
 
 def test_bc_statistics_are_the_experts(cartpole_expert):
     _, _, demos = cartpole_expert
-    algorithm, env, env_params, config, _ = resolve("bc", "CartPole-v1", 1000, 1, demos=demos)
+    _, env, env_params, config, _ = resolve("bc", "CartPole-v1", 1000, 1, demos=demos)
     state = bc.init(jax.random.key(0), env, env_params, config)
     data = jaxrl.load_demos(demos)
     np.testing.assert_allclose(state.obs_stats.mean, data.obs.mean(0), rtol=1e-4, atol=1e-5)

@@ -25,7 +25,8 @@ def batch_of(reward, discount, action=(0, 0)):
     return nstep.NStepTransition(obs=two, action=jnp.asarray(action), reward=jnp.asarray(reward),
                                  discount=jnp.asarray(discount),
                                  terminated=jnp.asarray(discount) == 0, next_obs=two,
-                                 steps=jnp.ones((2,), jnp.int32))
+                                 steps=jnp.ones((2,), jnp.int32),
+                                 ended=jnp.asarray(discount) == 0)
 
 
 @pytest.mark.parametrize(("double_q", "expected"), [(True, [2.0, 1.0]), (False, [2.5, 1.0])])

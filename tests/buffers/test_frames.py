@@ -121,7 +121,8 @@ def test_the_store_keeps_two_uint8_frames_per_item():
     item = nstep.NStepTransition(obs=jnp.zeros((8, 84, 84, 4)), action=jnp.zeros((8,), jnp.int32),
                                  reward=jnp.zeros((8,)), discount=jnp.zeros((8,)),
                                  terminated=jnp.zeros((8,), bool),
-                                 next_obs=jnp.zeros((8, 84, 84, 4)), steps=jnp.ones((8,), jnp.int32))
+                                 next_obs=jnp.zeros((8, 84, 84, 4)), steps=jnp.ones((8,), jnp.int32),
+                                 ended=jnp.zeros((8,), bool))
     stored = frames.encode(store, item, 3)
     assert stored.next_obs.dtype == jnp.uint8 and stored.next_obs.shape == (8, 84, 84)
     assert stored.obs.round.shape == (8,)

@@ -87,9 +87,10 @@ def test_huge_replay_request_is_refused_fast_without_allocating(no_override):
     message = str(info.value)
     assert isinstance(info.value, ConfigError) and "\n" not in message
     est = memory.estimate(algorithm, config, env, env_params, members=10_000)
-    # 10M transitions of (obs 3 + action 1 + reward + discount + next obs 3) float32, a bool,
-    # the int32 n-step length and an int32 write step; then the int32 position and size
-    assert est.replay_bytes == 10_000_000 * (4 * (3 + 1 + 1 + 1 + 3) + 1 + 4 + 4) + 8
+    # 10M transitions of (obs 3 + action 1 + reward + discount + next obs 3) float32, two
+    # bools (terminated, ended), the int32 n-step length and an int32 write step; then the
+    # int32 position and size
+    assert est.replay_bytes == 10_000_000 * (4 * (3 + 1 + 1 + 1 + 3) + 2 + 4 + 4) + 8
     assert message.startswith("memory plan: 10000 seeds of sac need ~")
     assert memory.format_bytes(est.per_device()) in message
     assert memory.format_bytes(est.per_member()) + " per seed" in message
