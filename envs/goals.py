@@ -67,6 +67,10 @@ class GoalEnv(Environment):
     def goal_layout(self, params: Any) -> GoalLayout:
         raise NotImplementedError
 
+    def step_limit(self, params: Any) -> int:
+        """The most steps an episode has (it is truncated there)."""
+        return int(params.max_steps_in_episode)
+
     def goal_reached(self, achieved: jax.Array, desired: jax.Array, params: Any) -> jax.Array:
         raise NotImplementedError
 

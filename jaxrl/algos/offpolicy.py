@@ -56,7 +56,6 @@ from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.buffers import frames, her, nstep, prioritized, uniform
 from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
-from jaxrl.evaluate import eval_horizon
 from jaxrl.networks import Critic, check_network_fields
 from jaxrl.ops import linear_schedule
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
@@ -283,7 +282,8 @@ def sample(state: OffPolicyState, key, static: OffPolicyStatic, env, env_params)
         assert isinstance(state.buffer, uniform.ReplayState)  # validate(): no prioritized
         batch = her.relabel(state.buffer, batch, indices, her_key, goals, env_params,
                             goals.goal_layout(env_params), static.her, static.her_k,
-                            state.hparams.gamma, static.num_envs, eval_horizon(env_params))
+                            state.hparams.gamma, static.num_envs,
+                            goals.step_limit(env_params))
     if state.frames is not None:
         batch = frames.decode(state.frames, batch)
         flat = lambda x: x.reshape(x.shape[0], -1)
