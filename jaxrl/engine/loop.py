@@ -206,8 +206,9 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
                 bar.update(steps_per_chunk)
                 returns = metrics.get("episode_return_mean")  # none for BC: no env steps
                 bar.set_postfix_str(
-                    f"{members.size * steps_per_chunk / max(elapsed, 1e-9):,.0f} env-steps/s" + (
-                        "" if returns is None else f" return {np.nanmean(returns[:, -1]):.1f}"))
+                    f"{members.size * steps_per_chunk / max(elapsed, 1e-9):,.0f} env-steps/s "
+                    f"over {members.size} members" + (
+                        "" if returns is None else f", return {np.nanmean(returns[:, -1]):.1f}"))
     finally:
         if bar is not None:
             bar.close()
@@ -255,9 +256,16 @@ def fault_injection(chunks_done: int, checkpointer) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+# one rate on the bar: env steps per second over all members (the postfix), while the bar counts
+# one seed's steps; tqdm's own per-seed rate is left out
+BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} steps per seed "
+              "[{elapsed}<{remaining}{postfix}]")
+
+
 def progress_bar(enabled: bool, total: int, desc: str, initial: int = 0):
-    """A tqdm bar on stderr counting env steps, or None."""
+    """A tqdm bar on stderr counting one seed's env steps, or None. ``tqdm.auto`` draws a
+    notebook widget in Jupyter."""
     if not enabled:
         return None
     return tqdm(total=total, desc=desc, unit="step", unit_scale=True, file=sys.stderr,
-                dynamic_ncols=True, initial=initial)
+                dynamic_ncols=True, initial=initial, bar_format=BAR_FORMAT)

@@ -265,3 +265,12 @@ def test_committed_presets_follow_the_code():
     assert sorted(committed) == sorted(expected)
     stale = [rel for rel, text in expected.items() if committed[rel] != text]
     assert not stale, f"stale presets (regenerate them): {stale}"
+
+
+def test_demos_flag_is_the_demos_config_key():
+    from jaxrl.cli import build_parser
+    from jaxrl.cli.common import run_overrides
+
+    args = build_parser().parse_args(["train", "gail", "--env", "Pendulum-v1", "--demos", "d-1",
+                                      "--set", "grad_penalty=10"])
+    assert run_overrides(args) == {"demos": "d-1", "grad_penalty": "10"}
