@@ -1,6 +1,6 @@
 """Imitation from a stored PPO expert: behaviour cloning and GAIL on CartPole-v1 and Pendulum-v1.
 
-    python experiments/imitation.py [--envs CartPole-v1,Pendulum-v1] [--episodes 10]
+    python experiments/imitation.py [--envs CartPole-v1,Pendulum-v1] [--episodes 25]
                                     [--seeds 8] [--json P]
 
 Per env: train a PPO expert (2 seeds, the better one's policy is the expert), record
@@ -74,7 +74,7 @@ def describe(name: str, returns: np.ndarray, demo_mean: float, rand: float) -> d
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--envs", default="CartPole-v1,Pendulum-v1")
-    parser.add_argument("--episodes", type=int, default=10)
+    parser.add_argument("--episodes", type=int, default=25)
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from envs.spaces import Space
 from jaxrl.networks import MLP, PolicyHead, Torso
+from jaxrl.ops.init import orthogonal
 
 #: Recurrent cores by config name (``rnn``); "none" is the feed-forward `ActorCritic`.
 CELLS: dict[str, type] = {"gru": nn.GRUCell, "lstm": nn.OptimizedLSTMCell}
@@ -66,7 +67,10 @@ class RecurrentActorCritic(nn.Module):
     def setup(self):
         cores = 1 if self.shared else 2
         self.torsos = [Torso(self.hidden, self.activation, self.torso_kind) for _ in range(cores)]
-        self.cores = [CELLS[self.rnn](self.rnn_size) for _ in range(cores)]
+        # recurrent kernels orthogonal without LAPACK (`jaxrl.ops.init`: flax's default QR
+        # deadlocked XLA:CPU when batched over seeds)
+        self.cores = [CELLS[self.rnn](self.rnn_size, recurrent_kernel_init=orthogonal())
+                      for _ in range(cores)]
         self.policy = PolicyHead(self.action_space, (), self.activation, self.init_log_std)
         self.value_net = MLP((), 1, self.activation, 1.0)
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import jax
-
 import envs
 from envs.core import runs_on_host
 from envs.wrappers import EpisodeStatistics
@@ -142,15 +140,8 @@ def static_diff(a: AlgoConfig, b: AlgoConfig) -> str:
 
 def may_shard(spec: GroupSpec, r: Resolved) -> bool:
     """Whether the members may be split over devices: asked for (``spec.shard``) and the env
-    is pure JAX (an env of host emulators, like Atari, keeps every member on one device).
-
-    A recurrent policy on the CPU also stays on one device: split over this machine's two host
-    devices with two or more members on each, its chunk program never returned (jax 0.10.2,
-    XLA:CPU; the partitioned program has no collectives, and the same program jitted outside
-    the engine ran), while unsplit it runs at full speed. Not yet understood; see the README."""
-    recurrent_on_cpu = getattr(r.config, "rnn", "none") != "none" and (
-        jax.default_backend() == "cpu")
-    return spec.shard and not runs_on_host(r.env) and not recurrent_on_cpu
+    is pure JAX (an env of host emulators, like Atari, keeps every member on one device)."""
+    return spec.shard and not runs_on_host(r.env)
 
 
 def plan_memory(spec: GroupSpec, r: Resolved):
