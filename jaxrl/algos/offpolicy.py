@@ -270,20 +270,26 @@ def sample(state: OffPolicyState, key, static: OffPolicyStatic, env, env_params)
     """``(batch, indices, importance weights)``; weights are 1 for uniform replay. With
     ``frame_replay`` the batch's observations are rebuilt from the frame store (flat again);
     with ``her`` a share of the batch gets hindsight goals (`jaxrl.buffers.her`)."""
+    if static.her == "none":
+        return _sample(state, key, static)
     sample_key, her_key = jax.random.split(key)
+    batch, indices, weights = _sample(state, sample_key, static)
+    goals = goal_env(env)
+    if goals is None:
+        raise ConfigError(f"her={static.her!r} needs a goal env (goal:BitFlip, "
+                          f"goal:PointReach); {env.name} has no goals")
+    assert isinstance(state.buffer, uniform.ReplayState)  # validate(): no prioritized
+    batch = her.relabel(state.buffer, batch, indices, her_key, goals, env_params,
+                        goals.goal_layout(env_params), static.her, static.her_k,
+                        state.hparams.gamma, static.num_envs, goals.step_limit(env_params))
+    return batch, indices, weights
+
+
+def _sample(state: OffPolicyState, key, static: OffPolicyStatic):
+    """The replay's own sample, observations flat (rebuilt from the frame store if there is
+    one)."""
     batch, indices, weights = buffer_module(static).sample(
-        state.buffer, sample_key if static.her != "none" else key, static.batch_size,
-        beta_schedule(state))
-    if static.her != "none":
-        goals = goal_env(env)
-        if goals is None:
-            raise ConfigError(f"her={static.her!r} needs a goal env (goal:BitFlip, "
-                              f"goal:PointReach); {env.name} has no goals")
-        assert isinstance(state.buffer, uniform.ReplayState)  # validate(): no prioritized
-        batch = her.relabel(state.buffer, batch, indices, her_key, goals, env_params,
-                            goals.goal_layout(env_params), static.her, static.her_k,
-                            state.hparams.gamma, static.num_envs,
-                            goals.step_limit(env_params))
+        state.buffer, key, static.batch_size, beta_schedule(state))
     if state.frames is not None:
         batch = frames.decode(state.frames, batch)
         flat = lambda x: x.reshape(x.shape[0], -1)
