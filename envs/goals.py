@@ -22,9 +22,11 @@ when its return is above ``-max_steps`` (`succeeded`).
 * ``goal:BitFlip`` (``n_bits=25``): the HER paper's bit-flipping task. The state is ``n`` bits,
   an action flips one, the goal is ``n`` random bits; ``max_steps_in_episode = n``. The
   observation part is empty: the achieved goal is the bits themselves.
-* ``goal:PointReach``: a point in ``[-1, 1]^2`` moved by velocity commands (``a`` in
-  ``[-1, 1]^2`` moves it ``step_size * a``), to come within ``tolerance`` of a random goal in
-  the same square; ``max_steps_in_episode = 50``.
+* ``goal:PointReach``: a point mass in ``[-1, 1]^2`` pushed by a force ``a`` in ``[-1, 1]^2``
+  (``v <- damping * v + step_size * a``, ``x <- x + v``; the walls stop it), to come within
+  ``tolerance`` of a random goal in the same square; ``max_steps_in_episode = 50``. Its
+  observation part is the velocity (scaled to about ``[-1, 1]``), its achieved goal the
+  position.
 """
 
 from __future__ import annotations
@@ -103,14 +105,23 @@ def succeeded(returns: jax.Array, max_steps: int) -> jax.Array:
 @struct.dataclass
 class GoalParams:
     max_steps_in_episode: int = 50
-    step_size: float = 0.1
-    tolerance: float = 0.1
+    step_size: float = 0.04  # PointReach: the velocity a full push adds per step
+    damping: float = 0.8  # PointReach: the velocity kept from one step to the next
+    tolerance: float = 0.1  # PointReach: how close to the goal counts as reaching it
 
 
 @struct.dataclass
 class GoalState:
     achieved: jax.Array  # [G] float32
     goal: jax.Array  # [G] float32
+    time: jax.Array  # [] int32
+
+
+@struct.dataclass
+class PointState:
+    position: jax.Array  # [2] float32, the achieved goal
+    velocity: jax.Array  # [2] float32
+    goal: jax.Array  # [2] float32
     time: jax.Array  # [] int32
 
 
@@ -159,7 +170,7 @@ class BitFlip(GoalEnv):
 
 
 class PointReach(GoalEnv):
-    """A point moved by velocity commands to a random goal (see the module docstring)."""
+    """A point mass pushed to a random goal (see the module docstring)."""
 
     def __init__(self):
         self.name = "PointReach"
@@ -169,33 +180,35 @@ class PointReach(GoalEnv):
         return GoalParams()
 
     def goal_layout(self, params) -> GoalLayout:
-        return GoalLayout(0, 2)
+        return GoalLayout(2, 2)  # observation: the velocity; achieved goal: the position
 
     def goal_reached(self, achieved, desired, params):
         return jnp.linalg.norm(achieved - desired, axis=-1) <= params.tolerance
 
     def observation_space(self, params) -> Box:
-        return Box(low=-1.0, high=1.0, shape=(4,))
+        return Box(low=-1.0, high=1.0, shape=(6,))
 
     def action_space(self, params) -> Box:
         return Box(low=-1.0, high=1.0, shape=(2,))
 
-    def _obs(self, state: GoalState) -> jax.Array:
-        return jnp.concatenate([state.achieved, state.goal])
+    def _obs(self, state: PointState) -> jax.Array:
+        return jnp.concatenate([state.velocity * 5.0, state.position, state.goal])
 
     def reset_env(self, key, params):
         pos_key, goal_key = jax.random.split(key)
         pos = jax.random.uniform(pos_key, (2,), minval=-1.0, maxval=1.0)
         goal = jax.random.uniform(goal_key, (2,), minval=-1.0, maxval=1.0)
-        state = GoalState(pos, goal, jnp.zeros((), jnp.int32))
+        state = PointState(pos, jnp.zeros(2), goal, jnp.zeros((), jnp.int32))
         return self._obs(state), state
 
-    def step_env(self, key, state: GoalState, action, params):
-        move = params.step_size * jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
-        pos = jnp.clip(state.achieved + move, -1.0, 1.0)
-        state = GoalState(pos, state.goal, state.time + 1)
-        reached = self.goal_reached(pos, state.goal, params)
-        reward = self.compute_reward(pos, state.goal, params)
+    def step_env(self, key, state: PointState, action, params):
+        force = jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
+        velocity = params.damping * state.velocity + params.step_size * force
+        position = jnp.clip(state.position + velocity, -1.0, 1.0)
+        velocity = jnp.where(jnp.abs(position) >= 1.0, 0.0, velocity)  # stopped by the walls
+        state = PointState(position, velocity, state.goal, state.time + 1)
+        reached = self.goal_reached(position, state.goal, params)
+        reward = self.compute_reward(position, state.goal, params)
         truncated = state.time >= params.max_steps_in_episode
         return self._obs(state), state, reward, reached, truncated, {}
 
@@ -205,8 +218,8 @@ GOAL_ENVS = {"goal:BitFlip": BitFlip, "goal:PointReach": PointReach}
 
 def make_goal_env(name: str, **kwargs) -> tuple[GoalEnv, GoalParams]:
     """``goal:BitFlip`` (``n_bits``, ``max_steps_in_episode``) or ``goal:PointReach``
-    (``max_steps_in_episode``, ``step_size``, ``tolerance``): constructor options go to the env,
-    the rest to its params."""
+    (``max_steps_in_episode``, ``step_size``, ``damping``, ``tolerance``): constructor options
+    go to the env, the rest to its params."""
     cls = GOAL_ENVS[name]
     ctor = {k: kwargs.pop(k) for k in ("n_bits",) if k in kwargs and cls is BitFlip}
     env = cls(**ctor)
