@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -86,9 +87,14 @@ def test_entries_without_an_access_time_do_not_stop_later_writes(tmp_path):
 
     (tmp_path / "jit_old-abc-cache").write_bytes(b"an executable")  # no jit_old-abc-atime
     bounded = LRUCache(str(tmp_path), max_size=1 << 20)
-    with pytest.raises(FileNotFoundError):  # JAX's eviction scan, before healing
+    if jax.__version_info__ < (0, 11):
+        with pytest.raises(FileNotFoundError):  # JAX's eviction scan, before healing
+            bounded.put("jit_new-def", b"another")
+        assert compile_cache.heal(tmp_path) == 1
+    else:  # jax 0.11 writes past such an entry; healing still stamps it (if JAX did not)
         bounded.put("jit_new-def", b"another")
-    assert compile_cache.heal(tmp_path) == 1 and compile_cache.heal(tmp_path) == 0
+        assert compile_cache.heal(tmp_path) <= 1
+    assert compile_cache.heal(tmp_path) == 0
     bounded.put("jit_new-ghi", b"a third")
     assert bounded.get("jit_new-ghi") == b"a third" and (tmp_path / "jit_new-ghi-atime").is_file()
     assert (tmp_path / "jit_old-abc-atime").is_file()
