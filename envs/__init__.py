@@ -2,7 +2,13 @@
 
 from envs.core import Environment, auto_reset
 from envs.probes import PROBES, PROBES_BY_NAME, ProbeAnswer, ProbeEnv
-from envs.registry import UnknownEnvironmentError, env_family, make, registered_names
+from envs.registry import (
+    UnknownEnvironmentError,
+    env_family,
+    make,
+    register,
+    registered_names,
+)
 from envs.spaces import Box, Discrete, Space
 from envs.wrappers import EpisodeStatistics, completed_episode_summary
 
@@ -21,5 +27,6 @@ __all__ = [
     "completed_episode_summary",
     "env_family",
     "make",
+    "register",
     "registered_names",
 ]

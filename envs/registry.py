@@ -32,6 +32,32 @@ class UnknownEnvironmentError(ValueError):
     """Raised by `make` for a name that no registered family knows."""
 
 
+FAMILIES = ("probe", "discrete", "continuous", "minatar", "atari", "brax")
+_REGISTERED: dict[str, tuple[Factory, str]] = {}  # name -> (factory, family), this process
+
+
+def register(name: str, factory: Factory, family: str = "discrete") -> None:
+    """Make ``make(name, **kwargs)`` return ``factory(**kwargs)``, an ``(env, params)`` pair
+    (params None: the env's ``default_params``), in this process: a user env then trains,
+    sweeps and benches by name like the built-in ones. ``family`` picks the algorithms'
+    default configs (`env_family`). Registering the same name again replaces the factory; a
+    built-in name is refused. The registration is not stored: a process that resumes a run,
+    loads its policy or works for Ray must register the name again. Return the same env
+    instance from every call (or give the env ``__eq__``/``__hash__``), so that programs
+    compiled for it are reused within the process."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"an env name must be a non-empty string, got {name!r}")
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
+    prefixed = ":" in name and name.partition(":")[0] in ("gymnax", "brax", "atari", "probe",
+                                                            "goal")
+    if name not in _REGISTERED and (prefixed or name in registered_names(include_brax=False)):
+        raise ValueError(f"{name!r} is a built-in env name; register your env under another")
+    if not callable(factory):
+        raise ValueError(f"factory must be callable (**kwargs) -> (env, params), got {factory!r}")
+    _REGISTERED[name] = (factory, family)
+
+
 class EnvOptionError(ValueError):
     """Raised by `make` for an option (keyword argument) the env does not take."""
 
@@ -69,6 +95,7 @@ def _make_atari(game: str, **kwargs):
 def registered_names(include_brax: bool = True) -> list[str]:
     """Every name `make` accepts (brax names need brax importable)."""
     names = list(probes.PROBES_BY_NAME) + list(goals.GOAL_ENVS) + list(_gymnax_names())
+    names += list(_REGISTERED)
     names += [f"gymnax:{n}" for n in _gymnax_names()]
     if include_brax:
         with contextlib.suppress(ImportError):  # brax is a pinned dependency
@@ -106,6 +133,9 @@ def _make_family(name: str, reward_scale: float | None, **kwargs) -> tuple[Any, 
             raise ValueError(f"reward_scale must be a finite non-zero number, got {reward_scale!r}")
         env, params = make(name, **kwargs)
         return RewardScale(env, reward_scale), params
+    if name in _REGISTERED:
+        env, params = _REGISTERED[name][0](**kwargs)
+        return env, (env.default_params if params is None else params)
     if name in probes.PROBES_BY_NAME:
         return probes.make_probe(name, **kwargs)
     if name in goals.GOAL_ENVS:
@@ -133,7 +163,9 @@ def unknown_name_message(name: str) -> str:
 
 def env_family(env_name: str) -> str:
     """'probe' | 'brax' | 'atari' | 'minatar' | 'continuous' | 'discrete': the family of a registered
-    name, by which an algorithm picks its default config."""
+    name, by which an algorithm picks its default config (a `register`ed env: its own)."""
+    if env_name in _REGISTERED:
+        return _REGISTERED[env_name][1]
     if env_name.startswith("probe:"):
         return "probe"
     if env_name.startswith("brax:"):
