@@ -15,11 +15,9 @@ stored as its own run, tied together by a sweep id (``jaxrl runs ls --sweep ID``
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import itertools
 import math
 import re
-import secrets
 from typing import Any
 
 import numpy as np
@@ -33,6 +31,7 @@ from jaxrl.engine.recorded import run_recorded
 from jaxrl.engine.spec import ENGINE_OPTIONS, GroupSpec, group_spec, plan_memory, resolve_group
 from jaxrl.results import TrainResult
 from jaxrl.runs.demos import with_demos_found
+from jaxrl.runs.files import stamped_id
 from jaxrl.runs.store import RunStore
 from jaxrl.runs.sweep_table import format_table, load_sweep, sweep_table  # noqa: F401
 
@@ -173,9 +172,7 @@ _ENGINE_KEYS = tuple(k for k in ENGINE_OPTIONS if k != "seed")  # sweep's own se
 
 
 def new_sweep_id(algo: str, env: str) -> str:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    safe_env = "".join(c if c.isalnum() or c in "-_" else "-" for c in env)
-    return f"sweep-{stamp}-{algo}-{safe_env}-{secrets.token_hex(3)}"
+    return f"sweep-{stamped_id(algo, env)}"
 
 
 def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int = 100_000,

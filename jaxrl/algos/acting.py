@@ -19,12 +19,53 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import jax
 
 from envs.spaces import Space
 from jaxrl.networks import to_env_action
+from jaxrl.ops import RunningMeanStd, popart
+
+
+class PolicyStatic(Protocol):
+    """The static fields that acting with an `ActorCritic` reads (`make_network`, `make_act`,
+    ...): `onpolicy.OnPolicyStatic`'s, and those of algorithms that train the same policy another
+    way (BC)."""
+
+    @property
+    def hidden(self) -> tuple[int, ...]: ...
+    @property
+    def torso(self) -> str: ...
+    @property
+    def activation(self) -> str: ...
+    @property
+    def init_log_std(self) -> float: ...
+    @property
+    def shared_network(self) -> bool: ...
+    @property
+    def rnn(self) -> str: ...
+    @property
+    def rnn_size(self) -> int: ...
+    @property
+    def recurrent(self) -> bool: ...
+    @property
+    def normalize_obs(self) -> bool: ...
+    @property
+    def popart(self) -> bool: ...
+
+
+class PolicyState(Protocol):
+    """What acting reads of a train state: the network's variables and the statistics of its
+    inputs and value outputs."""
+
+    @property
+    def params(self) -> Any: ...
+    @property
+    def obs_stats(self) -> RunningMeanStd: ...
+    @property
+    def value_stats(self) -> popart.PopArtStats: ...
+
 
 Mode = Callable[..., jax.Array]  # (state, obs) -> agent action
 Sample = Callable[..., jax.Array]  # (state, obs, key) -> agent action

@@ -53,7 +53,7 @@ class BCStatic(StaticConfig):
     normalize_obs: bool = static(True, "standardize observations by the expert's statistics")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 
-    # the on-policy network's other options (`onpolicy.PolicyStatic`), fixed for BC
+    # the on-policy network's other options (`acting.PolicyStatic`), fixed for BC
     shared_network = False
     rnn = "none"
     rnn_size = 0
@@ -90,7 +90,7 @@ def default_config(env_name: str) -> BCConfig:
 
 @struct.dataclass
 class BCState:
-    """The policy (`onpolicy.PolicyState`: acting reads params and statistics) and its
+    """The policy (`acting.PolicyState`: acting reads params and statistics) and its
     optimizer."""
 
     params: Any  # the `ActorCritic`'s flax variables (the value head is not trained)

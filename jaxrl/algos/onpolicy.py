@@ -20,7 +20,7 @@ in one file so the order of rollout, batch, update and bookkeeping reads top to 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Protocol
+from typing import Any
 
 import chex
 import jax
@@ -33,6 +33,7 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
+from jaxrl.algos.acting import PolicyState, PolicyStatic
 from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
 from jaxrl.networks import ActorCritic, check_network_fields, resolve_torso, to_env_action
 from jaxrl.ops import (
@@ -87,45 +88,6 @@ class OnPolicyStatic(StaticConfig):
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
         if self.rnn not in RNNS:
             raise ConfigError(f"rnn must be one of {RNNS}, got {self.rnn!r}")
-
-
-class PolicyStatic(Protocol):
-    """The static fields that acting with an `ActorCritic` reads (`make_network`, `make_act`,
-    ...): `OnPolicyStatic`'s, and those of algorithms that train the same policy another way
-    (BC)."""
-
-    @property
-    def hidden(self) -> tuple[int, ...]: ...
-    @property
-    def torso(self) -> str: ...
-    @property
-    def activation(self) -> str: ...
-    @property
-    def init_log_std(self) -> float: ...
-    @property
-    def shared_network(self) -> bool: ...
-    @property
-    def rnn(self) -> str: ...
-    @property
-    def rnn_size(self) -> int: ...
-    @property
-    def recurrent(self) -> bool: ...
-    @property
-    def normalize_obs(self) -> bool: ...
-    @property
-    def popart(self) -> bool: ...
-
-
-class PolicyState(Protocol):
-    """What acting reads of a train state: the network's variables and the statistics of its
-    inputs and value outputs."""
-
-    @property
-    def params(self) -> Any: ...
-    @property
-    def obs_stats(self) -> RunningMeanStd: ...
-    @property
-    def value_stats(self) -> popart.PopArtStats: ...
 
 
 @struct.dataclass(frozen=True)

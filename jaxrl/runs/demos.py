@@ -14,9 +14,7 @@ reward; ``episode_return`` the true return of the whole episode, as evaluation r
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import json
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jaxrl.runs.files import atomic_write_text
+from jaxrl.runs.files import atomic_write_text, stamped_id
 from jaxrl.runs.layout import store_root
 from jaxrl.runs.store import StoreError
 
@@ -68,9 +66,7 @@ def write_demos(played: dict[str, np.ndarray], kept: np.ndarray, meta: dict,
 
 
 def new_demo_id(env: str) -> str:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    safe_env = "".join(c if c.isalnum() or c in "-_" else "-" for c in env)
-    return f"demo-{stamp}-{safe_env}-{secrets.token_hex(3)}"
+    return f"demo-{stamped_id(env)}"
 
 
 def steps_table(played: dict[str, np.ndarray], kept: np.ndarray) -> pa.Table:

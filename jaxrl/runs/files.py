@@ -5,12 +5,21 @@ A write goes to a hidden temporary file beside its target and is renamed over it
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 import secrets
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+
+def stamped_id(*parts: str) -> str:
+    """``"<YYYYmmdd-HHMMSS>-<part>-...-<6 hex>"``: the body of a new run, sweep or
+    demonstration-set id, each part reduced to letters, digits, ``-`` and ``_``."""
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    safe = ["".join(c if c.isalnum() or c in "-_" else "-" for c in p) for p in parts]
+    return "-".join([stamp, *safe, secrets.token_hex(3)])
 
 
 def _tmp_beside(path: Path) -> Path:

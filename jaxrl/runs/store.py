@@ -20,7 +20,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import secrets
 import shlex
 import socket
 import subprocess
@@ -35,6 +34,7 @@ from jaxrl.runs.files import (  # noqa: F401  (re-exported: the store's file hel
     atomic_write_text,
     finite_or_none,
     json_default,
+    stamped_id,
 )
 from jaxrl.runs.frames import metrics_frame
 from jaxrl.runs.layout import DEFAULT_ROOT, default_root  # noqa: F401  (re-exported)
@@ -103,9 +103,7 @@ class RunStore:
     def new_run(self, algo: str, env: str, config: dict, seeds: int, total_steps: int,
                 command: list[str] | None = None, sweep_id: str | None = None) -> Run:
         self.ensure_writable()
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        safe_env = "".join(c if c.isalnum() or c in "-_" else "-" for c in env)
-        run_id = f"{stamp}-{algo}-{safe_env}-{secrets.token_hex(3)}"
+        run_id = stamped_id(algo, env)
         folder = self.root / run_id
         folder.mkdir()
         (folder / "metrics").mkdir()
