@@ -40,6 +40,8 @@ under jax 0.10 (``jnp.clip(a_min=...)``), so it cannot be built.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import jax
@@ -60,10 +62,20 @@ BRAX_NAMES: tuple[str, ...]
 
 def __getattr__(attr: str) -> Any:
     if attr == "BRAX_NAMES":
+        headless_gl()
         from brax import envs as brax_envs
 
         return tuple(brax_envs._envs)
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+def headless_gl() -> None:
+    """Pick an offscreen OpenGL for MuJoCo (EGL) where no display exists and the user chose
+    none (for `envs.render`). MuJoCo reads ``MUJOCO_GL`` once, when first imported: this runs
+    before brax, which imports it."""
+    if not os.environ.get("DISPLAY") and "mujoco" not in sys.modules:
+        os.environ.setdefault("MUJOCO_GL", "egl")
+        os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 
 
 @struct.dataclass
@@ -202,6 +214,7 @@ def make_brax(
         raise ValueError(
             f"unknown brax backend {backend!r}; valid backends: {', '.join(BRAX_BACKENDS)}"
         )
+    headless_gl()
     from brax import envs as brax_envs
 
     if name not in brax_envs._envs:

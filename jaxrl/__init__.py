@@ -22,6 +22,7 @@ _PUBLIC = {
     "sweep": "jaxrl.sweeps",
     "bench": "jaxrl.benchmarks",
     "load_policy": "jaxrl.policies",
+    "render": "jaxrl.video",
     "demos": "jaxrl.demonstrations",
     "load_demos": "jaxrl.demonstrations",
 }

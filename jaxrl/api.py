@@ -52,7 +52,8 @@ def train(
             raise ConfigError("checkpoint_every needs the run store (store=True)")
         resolved = resolve_group(spec)
         outcome = run_group(spec, resolved, progress=progress, on_chunk=on_chunk)
-        result = outcome.config_result(0, resolved.algorithm.name, env, act_program(resolved))
+        result = outcome.config_result(0, resolved.algorithm.name, env, act_program(resolved),
+                                       (resolved.env, resolved.env_params))
         if outcome.failures:
             raise NonFiniteMetricError(outcome.failures[0], result)
         return result

@@ -23,22 +23,24 @@ from jaxrl.runs.demos import Demos, list_demos, load_demos, write_demos  # noqa:
 MAX_RECORD_BYTES = 2 << 30  # the on-device record of one call (steps x envs x obs)
 
 
+def demo_row(obs, env_state, action, reward, terminated, truncated) -> dict:
+    """What a demonstration keeps of one step (`play`'s default ``record``)."""
+    return {"obs": obs, "action": action, "reward": reward, "terminated": terminated,
+            "truncated": truncated}
+
+
 def play(stored: StoredPolicy, seed: int, episodes: int, key: jax.Array,
-         deterministic: bool = True) -> dict[str, np.ndarray]:
+         deterministic: bool = True, record=demo_row) -> dict[str, np.ndarray]:
     """One episode in each of ``episodes`` fresh envs under seed ``seed``'s policy, as
-    time-major host arrays ``[H, episodes, ...]`` (``H``: the env's evaluation horizon) with
+    time-major host arrays ``[H, episodes, ...]`` (``H``: the env's evaluation horizon) of what
+    ``record(obs, env_state, action, reward, terminated, truncated) -> dict`` keeps of each step
+    (traced; ``obs``/``env_state`` are those the action was taken at, ``[episodes, ...]``), with
     ``active`` marking the steps up to and including each episode's end, and ``returns``
     ``[episodes]`` (NaN for an episode that did not end within ``H``)."""
     env, env_params, policy = stored.env, stored.env_params, stored.policy
     horizon = eval_horizon(env_params)
-    obs_size = int(np.prod(env.observation_space(env_params).shape)) * 4
-    if horizon * episodes * obs_size > MAX_RECORD_BYTES:
-        raise ValueError(f"{episodes} episodes of up to {horizon} steps need "
-                         f"{horizon * episodes * obs_size / 2**30:.1f} GiB of observations; "
-                         f"record fewer episodes per call")
     state = stored.seed_state(seed)
 
-    @jax.jit
     def run(key):
         reset_key, key = jax.random.split(key)
         obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(
@@ -48,22 +50,26 @@ def play(stored: StoredPolicy, seed: int, episodes: int, key: jax.Array,
             obs, env_state, memory, ended, ret = carry
             act_key, step_key = jax.random.split(k)
             memory, action = policy.step(state, memory, obs, act_key, deterministic)
-            next_obs, env_state, reward, terminated, truncated, info = jax.vmap(
+            next_obs, next_state, reward, terminated, truncated, info = jax.vmap(
                 env.step, in_axes=(0, 0, 0, None))(jax.random.split(step_key, episodes),
                                                    env_state, action, env_params)
             done = info["episode_done"]
-            row = {"obs": obs, "action": action, "reward": reward, "terminated": terminated,
-                   "truncated": truncated, "active": ~ended}
+            row = {**record(obs, env_state, action, reward, terminated, truncated),
+                   "active": ~ended}
             ret = jnp.where(done & ~ended, info["episode_return"], ret)
-            return (next_obs, env_state, reset_memory(memory, done), ended | done, ret), row
+            return (next_obs, next_state, reset_memory(memory, done), ended | done, ret), row
 
         init = (obs, env_state, policy.initial(episodes), jnp.zeros(episodes, bool),
                 jnp.full(episodes, jnp.nan))
         (_, _, _, ended, ret), rows = jax.lax.scan(step, init, jax.random.split(key, horizon))
         return rows, jnp.where(ended, ret, jnp.nan)
 
-    rows, returns = run(key)
-    out = {k: np.asarray(v) for k, v in rows.items()}
+    size = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(jax.eval_shape(run, key)))
+    if size > MAX_RECORD_BYTES:
+        raise ValueError(f"{episodes} episodes of up to {horizon} steps need "
+                         f"{size / 2**30:.1f} GiB on the device; record fewer episodes per call")
+    rows, returns = jax.jit(run)(key)
+    out = jax.tree.map(np.asarray, rows)
     out["returns"] = np.asarray(returns)
     return out
 

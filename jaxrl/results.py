@@ -13,7 +13,9 @@ from jaxrl import stats
 from jaxrl.algos import acting
 from jaxrl.config import AlgoConfig
 from jaxrl.measures import train_return_last100
+from jaxrl.policies import StoredPolicy, acting_state
 from jaxrl.runs.files import finite_or_none
+from jaxrl.video import Video, render_policy
 
 
 @dataclasses.dataclass
@@ -40,6 +42,7 @@ class TrainResult:
     compile_source: str = "compiled"
     run_id: str | None = None
     run_dir: str | None = None
+    _acting_env: Any = dataclasses.field(repr=False, default=None)  # (env, env_params)
 
     def act(self, obs, key=None, seed: int = 0, deterministic: bool = True, memory=None):
         """The trained policy of one seed: raw env obs ``[..., *obs_shape]`` -> env action.
@@ -52,6 +55,18 @@ class TrainResult:
         state = jax.tree.map(lambda x: x[seed], self.state)
         return acting.act_with(self._act, self.config, state, obs, key, seed, deterministic,
                                memory)
+
+    def policy(self) -> StoredPolicy:
+        """The trained policy, every seed, as `jaxrl.load_policy` gives a stored run's."""
+        env, env_params = self._acting_env
+        return StoredPolicy(self.run_id or "", self.algo, self.env, None, None, env, env_params,
+                            self.config, acting_state(self.state), self._act)
+
+    def render(self, seed: int = 0, episodes: int = 1, deterministic: bool = True,
+               key_seed: int = 0, height: int = 240) -> Video:
+        """A `jaxrl.video.Video` of ``episodes`` fresh episodes of seed ``seed``'s policy: it
+        plays inline in a notebook; ``.save("run.mp4")`` (or ``.gif``) writes it."""
+        return render_policy(self.policy(), seed, episodes, deterministic, key_seed, height)
 
     def summary(self) -> dict:
         r = self.final_eval_return

@@ -231,7 +231,8 @@ def _run_one_group(spec: GroupSpec, resolved, outcome, *, store, runs_dir, sweep
         if outcome is None:
             outcome = run_group(spec, resolved, progress=progress, stop_on_non_finite=False)
         act = act_program(resolved)
-        return ([outcome.config_result(i, resolved.algorithm.name, spec.env, act)
+        return ([outcome.config_result(i, resolved.algorithm.name, spec.env, act,
+                                      (resolved.env, resolved.env_params))
                  for i in range(len(spec.configs))], dict(outcome.failures))
     run_store = RunStore(runs_dir)
     run_store.ensure_writable()

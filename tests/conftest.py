@@ -42,6 +42,7 @@ SLOW_FIRST = [
     "api/test_sweep.py",
     "engine/test_resume.py",
     "engine/test_sharding.py",
+    "api/test_render.py",
     "bench/test_bench.py",
     "envs/test_brax_adapter.py",
     "algos/test_ppo.py",

@@ -1,6 +1,7 @@
 """The ``jaxrl`` command line: ``train``, ``sweep``, ``bench``, ``resume``, ``probe``, ``runs``,
-``plot``, ``compare``, ``export``, ``demos`` (a stored policy's episodes), ``envs`` (the env names, by family), ``config`` (an algorithm's
-keys and defaults for an env).
+``plot``, ``compare``, ``export``, ``demos`` (a stored policy's episodes), ``render`` (a video of
+them), ``envs`` (the env names, by family), ``config`` (an algorithm's keys and defaults for an
+env).
 
 Bad input (unknown algorithm or env, unknown or ill-typed ``--set`` key, an out-of-range
 hyperparameter, seeds that are not a whole number >= 1, too few steps for one update, an
@@ -9,7 +10,7 @@ and one line on stderr, before anything compiles.
 
 This module holds the parser; each command lives in the module its ``handler`` names
 (`jaxrl.cli.training`: the commands that train; `jaxrl.cli.store`: the commands that read the
-run store; `jaxrl.cli.discover`: ``envs`` and ``config``), loaded when that command runs, so
+run store; `jaxrl.cli.discover`: ``envs`` and ``config``; `jaxrl.cli.video`: ``render``), loaded when that command runs, so
 ``jaxrl runs ls`` never loads JAX. The help names the algorithms from `jaxrl.cli.names` (plain
 tuples), not from the registry, for the same reason.
 """
@@ -182,6 +183,19 @@ def build_parser() -> argparse.ArgumentParser:
     dm.add_argument("--runs-dir", default=None)
     dm.add_argument("--json", metavar="PATH")
     dm.set_defaults(handler=("imitation", "cmd_demos"))
+
+    rd = sub.add_parser("render", help="a video of a stored run's policy (MP4 or GIF)")
+    rd.add_argument("run_id")
+    rd.add_argument("--out", required=True, metavar="FILE.mp4|FILE.gif")
+    rd.add_argument("--seed", type=whole_number, default=0, help="which seed's policy (default 0)")
+    rd.add_argument("--episodes", type=whole_number, default=1)
+    rd.add_argument("--sampled", action="store_true",
+                    help="sample the policy's actions (default: its deterministic action)")
+    rd.add_argument("--key-seed", type=whole_number, default=0,
+                    help="seed of the env resets and action samples")
+    rd.add_argument("--height", type=whole_number, default=240, help="frame height in pixels")
+    rd.add_argument("--runs-dir", default=None)
+    rd.set_defaults(handler=("video", "cmd_render"))
 
     en = sub.add_parser("envs", help="list the registered environment names, by family")
     en.add_argument("--family", choices=ENV_FAMILIES, default=None,

@@ -75,8 +75,10 @@ class GroupOutcome:
     def done_updates(self) -> int:
         return sum(m["env_steps"].shape[1] for m in self.chunks)
 
-    def config_result(self, i: int, algo: str, env: str, act=None) -> TrainResult:
-        """Config ``i``'s `TrainResult` (its seeds' metrics, evaluations and state)."""
+    def config_result(self, i: int, algo: str, env: str, act=None, acting_env=None
+                      ) -> TrainResult:
+        """Config ``i``'s `TrainResult` (its seeds' metrics, evaluations and state); ``act``
+        and ``acting_env`` (``(env, env_params)``) let it act and render."""
         m = self.members
         chunks = [m.of_config(c, i) for c in self.chunks]
         evals = [(u, m.of_config(r, i)) for u, r in self.evals]
@@ -90,7 +92,7 @@ class GroupOutcome:
             state=m.of_config(self.state, i), compile_seconds=self.compile_seconds,
             run_seconds=self.run_seconds,
             env_steps_per_second=m.seeds * done * self.steps_per_update / max(self.run_seconds, 1e-9),
-            _act=act, devices=self.devices, compile_source=self.compile_source,
+            _act=act, _acting_env=acting_env, devices=self.devices, compile_source=self.compile_source,
         )
 
 

@@ -56,7 +56,8 @@ def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: b
     act = act_program(resolved)
     results = []
     for i, run in enumerate(runs):
-        result = outcome.config_result(i, resolved.algorithm.name, spec.env, act)
+        result = outcome.config_result(i, resolved.algorithm.name, spec.env, act,
+                                       (resolved.env, resolved.env_params))
         result.run_id, result.run_dir = run.run_id, str(run.folder)
         failure = outcome.failures.get(i)
         finish_run(run, "failed" if failure else "finished", result, failure)
