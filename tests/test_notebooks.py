@@ -21,5 +21,7 @@ def test_notebook_executes(path, tmp_path, monkeypatch):
     assert any("image/png" in o.get("data", {}) for o in outputs), "the curves are drawn inline"
 
 
-def test_there_is_a_quickstart():
-    assert any(p.name == "quickstart.ipynb" for p in NOTEBOOKS)
+def test_there_is_a_notebook_for_each_way_of_working():
+    expected = {"quickstart", "sweeps", "debugging", "benchmarking", "custom_env",
+                "custom_algorithm"}
+    assert expected <= {p.stem for p in NOTEBOOKS}

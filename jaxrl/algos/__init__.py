@@ -98,8 +98,37 @@ ALGORITHMS: dict[str, Algorithm] = {
 }
 
 
+BUILT_IN: frozenset[str] = frozenset(ALGORITHMS)
+
+
 class UnknownAlgorithmError(ValueError):
     pass
+
+
+def on_policy_algorithm(name: str, config_cls: type, default_config: Callable[[str], Any],
+                        update: Callable, optimizers: Callable) -> Algorithm:
+    """An on-policy algorithm from its parts, on the shared machinery (`onpolicy`): rollouts,
+    truncation-aware GAE, observation/reward statistics, evaluation, acting and the memory
+    model are onpolicy's; ``update(state, batch, key, static, network) -> onpolicy.Updated``
+    is the algorithm, and ``optimizers(hparams, static, lr_scale) -> onpolicy.ParamGroups``
+    its optimizers (as in `ppo` and `vpg`)."""
+    return Algorithm(name, config_cls, default_config, onpolicy.make_init(optimizers),
+                     onpolicy.make_train_step(update), onpolicy.make_act, onpolicy.make_value,
+                     onpolicy.make_agent_action, onpolicy.memory_model,
+                     make_policy=onpolicy.make_policy)
+
+
+def register(algorithm: Algorithm) -> Algorithm:
+    """Make ``algorithm`` known by its name in this process: ``train``, ``sweep``, ``bench``
+    and the probe ladder find it like a built-in one. Re-registering a user algorithm replaces
+    it; built-in names are refused."""
+    if not isinstance(algorithm, Algorithm):
+        raise TypeError(f"register takes an Algorithm, got {type(algorithm).__name__}")
+    key = algorithm.name.lower()
+    if key in BUILT_IN:
+        raise ValueError(f"{algorithm.name!r} is a built-in algorithm; pick another name")
+    ALGORITHMS[key] = algorithm
+    return algorithm
 
 
 def get(name: str) -> Algorithm:

@@ -148,7 +148,7 @@ def preset_files() -> dict[str, str]:
     whose action kind it takes (`config_yaml`), as committed in the repository (a test checks
     the committed files against this, so they follow the code)."""
     out = {}
-    for name in sorted(algos.ALGORITHMS):
+    for name in sorted(algos.BUILT_IN):
         kinds = algos.get(name).action_kinds
         for family, env in PRESET_ENVS.items():
             kind = "continuous" if family in ("continuous", "brax") else "discrete"

@@ -65,3 +65,56 @@ def plot_runs(curves: dict[str, pd.DataFrame], metric: str, title: str, path: st
         if path is not None:
             fig.savefig(path)
     return ax
+
+
+class LiveCurve:
+    """A learning curve that redraws itself in a notebook as a run goes: pass it as
+    ``on_chunk`` to `jaxrl.train` (or call it with each chunk's record). After every chunk it
+    plots ``metric``'s median over seeds with the min-max range, against env steps per seed,
+    in place (one output, updated). Outside a notebook it only collects: ``.frame()`` gives
+    the points so far."""
+
+    def __init__(self, metric: str = "episode_return_mean", title: str = ""):
+        self.metric, self.title = metric, title
+        self._rows: list[dict] = []
+        self._handle = None
+
+    def __call__(self, record: dict) -> None:
+        metrics = record["metrics"]
+        steps = np.asarray(metrics["env_steps"])[0]  # [K]: every seed steps alike
+        values = np.asarray(metrics[self.metric], dtype=float)  # [seeds, K]
+        for k, x in enumerate(steps):
+            v = values[:, k][np.isfinite(values[:, k])]
+            if v.size:
+                self._rows.append({"env_steps": float(x), "median": float(np.median(v)),
+                                   "low": float(v.min()), "high": float(v.max())})
+        self._draw()
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self._rows, columns=["env_steps", "median", "low", "high"])
+
+    def _draw(self) -> None:
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+        except ImportError:
+            return
+        if get_ipython() is None or not self._rows:
+            return
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(6, 3.2), dpi=100)
+        ax = fig.subplots()
+        f = self.frame()
+        ax.plot(f["env_steps"], f["median"], label="median over seeds")
+        ax.fill_between(f["env_steps"], f["low"], f["high"], alpha=0.25, label="min-max")
+        ax.set_xlabel("env steps per seed")
+        ax.set_ylabel(self.metric)
+        ax.set_title(self.title or f"{self.metric} so far")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        if self._handle is None:
+            self._handle = display(fig, display_id=True)
+        else:
+            self._handle.update(fig)
