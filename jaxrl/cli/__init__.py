@@ -173,28 +173,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     dm = sub.add_parser("demos", help="record whole episodes of a stored run's policy as "
                                       "demonstrations (for bc and gail)")
-    dm.add_argument("run_id")
-    dm.add_argument("--seed", type=whole_number, default=0, help="which seed's policy (default 0)")
-    dm.add_argument("--episodes", type=whole_number, default=10)
-    dm.add_argument("--sampled", action="store_true",
-                    help="sample the policy's actions (default: its deterministic action)")
-    dm.add_argument("--key-seed", type=whole_number, default=0,
-                    help="seed of the env resets and action samples")
-    dm.add_argument("--runs-dir", default=None)
+    _played_episodes(dm, episodes=10)
     dm.add_argument("--json", metavar="PATH")
     dm.set_defaults(handler=("imitation", "cmd_demos"))
 
     rd = sub.add_parser("render", help="a video of a stored run's policy (MP4 or GIF)")
-    rd.add_argument("run_id")
+    _played_episodes(rd, episodes=1)
     rd.add_argument("--out", required=True, metavar="FILE.mp4|FILE.gif")
-    rd.add_argument("--seed", type=whole_number, default=0, help="which seed's policy (default 0)")
-    rd.add_argument("--episodes", type=whole_number, default=1)
-    rd.add_argument("--sampled", action="store_true",
-                    help="sample the policy's actions (default: its deterministic action)")
-    rd.add_argument("--key-seed", type=whole_number, default=0,
-                    help="seed of the env resets and action samples")
     rd.add_argument("--height", type=whole_number, default=240, help="frame height in pixels")
-    rd.add_argument("--runs-dir", default=None)
     rd.set_defaults(handler=("video", "cmd_render"))
 
     en = sub.add_parser("envs", help="list the registered environment names, by family")
@@ -216,6 +202,19 @@ def build_parser() -> argparse.ArgumentParser:
                              help="neither read nor write the persistent compilation cache "
                                   "(also: JAXRL_COMPILE_CACHE=0)")
     return parser
+
+
+def _played_episodes(command, episodes: int) -> None:
+    """The arguments of a command that plays a stored run's policy for whole episodes."""
+    command.add_argument("run_id")
+    command.add_argument("--seed", type=whole_number, default=0,
+                         help="which seed's policy (default 0)")
+    command.add_argument("--episodes", type=whole_number, default=episodes)
+    command.add_argument("--sampled", action="store_true",
+                         help="sample the policy's actions (default: its deterministic action)")
+    command.add_argument("--key-seed", type=whole_number, default=0,
+                         help="seed of the env resets and action samples")
+    command.add_argument("--runs-dir", default=None)
 
 
 def main(argv: list[str] | None = None) -> int:
