@@ -1,4 +1,7 @@
+import collections
+import json
 import os
+from pathlib import Path
 
 from jaxrl.compile_cache import MIN_COMPILE_SECONDS, default_dir, max_bytes
 from jaxrl.platform import DEFAULT_CPU_OPT_LEVEL
@@ -56,6 +59,45 @@ SLOW_FIRST = [
     "engine/test_memory.py",
     "networks/test_torsos.py",
 ]
+
+
+# JAXRL_COMPILE_AUDIT=FOLDER: per test, the seconds JAX spent tracing, lowering and compiling
+# (compiling includes loading from the persistent cache) and the cache's misses and hits, one
+# JSON file per xdist worker; what to shrink when the suite's cold time grows.
+AUDIT = os.environ.get("JAXRL_COMPILE_AUDIT")
+_audit: dict = collections.defaultdict(lambda: collections.defaultdict(float))
+_current: list = [None]
+
+
+def _on_duration(event: str, seconds: float, **_) -> None:
+    if _current[0] is not None:
+        _audit[_current[0]][event.rsplit("/", 1)[-1]] += seconds
+
+
+def _on_event(event: str, **_) -> None:
+    if _current[0] is not None and event.startswith("/jax/compilation_cache/cache_"):
+        _audit[_current[0]][event.rsplit("/", 1)[-1]] += 1
+
+
+if AUDIT:
+    import jax.monitoring
+
+    jax.monitoring.register_event_duration_secs_listener(_on_duration)
+    jax.monitoring.register_event_listener(_on_event)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _current[0] = item.nodeid
+    yield
+    _current[0] = None
+
+
+def pytest_sessionfinish(session):
+    if AUDIT:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        Path(AUDIT).mkdir(parents=True, exist_ok=True)
+        (Path(AUDIT) / f"{worker}.json").write_text(json.dumps(_audit, indent=1))
 
 
 def pytest_collection_modifyitems(config, items):
