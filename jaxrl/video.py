@@ -85,22 +85,34 @@ def render_policy(stored: StoredPolicy, seed: int = 0, episodes: int = 1,
     r = renderer(stored.env, stored.env_params, height)
     played = play(stored, int(seed), int(episodes), jax.random.key(key_seed), deterministic,
                   record=_capture(r))
-    frames, lengths = [], []
     label = "greedy" if deterministic else "sampled"
+    frames, lengths = [], []
     for e in range(int(episodes)):
-        steps = int(played["active"][:, e].sum())
-        final = float(played["returns"][e])
-        for t in range(steps):
-            picked = jax.tree.map(lambda x, t=t: x[t, e], played["picked"])
-            text = f"{label} · episode {e + 1}/{episodes} · step {t + 1} · return " \
-                   f"{played['return_so_far'][t, e]:.1f}"
-            frames.append(_label(r.draw(picked), text))
-        end = f"{label} · episode {e + 1}/{episodes} · {steps} steps · return " \
-              + ("cut at the horizon" if np.isnan(final) else f"{final:.1f}")
-        frames += [_label(r.draw(picked), end)] * max(1, round(HOLD_SECONDS * r.fps))
-        lengths.append(steps)
+        shown = _episode_frames(r, played, e, f"{label} · episode {e + 1}/{episodes}")
+        frames += shown
+        lengths.append(len(shown) - _hold(r))
     return Video(np.stack(frames), r.fps, [float(x) for x in played["returns"]], lengths,
                  bool(deterministic))
+
+
+def _hold(r: Renderer) -> int:
+    """Frames the last picture of an episode is shown for."""
+    return max(1, round(HOLD_SECONDS * r.fps))
+
+
+def _episode_frames(r: Renderer, played: dict, e: int, title: str) -> list[np.ndarray]:
+    """Episode ``e`` of ``played`` (`play`'s arrays, ``[H, episodes, ...]``): a labelled frame
+    per step taken, then the last one held, labelled with the final return."""
+    steps = int(played["active"][:, e].sum())
+    out = []
+    for t in range(steps):
+        picture = r.draw(jax.tree.map(lambda x, t=t: x[t, e], played["picked"]))
+        out.append(_label(picture, f"{title} · step {t + 1} · return "
+                                   f"{played['return_so_far'][t, e]:.1f}"))
+    final = float(played["returns"][e])
+    end = f"{title} · {steps} steps · return " + (
+        "cut at the horizon" if np.isnan(final) else f"{final:.1f}")
+    return out + [_label(picture, end)] * _hold(r)
 
 
 def _capture(r: Renderer):
