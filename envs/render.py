@@ -34,6 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 from PIL import Image, ImageDraw
 
+from envs.atari import AtariEnv
+from envs.brax_adapter import BraxEnv
 from envs.wrappers import EpisodeStatistics, Wrapper
 
 CLASSIC = ("CartPole-v1", "Pendulum-v1", "Acrobot-v1", "MountainCar-v0",
@@ -85,9 +87,9 @@ def renderer(env, params, height: int = 240) -> Renderer:
         return _classic(env, name, params, height)
     if "MinAtar" in name and not obs_changed:
         return Renderer(lambda state, obs: obs, lambda grid: _minatar(grid, height), 10.0)
-    if name.startswith("atari:") and not obs_changed:
+    if isinstance(inner, AtariEnv) and not obs_changed:
         return Renderer(lambda state, obs: obs[..., -1], lambda f: _grey(f, height), 15.0)
-    if type(inner).__name__ == "BraxEnv":
+    if isinstance(inner, BraxEnv):
         return _brax(env, inner, height)
     if name == "goal:PointReach":
         capture = lambda state, obs: _state_of(env, state)
