@@ -30,8 +30,9 @@ def test_im2col_conv_matches_xla(n, side, c, k, stride, f):
 def test_conv_torso_shapes(kind, shape, width, kernels):
     flat = jnp.ones((7, 3, int(np.prod(shape))))  # any leading axes
     torso = ConvTorso(kind)
-    params = torso.init(jax.random.key(0), flat)["params"]
-    assert torso.apply({"params": params}, flat).shape == (7, 3, width)
+    # traced, not run: the shapes are the point (running the Nature CNN op by op took 9-15 s)
+    params = jax.eval_shape(torso.init, jax.random.key(0), flat)["params"]
+    assert jax.eval_shape(torso.apply, {"params": params}, flat).shape == (7, 3, width)
     assert [params[f"conv_{i}_kernel"].shape for i in range(len(kernels))] == kernels
     side_out = {"minatar_cnn": 8, "nature_cnn": 7}[kind]  # VALID: 10-3+1; Nature's 84 -> 7
     assert params["Dense_0"]["kernel"].shape == (side_out * side_out * kernels[-1][-1], width)
