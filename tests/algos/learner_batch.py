@@ -16,7 +16,8 @@ def state_and_batch(algo: str, env_name: str, **overrides):
     env = envs.EpisodeStatistics(env)
     config = algorithm.default_config(env_name).replace(hidden=(8,), num_envs=2, batch_size=16,
                                                         buffer_size=64, **overrides)
-    state = algorithm.init(jax.random.key(0), env, params, config)
+    # jitted: run op by op, an off-policy init (networks, optimizers, replay) took seconds
+    state = jax.jit(lambda key: algorithm.init(key, env, params, config))(jax.random.key(0))
     d = obs_dim(env.observation_space(params))
     space = env.action_space(params)
     if algo == "dqn":
@@ -29,3 +30,10 @@ def state_and_batch(algo: str, env_name: str, **overrides):
         terminated=jnp.zeros((16,), bool), next_obs=jax.random.normal(jax.random.key(4), (16, d)),
         steps=jnp.ones((16,), jnp.int32), ended=jnp.zeros((16,), bool))
     return state, batch, config, space
+
+
+def jitted_learn(module, config, space):
+    """``module.learn`` (one learning step) with the config and action space fixed, jitted: run
+    op by op it took several seconds."""
+    return jax.jit(lambda state, batch, weights, key: module.learn(state, batch, weights, key,
+                                                                  config, space))

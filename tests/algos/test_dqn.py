@@ -10,7 +10,7 @@ import pytest
 from jaxrl.algos import dqn
 from jaxrl.buffers import nstep
 from jaxrl.networks import QNetwork
-from tests.algos.learner_batch import state_and_batch
+from tests.algos.learner_batch import jitted_learn, state_and_batch
 
 
 class Table:
@@ -57,7 +57,7 @@ def test_dueling_head_is_value_plus_mean_zero_advantage():
 
 def test_a_dueling_learner_step_is_finite_and_moves_the_net():
     state, batch, config, space = state_and_batch("dqn", "CartPole-v1", dueling=True)
-    out = dqn.learn(state, batch, jnp.ones((16,)), jax.random.key(0), config, space)
+    out = jitted_learn(dqn, config, space)(state, batch, jnp.ones((16,)), jax.random.key(0))
     assert np.isfinite(float(out.metrics["loss"]))
     assert not jax.tree.all(jax.tree.map(jnp.array_equal, out.params, state.params))
 
@@ -89,7 +89,8 @@ def test_target_network_moves_only_every_period():
     state, batch, config, space = state_and_batch("dqn", "CartPole-v1", target_update_period=3,
                                                   tau=1.0)
     weights, key = jnp.ones((16,)), jax.random.key(0)
-    early = dqn.learn(state, batch, weights, key, config, space)  # update 1 of 3
+    learn = jitted_learn(dqn, config, space)
+    early = learn(state, batch, weights, key)  # update 1 of 3
     assert jax.tree.all(jax.tree.map(jnp.array_equal, early.target_params, state.target_params))
-    due = dqn.learn(state.replace(update_step=jnp.int32(2)), batch, weights, key, config, space)
+    due = learn(state.replace(update_step=jnp.int32(2)), batch, weights, key)
     assert jax.tree.all(jax.tree.map(jnp.array_equal, due.target_params, due.params))  # tau 1

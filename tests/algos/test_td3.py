@@ -7,7 +7,7 @@ import numpy as np
 
 from jaxrl import algos
 from jaxrl.algos import ddpg
-from tests.algos.learner_batch import state_and_batch
+from tests.algos.learner_batch import jitted_learn, state_and_batch
 
 
 def test_td3_switches_change_the_learner():
@@ -22,11 +22,11 @@ def test_td3_switches_change_the_learner():
 def test_td3_delays_the_actor():
     state, batch, config, space = state_and_batch("td3", "Pendulum-v1")
     weights = jnp.ones((16,))
-    first = ddpg.learn(state, batch, weights, jax.random.key(7), config, space)  # update 1 of 2
+    learn = jitted_learn(ddpg, config, space)
+    first = learn(state, batch, weights, jax.random.key(7))  # update 1 of 2
     assert jax.tree.all(jax.tree.map(jnp.array_equal, first.params.actor,
                                      state.params.actor))
     assert jax.tree.all(jax.tree.map(jnp.array_equal, first.target_params, state.target_params))
-    second = ddpg.learn(state.replace(update_step=jnp.int32(1)), batch, weights,
-                        jax.random.key(7), config, space)
+    second = learn(state.replace(update_step=jnp.int32(1)), batch, weights, jax.random.key(7))
     assert not jax.tree.all(jax.tree.map(jnp.array_equal, second.params.actor,
                                          state.params.actor))
