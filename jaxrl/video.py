@@ -22,7 +22,6 @@ import tempfile
 import warnings
 from pathlib import Path
 
-import imageio.v2 as imageio
 import jax
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -52,6 +51,8 @@ class Video:
         suffix = path.suffix.lower()
         if suffix not in FORMATS:
             raise RenderError(f"cannot write {path.name!r}: videos are {' or '.join(FORMATS)}")
+        import imageio.v2 as imageio  # here: 0.2 s that training, which imports this module, never needs
+
         with warnings.catch_warnings():  # ffmpeg runs as a subprocess: fork+exec, no JAX in it
             warnings.filterwarnings("ignore", "os.fork", RuntimeWarning)
             if suffix == ".gif":  # Pillow counts a frame's duration in milliseconds
