@@ -163,17 +163,19 @@ class AtariEnv:
         handle, final_obs, reward, term, trunc, _, lives, _, _ = call(
             handle, actions.astype(jnp.int32), jnp.ones((batch,), jnp.float32))
         done = term | trunc
+        # only the finished emulators, in index order: a loop over all B with a cond each would
+        # cost B predicate round trips per step on a GPU (and games end every few thousand steps)
+        order = jnp.argsort(~done, stable=True)
 
-        def reset_one(i, carry):
-            def reset(carry):
-                handle, obs, lives = carry
-                handle, fresh, fresh_lives = self._ffi_reset(
-                    handle, i[None].astype(jnp.int32), jnp.full((1,), -1, jnp.int32), batch)
-                return handle, obs.at[i].set(fresh[i]), lives.at[i].set(fresh_lives[i])
+        def reset_next(carry):
+            j, handle, obs, lives = carry
+            i = order[j]
+            handle, fresh, fresh_lives = self._ffi_reset(
+                handle, i[None].astype(jnp.int32), jnp.full((1,), -1, jnp.int32), batch)
+            return j + 1, handle, obs.at[i].set(fresh[i]), lives.at[i].set(fresh_lives[i])
 
-            return jax.lax.cond(done[i], reset, lambda c: c, carry)
-
-        handle, obs, new_lives = jax.lax.fori_loop(0, batch, reset_one, (handle, final_obs, lives))
+        _, handle, obs, new_lives = jax.lax.while_loop(
+            lambda c: c[0] < done.sum(), reset_next, (jnp.int32(0), handle, final_obs, lives))
         return handle, obs, final_obs, reward, term, trunc, lives, new_lives
 
     # -- the protocol ----------------------------------------------------------------------------

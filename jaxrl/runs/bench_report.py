@@ -198,7 +198,9 @@ def results(store: RunStore, bench_id: str) -> dict:
     return {"bench_id": bench_id, "suite": manifest.get("suite"), "title": manifest.get("title"),
             "note": manifest.get("note"), "budget_scale": manifest.get("budget_scale", 1.0),
             "created_at": manifest.get("created_at"), "report_written_at": _now(),
-            "devices": sorted({f"{r['devices']} ({r['device_kind']})" for r in ran}),
+            # a run still going has not written its devices yet
+            "devices": sorted({f"{r['devices']} ({r['device_kind']})" for r in ran
+                               if r["devices"]}),
             "git_commits": sorted({r["git_commit"] for r in ran if r["git_commit"]}),
             "git_dirty": any(r["git_dirty"] for r in ran),
             "confidence": CONFIDENCE, "bootstrap_reps": BOOTSTRAP_REPS, "entries": rows}

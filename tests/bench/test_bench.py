@@ -152,6 +152,13 @@ def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):
     assert by_name["ppo/CartPole-v1"]["iqm"] == ppo["iqm"]
     assert any("unreadable run.json" in str(w.message) for w in caught)
 
+    # a run still going has written no devices yet: the report's device list skips it
+    path = store.root / ppo["run_id"] / "run.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "running",
+                                "devices": None}))
+    going = bench_report.results(store, first.bench_id)
+    assert going["devices"] == [] and going["entries"][0]["status"] == "running"
+
 
 def test_committed_suites_are_valid():
     """Every entry of the committed suites resolves (algorithm, env, config) without training."""
