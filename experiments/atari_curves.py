@@ -36,6 +36,7 @@ def curves(metrics: pd.DataFrame, block: int) -> pd.DataFrame:
     g = m.groupby(["game", "steps", "seed"])[["score_sum", "episode_count"]].sum().reset_index()
     g["score"] = (g["score_sum"] / g["episode_count"]).round(2)
     g["frames"] = g["steps"] * 4
+    g["episode_count"] = g["episode_count"].astype(int)
     return g.rename(columns={"episode_count": "games"})[
         ["game", "steps", "frames", "seed", "games", "score"]]
 
