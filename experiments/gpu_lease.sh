@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A lent GPU machine's half hour, in steps (the machine has no package registry, starts bare
+# and keeps nothing; its image has JAX with CUDA, flax, optax, chex, pandas, pyarrow, but not
+# gymnax, brax, MuJoCo, ale-py or duckdb).
+#
+# Here, once (needs PyPI):
+#   bash experiments/gpu_lease.sh wheels          # the missing Python 3.12 wheels into .whl/
+#                                                 # (ignored by git; carry it with the call)
+# There, in one call each (jaxrl runs from the checkout on PYTHONPATH with the image's JAX):
+#   bash experiments/gpu_lease.sh setup           # install .whl/, print the versions
+#   bash experiments/gpu_lease.sh atari-floor     # the raw ale-py floor, the adapter and PPO's
+#                                                 # rollout (GPU and CPU), a short PPO Pong run
+#   bash experiments/gpu_lease.sh bench SUITE SCALE PATTERN...
+#                                                 # one detached `jaxrl bench` per pattern, side
+#                                                 # by side (e.g. atari 0.5 ppo/atari:Pong
+#                                                 # ppo/atari:Breakout); keep the machine warm
+#                                                 # with further calls while they run
+#   bash experiments/gpu_lease.sh collect         # logs, reports and every run's metrics in one
+#                                                 # Parquet file into $OUT (a store's many small
+#                                                 # files and its checkpoints do not come back)
+# Work files live in /tmp/gpu_lease, which a later call on the same warm machine finds again.
+# benchmarks/atari-gpu/NOTES.md tells how the first lease went.
+set -uo pipefail
+W=/tmp/gpu_lease
+mkdir -p "$W"
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 JAXRL_RUNS_DIR=$W/runs
+OUT=${OUT:-$W/out}
+mkdir -p "$OUT"
+
+# What the image lacks, at the versions of requirements/lock-py311.txt (MuJoCo's studio, the
+# viewer, is left out: 13 MB that the 64 MB a call may carry cannot spare).
+WHEELS="ale-py gymnasium farama-notifications duckdb gymnax brax mujoco mujoco-core mujoco-mjx
+glfw pyopengl trimesh jaxopt ml-collections tensorboardx flask flask-cors blinker itsdangerous"
+
+case "${1:-}" in
+wheels)
+  mkdir -p .whl
+  grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo /.whl/ >> .git/info/exclude
+  for name in $WHEELS; do
+    pin=$(grep -i "^${name}==" requirements/lock-py311.txt || echo "$name")
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+      --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+      --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl "$pin" \
+      || echo "no wheel for $pin" >&2
+  done
+  du -sh .whl
+  ;;
+setup)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 1
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  nproc
+  python3 -c "import jax, flax, optax, chex, pandas, numpy, ale_py; print('jax', jax.__version__, jax.devices(), 'flax', flax.__version__, 'optax', optax.__version__, 'chex', chex.__version__, 'pandas', pandas.__version__, 'numpy', numpy.__version__, 'ale_py', ale_py.__version__)"
+  for m in gymnax brax.envs mujoco.mjx duckdb; do  # each family's imports, one line each
+    python3 -c "import $m" 2>&1 | tail -n 1 | sed "s/^/$m: /"
+  done
+  ;;
+atari-floor)
+  for n in 8 48; do
+    python3 experiments/atari_floor.py --envs $n --steps 128 --game Breakout | tail -1 | tee -a "$OUT/floor.jsonl"
+  done
+  JAX_PLATFORMS=cpu python3 experiments/atari_floor.py --envs 48 --steps 128 --game Breakout | tail -1 | tee -a "$OUT/floor.jsonl"
+  python3 -m jaxrl.cli train ppo --env atari:Pong --seeds 6 --total-steps 49152 --no-store \
+    --no-progress --eval-episodes 1 --json "$OUT/ppo_pong_smoke.json" 2>&1 | tail -5
+  ;;
+bench)
+  suite=$2 scale=$3
+  shift 3
+  share=$(python3 -c "print(round(0.8 / $#, 2))")  # of the GPU's memory, per process
+  for pattern in "$@"; do
+    name=$(echo "$pattern" | tr -c 'A-Za-z0-9_\n' '_')
+    XLA_PYTHON_CLIENT_MEM_FRACTION=$share setsid nohup python3 -m jaxrl.cli bench "$suite" \
+      --only "$pattern" --budget-scale "$scale" --out "$W/bench_$name" --no-progress \
+      > "$W/bench_$name.log" 2>&1 < /dev/null &
+  done
+  sleep 5
+  for f in "$W"/bench_*.log; do echo "== $f"; tail -n 3 "$f"; done
+  ;;
+collect)
+  for f in "$W"/bench_*.log; do echo "== $f"; tail -n 5 "$f"; cp "$f" "$OUT/"; done
+  for d in "$W"/bench_*/; do
+    [ -f "$d/report.md" ] && for f in report.md results.json curves.png; do
+      cp "$d/$f" "$OUT/$(basename "$d")_$f"; done
+  done
+  python3 - "$W/runs" "$OUT/metrics.parquet" <<'PY'
+import glob, sys
+import pandas as pd
+files = sorted(glob.glob(f"{sys.argv[1]}/*/metrics/*.parquet"))
+if files:
+    pd.concat([pd.read_parquet(f) for f in files], ignore_index=True).to_parquet(sys.argv[2])
+print(len(files), "metric chunks")
+PY
+  ls -la "$OUT"
+  ;;
+*)
+  echo "usage: $0 wheels|setup|atari-floor|bench SUITE SCALE PATTERN...|collect" >&2; exit 2 ;;
+esac
