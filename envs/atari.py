@@ -93,13 +93,13 @@ class AtariEnv:
     host_pool = True  # `envs.core.runs_on_host`: the engine keeps its members on one device
 
     def __init__(self, game: str, preset: str = "baselines", max_frames: int = 108_000,
-                 stack: int = 4, size: int = 84, **overrides):
+                 stack: int = 4, size: int = 84, num_threads: int = 0, **overrides):
         if preset not in PRESETS:
             raise ValueError(f"unknown Atari preset {preset!r}; presets: {', '.join(PRESETS)}")
         unknown = set(overrides) - set(PRESETS["baselines"])
         if unknown:
             raise TypeError(f"unknown Atari option(s) {', '.join(sorted(unknown))}; options: "
-                            f"{', '.join(PRESETS['baselines'])}, max_frames, stack, size")
+                            f"{', '.join(PRESETS['baselines'])}, max_frames, stack, size, num_threads")
         ale_py, vector_env = _ale()
         self.game, self.rom = game, rom_name(game)
         with warnings.catch_warnings():  # ale-py warns before returning None
@@ -110,6 +110,7 @@ class AtariEnv:
         self.name = f"atari:{game}"
         self.settings = {**PRESETS[preset], **overrides}
         self.max_frames, self.stack, self.size = max_frames, stack, size
+        self.num_threads = num_threads  # the pool's emulator threads (0: ale-py chooses)
         self._vector_env = vector_env
         self._pools: list = []  # every pool this env created (kept alive: handles point into them)
         probe = self._new_pool(1)
@@ -121,7 +122,7 @@ class AtariEnv:
     def _new_pool(self, size: int):
         s = self.settings
         pool = self._vector_env(
-            self.rom, num_envs=size, num_threads=0, frameskip=s["frame_skip"],
+            self.rom, num_envs=size, num_threads=self.num_threads, frameskip=s["frame_skip"],
             repeat_action_probability=s["sticky_actions"], noop_max=s["noop_max"],
             full_action_space=s["full_action_space"], max_num_frames_per_episode=self.max_frames,
             img_height=self.size, img_width=self.size, stack_num=self.stack, grayscale=True,
