@@ -67,6 +67,15 @@ def test_same_step_reset_and_final_observation(breakout):
     assert (r["filled"][over] == 1).all() and (r["filled"][after] == 2).all()
 
 
+def test_the_pool_thread_count_does_not_change_a_game(breakout):
+    """``num_threads`` only spreads the emulators over threads: the same keys give the same
+    games, resets and final observations as ale-py's default."""
+    env, _ = envs.make("atari:Breakout", max_frames=1200, num_threads=1)
+    one_thread = _rollout(env, jax.random.key(0))
+    for name, values in breakout[1].items():
+        np.testing.assert_array_equal(one_thread[name], values, err_msg=name)
+
+
 def test_life_loss_is_terminal_for_learning_but_the_game_goes_on(breakout):
     _, r = breakout
     lost = r["life_lost"]
