@@ -14,11 +14,14 @@
 #                                                 # one detached `jaxrl bench` per pattern, side
 #                                                 # by side (e.g. atari 0.5 ppo/atari:Pong
 #                                                 # ppo/atari:Breakout); keep the machine warm
-#                                                 # with further calls while they run
-#   bash experiments/gpu_lease.sh collect         # logs, reports and every run's metrics in one
-#                                                 # Parquet file into $OUT (a store's many small
-#                                                 # files and its checkpoints do not come back)
-# Work files live in /tmp/gpu_lease, which a later call on the same warm machine finds again.
+#                                                 # with further calls while they run:
+#   bash experiments/gpu_lease.sh wait SECONDS    # sleep, then each run's chunks so far
+#   bash experiments/gpu_lease.sh collect         # logs and reports in reports.tgz, every run's
+#                                                 # metrics in metrics.parquet, into $OUT (a
+#                                                 # store's many small files and its checkpoints
+#                                                 # would not come back)
+# Work files live in /tmp/gpu_lease, which a later call on the same warm machine finds again
+# (the machine goes back 30 s after a call ends: make the next call at once).
 # benchmarks/atari-gpu/NOTES.md tells how the first lease went.
 set -uo pipefail
 W=/tmp/gpu_lease
@@ -78,12 +81,16 @@ bench)
   sleep 5
   for f in "$W"/bench_*.log; do echo "== $f"; tail -n 3 "$f"; done
   ;;
+wait)
+  # keep the machine warm while the benches run: sleep, then each run's chunks so far
+  sleep "${2:-540}"
+  for d in "$W"/runs/*/metrics; do echo "$(ls "$d" | wc -l) chunks  $(basename "$(dirname "$d")")"; done
+  for f in "$W"/bench_*.log; do echo "== $f"; tail -n 2 "$f"; done
+  ;;
 collect)
-  for f in "$W"/bench_*.log; do echo "== $f"; tail -n 5 "$f"; cp "$f" "$OUT/"; done
-  for d in "$W"/bench_*/; do
-    [ -f "$d/report.md" ] && for f in report.md results.json curves.png; do
-      cp "$d/$f" "$OUT/$(basename "$d")_$f"; done
-  done
+  # two files, whatever the number of benches: a call brings back at most 8
+  for f in "$W"/bench_*.log; do echo "== $f"; tail -n 5 "$f"; done
+  (cd "$W" && tar czf "$OUT/reports.tgz" bench_*)
   python3 - "$W/runs" "$OUT/metrics.parquet" <<'PY'
 import glob, sys
 import pandas as pd
@@ -95,5 +102,6 @@ PY
   ls -la "$OUT"
   ;;
 *)
-  echo "usage: $0 wheels|setup|atari-floor|bench SUITE SCALE PATTERN...|collect" >&2; exit 2 ;;
+  echo "usage: $0 wheels|setup|atari-floor|bench SUITE SCALE PATTERN...|wait SECONDS|collect" >&2
+  exit 2 ;;
 esac
