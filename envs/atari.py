@@ -166,7 +166,7 @@ class AtariEnv:
         done = term | trunc
         # only the finished emulators, in index order: a loop over all B with a cond each would
         # cost B predicate round trips per step on a GPU (and games end every few thousand steps)
-        order = jnp.argsort(~done, stable=True)
+        order, count = jnp.argsort(~done, stable=True), done.sum()
 
         def reset_next(carry):
             j, handle, obs, lives = carry
@@ -176,7 +176,7 @@ class AtariEnv:
             return j + 1, handle, obs.at[i].set(fresh[i]), lives.at[i].set(fresh_lives[i])
 
         _, handle, obs, new_lives = jax.lax.while_loop(
-            lambda c: c[0] < done.sum(), reset_next, (jnp.int32(0), handle, final_obs, lives))
+            lambda c: c[0] < count, reset_next, (jnp.int32(0), handle, final_obs, lives))
         return handle, obs, final_obs, reward, term, trunc, lives, new_lives
 
     # -- the protocol ----------------------------------------------------------------------------
