@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 PROBE = r"""
@@ -120,3 +121,38 @@ def test_engine_compiles_with_the_chosen_level(monkeypatch):
           eval_episodes=0, store=False, progress=False, hidden=(4,))
     assert [opts for opts in seen if opts] == [{"xla_backend_optimization_level": 0},
                                                {"xla_backend_optimization_level": 1}]
+
+
+TRAIN = r"""
+import sys
+import jax, numpy as np
+import jaxrl
+out = {}
+for algo, steps in (("ppo", 8192), ("dqn", 3000)):
+    r = jaxrl.train(algo, env="CartPole-v1", seeds=2, total_steps=steps, progress=False,
+                    store=False, eval_episodes=0)
+    out[algo] = np.concatenate([np.ravel(np.asarray(x)) for x in jax.tree.leaves(r.state.params)])
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_the_suites_code_generator_trains_what_the_engines_default_does(tmp_path):
+    """The suite compiles with XLA:CPU's older fusion emitters (conftest.py,
+    `jaxrl.platform.FAST_COMPILE_XLA_FLAGS`); users' runs use XLA's default ones. PPO and DQN
+    trained under each (two fresh processes, one without the flag) end at the same parameters
+    up to float rounding (measured: 3e-7 of the largest parameter), not bitwise."""
+    from jaxrl.platform import FAST_COMPILE_XLA_FLAGS
+
+    assert FAST_COMPILE_XLA_FLAGS in os.environ["XLA_FLAGS"]  # this process: the suite's flag
+    default, suite = tmp_path / "default.npz", tmp_path / "suite.npz"
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    for path, environ in ((default, env), (suite, os.environ)):
+        proc = subprocess.run([sys.executable, "-c", TRAIN, str(path)], env=environ,
+                              capture_output=True, text=True, check=False, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    default, suite = np.load(default), np.load(suite)
+    for algo in ("ppo", "dqn"):
+        a, b = suite[algo], default[algo]
+        assert a.shape == b.shape
+        assert not np.array_equal(a, b), "the flag changed nothing: is it still read?"
+        assert np.max(np.abs(a - b)) <= 1e-5 * np.max(np.abs(b)), algo
