@@ -36,6 +36,16 @@ def compile_text(meta: dict) -> str:
     return f"{meta['compile_seconds']:.1f}" + ("" if source == "compiled" else f" ({source})")
 
 
+def ran_on(meta: dict) -> str:
+    """The devices the run's members ran on, out of the machine's when fewer: an Atari run
+    keeps its seeds on one device of a 2-device CPU ("ran on 1 x cpu of 2 x cpu")."""
+    machine = f"{meta['device_count']} x {meta['device_kind']}"
+    used = meta.get("devices")  # "N x platform", from the engine
+    if not used or used.split(" x ")[0] == str(meta["device_count"]):
+        return f"ran on {machine}"
+    return f"ran on {used} of {machine}"
+
+
 def write_report(folder: Path, meta: dict, result) -> None:
     returns = np.asarray(result.final_eval_return, dtype=float)
     per_seed = " ".join(f"{r:.1f}" for r in returns)
@@ -44,7 +54,7 @@ def write_report(folder: Path, meta: dict, result) -> None:
     lines += ["", f"Final evaluation return per seed: {per_seed}", "",
               f"Status: {meta['status']}; started {meta['started_at']}, ended {meta['ended_at']}; "
               f"git {meta['git_commit'] or 'n/a'}{' (dirty)' if meta['git_dirty'] else ''}; "
-              f"{meta['device_count']} x {meta['device_kind']}.", "",
+              f"{ran_on(meta)}.", "",
               f"Command: `{meta['command_line']}`", "", "![curves](curves.png)", "",
               "## Config", "", "```json", json.dumps(meta["config"], indent=2, default=str), "```",
               ""]

@@ -15,6 +15,7 @@ from jaxrl.api import train
 from jaxrl.cli import main
 from jaxrl.results import NonFiniteMetricError
 from jaxrl.runs import query, snapshot
+from jaxrl.runs.report import ran_on
 from jaxrl.runs.store import RunStore, StoreError, code_provenance
 
 TINY = dict(num_envs=4, num_steps=16, update_epochs=1, num_minibatches=1, hidden=(8,),
@@ -169,3 +170,14 @@ def test_sigkill_mid_run_leaves_readable_chunks_and_interrupted_status(store):
     assert chunks >= 3 and not list(store.root.glob("*/metrics/.*tmp"))  # no half-written file
     n = query.sql("SELECT count(*) AS n FROM metrics", store).n[0]
     assert n == chunks * 2 * 50  # 2 seeds x 50 updates per chunk, every finished chunk
+
+
+def test_the_report_says_what_the_run_ran_on():
+    """A run sharded over every device says the machine's; one that used fewer (an Atari run's
+    seeds stay on one CPU device) says so, instead of the machine's count alone."""
+    gpu = {"device_count": 1, "device_kind": "NVIDIA H100 80GB HBM3", "devices": "1 x gpu"}
+    assert ran_on(gpu) == "ran on 1 x NVIDIA H100 80GB HBM3"
+    cpu = {"device_count": 2, "device_kind": "cpu"}
+    assert ran_on({**cpu, "devices": "2 x cpu"}) == "ran on 2 x cpu"
+    assert ran_on({**cpu, "devices": "1 x cpu"}) == "ran on 1 x cpu of 2 x cpu"
+    assert ran_on(cpu) == "ran on 2 x cpu"  # a run recorded before the field existed
