@@ -143,7 +143,8 @@ def test_the_suites_code_generator_trains_what_the_engines_default_does(tmp_path
     up to float rounding (measured: 3e-7 of the largest parameter), not bitwise."""
     from jaxrl.platform import FAST_COMPILE_XLA_FLAGS
 
-    assert FAST_COMPILE_XLA_FLAGS in os.environ["XLA_FLAGS"]  # this process: the suite's flag
+    if FAST_COMPILE_XLA_FLAGS not in os.environ["XLA_FLAGS"]:
+        pytest.skip("XLA_FLAGS chose the emitters (conftest.py leaves them alone)")
     default, suite = tmp_path / "default.npz", tmp_path / "suite.npz"
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     for path, environ in ((default, env), (suite, os.environ)):
