@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -123,35 +124,45 @@ def test_engine_compiles_with_the_chosen_level(monkeypatch):
                                                {"xla_backend_optimization_level": 1}]
 
 
+def _train_both() -> dict:
+    """PPO and DQN on CartPole, 2 seeds each: every parameter, flattened, by algorithm."""
+    import jax
+
+    import jaxrl
+
+    out = {}
+    for algo, steps in (("ppo", 8192), ("dqn", 3000)):
+        r = jaxrl.train(algo, env="CartPole-v1", seeds=2, total_steps=steps, progress=False,
+                        store=False, eval_episodes=0)
+        out[algo] = np.concatenate([np.ravel(np.asarray(x))
+                                    for x in jax.tree.leaves(r.state.params)])
+    return out
+
+
 TRAIN = r"""
 import sys
-import jax, numpy as np
-import jaxrl
-out = {}
-for algo, steps in (("ppo", 8192), ("dqn", 3000)):
-    r = jaxrl.train(algo, env="CartPole-v1", seeds=2, total_steps=steps, progress=False,
-                    store=False, eval_episodes=0)
-    out[algo] = np.concatenate([np.ravel(np.asarray(x)) for x in jax.tree.leaves(r.state.params)])
-np.savez(sys.argv[1], **out)
+import numpy as np
+from tests.engine.test_platform import _train_both
+np.savez(sys.argv[1], **_train_both())
 """
 
 
 def test_the_suites_code_generator_trains_what_the_engines_default_does(tmp_path):
     """The suite compiles with XLA:CPU's older fusion emitters (conftest.py,
     `jaxrl.platform.FAST_COMPILE_XLA_FLAGS`); users' runs use XLA's default ones. PPO and DQN
-    trained under each (two fresh processes, one without the flag) end at the same parameters
-    up to float rounding (measured: 3e-7 of the largest parameter), not bitwise."""
+    trained under each (here, and in a fresh process without the flag) end at the same
+    parameters up to float rounding (measured: 3e-7 of the largest parameter), not bitwise."""
     from jaxrl.platform import FAST_COMPILE_XLA_FLAGS
 
     if FAST_COMPILE_XLA_FLAGS not in os.environ["XLA_FLAGS"]:
         pytest.skip("XLA_FLAGS chose the emitters (conftest.py leaves them alone)")
-    default, suite = tmp_path / "default.npz", tmp_path / "suite.npz"
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    for path, environ in ((default, env), (suite, os.environ)):
-        proc = subprocess.run([sys.executable, "-c", TRAIN, str(path)], env=environ,
-                              capture_output=True, text=True, check=False, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    default, suite = np.load(default), np.load(suite)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]),
+                                         env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-c", TRAIN, str(tmp_path / "default.npz")], env=env,
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    default, suite = np.load(tmp_path / "default.npz"), _train_both()
     for algo in ("ppo", "dqn"):
         a, b = suite[algo], default[algo]
         assert a.shape == b.shape
