@@ -267,8 +267,8 @@ print(json.dumps({
 
 
 def test_sharded_round_trip_two_devices(tmp_path):
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
-               JAX_PLATFORMS="cpu")
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2"
+    env = dict(os.environ, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     proc = subprocess.run([sys.executable, "-c", SHARDED_SCRIPT, str(tmp_path / "ckpt")],
                           env=env, capture_output=True, text=True, check=False, timeout=120)

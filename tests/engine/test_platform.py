@@ -76,9 +76,11 @@ def test_jax_used_before_import_is_left_alone():
 
 
 def test_cpu_programs_compile_at_o2_unless_chosen(monkeypatch):
-    from jaxrl.platform import compiler_options
+    from jaxrl.platform import FAST_COMPILE_XLA_FLAGS, compiler_options
 
-    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    # no level in XLA_FLAGS; the suite's emitter flag stays, in case this test is the first to
+    # start this process's backend (XLA reads its flags once, then)
+    monkeypatch.setenv("XLA_FLAGS", FAST_COMPILE_XLA_FLAGS)
     monkeypatch.delenv("JAXRL_CPU_OPT_LEVEL", raising=False)
     assert compiler_options("cpu") == {"xla_backend_optimization_level": 2}
     assert compiler_options("gpu") == {}  # only the CPU's LLVM level is jaxrl's choice
@@ -112,7 +114,7 @@ def test_engine_compiles_with_the_chosen_level(monkeypatch):
         seen.append(kw.get("compiler_options"))
         return real(fun, **kw)
 
-    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.setenv("XLA_FLAGS", platform.FAST_COMPILE_XLA_FLAGS)  # no level (see above)
     monkeypatch.setattr(programs.jax, "jit", spy)
     monkeypatch.setattr(platform, "DEFAULT_CPU_OPT_LEVEL", 1)
     monkeypatch.delenv("JAXRL_CPU_OPT_LEVEL", raising=False)

@@ -27,7 +27,9 @@ print(json.dumps({"devices": jax.device_count(), "padded": padded,
 
 
 def _run(devices: int) -> dict:
-    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    # the suite's flags (conftest.py) and the device count
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}"
+    env = dict(os.environ, XLA_FLAGS=flags.strip())
     # the script imports jax before jaxrl: drop the count this pytest process's jaxrl exported
     for name in ("JAX_NUM_CPU_DEVICES", "JAXRL_SET_JAX_NUM_CPU_DEVICES", "JAXRL_CPU_DEVICES"):
         env.pop(name, None)
