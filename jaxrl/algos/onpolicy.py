@@ -221,13 +221,16 @@ def policy_log_std(params) -> jax.Array:
     return param_group(params, "policy")["log_std"]
 
 
-def lr_scale(state: OnPolicyState, static: OnPolicyStatic) -> jax.Array:
-    """``[]`` linear annealing factor, 1 at the start to 0 at ``total_steps`` (1 throughout when
-    ``anneal_lr`` is off or no horizon is set)."""
-    if not static.anneal_lr:
-        return jnp.float32(1.0)
+def progress_scale(state: OnPolicyState) -> jax.Array:
+    """``[]`` the share of the run still ahead: 1 at the start, 0 at ``total_steps`` (1 throughout
+    when no horizon is set). The factor every linear annealing multiplies by."""
     horizon = state.hparams.total_steps
     return jnp.where(horizon > 0, linear_schedule(1.0, 0.0, state.env_steps, horizon), 1.0)
+
+
+def lr_scale(state: OnPolicyState, static: OnPolicyStatic) -> jax.Array:
+    """``[]`` the learning rate's factor: `progress_scale` with ``anneal_lr``, else 1."""
+    return progress_scale(state) if static.anneal_lr else jnp.float32(1.0)
 
 
 def make_init(optimizers):

@@ -5,6 +5,7 @@
         A = GAE(lambda) with bootstrapping through truncation    (onpolicy.make_batch)
         for each epoch, for each minibatch:                      (onpolicy.minibatch_sgd)
             L = -min(r A, clip(r, 1-eps, 1+eps) A) + c_v L_V - c_H H[pi]   (ppo_loss)
+              (eps annealed linearly to 0 with `anneal_clip`, like the learning rate)
             theta <- Adam(clip_by_global_norm(grad L))
 
 Observation normalization and reward scaling are agent state (running statistics updated after
@@ -33,6 +34,8 @@ class PPOStatic(onpolicy.OnPolicyStatic):
     update_epochs: int = static(4, "passes over each rollout")
     num_minibatches: int = static(4, "minibatches per epoch")
     clip_value_loss: bool = static(True, "clip the value update like the policy's")
+    anneal_clip: bool = static(False, "anneal the clip range linearly to 0 over total_steps "
+                                      "(baselines' and reading 002's Atari PPO)")
 
     def validate(self) -> None:
         super().validate()
@@ -73,11 +76,13 @@ def default_config(env_name: str) -> PPOConfig:
         return PPOConfig(num_envs=64, num_steps=128, update_epochs=4, num_minibatches=8,
                          learning_rate=5e-3 / 10, hidden=(256, 256), activation="relu")
     if family == "atari":
-        # Reading 002's PPO Atari runs (baselines' ppo2 settings): 8 envs x 128 steps, 4 epochs
-        # of 4 minibatches of 256, clip 0.1 (theirs annealed to 0; constant here), Adam 2.5e-4
-        # annealed, one Nature CNN shared by the two heads; frames already scaled to [0, 1].
+        # Reading 002's PPO Atari runs (baselines' ppo2 settings of the time): 8 envs x 128
+        # steps, 4 epochs of 4 minibatches of 256, clip 0.1 annealed to 0 (policy and value
+        # clip alike), Adam 2.5e-4 annealed, one Nature CNN shared by the two heads; frames
+        # already scaled to [0, 1].
         return PPOConfig(num_envs=8, num_steps=128, update_epochs=4, num_minibatches=4,
-                         clip_eps=0.1, ent_coef=0.01, vf_coef=0.5, learning_rate=2.5e-4,
+                         clip_eps=0.1, anneal_clip=True, ent_coef=0.01, vf_coef=0.5,
+                         learning_rate=2.5e-4,
                          torso="nature_cnn", shared_network=True, normalize_obs=False)
     if family == "brax":
         return PPOConfig(num_envs=64, num_steps=64, update_epochs=4, num_minibatches=32,
@@ -129,11 +134,14 @@ def update(state, batch: onpolicy.Batch, key, static: PPOStatic, network) -> onp
     hp: PPOHparams = state.hparams
     scale = onpolicy.lr_scale(state, static)
     tx = optimizers(hp, static, scale).all
+    if static.anneal_clip:
+        hp = hp.replace(clip_eps=hp.clip_eps * onpolicy.progress_scale(state))
     loss = lambda params, mb: ppo_loss(params, network, mb, hp, static)
     params, opt_state, metrics = onpolicy.minibatch_sgd(
         loss, state.params, state.opt_state.all, tx, batch, key, static.update_epochs,
         static.num_minibatches, static.verbosity)
     metrics["learning_rate"] = hp.learning_rate * scale
+    metrics["clip_eps"] = jnp.asarray(hp.clip_eps, jnp.float32)
     return onpolicy.Updated(params, onpolicy.ParamGroups(all=opt_state), metrics)
 
 

@@ -173,7 +173,7 @@ def test_atari_presets_follow_reading_002():
     p = ppo.default_config("atari:Pong")
     assert (p.num_envs, p.num_steps, p.update_epochs, p.num_minibatches) == (8, 128, 4, 4)
     assert (p.clip_eps, p.learning_rate, p.ent_coef, p.torso) == (0.1, 2.5e-4, 0.01, "nature_cnn")
-    assert p.shared_network and not p.normalize_obs
+    assert p.shared_network and not p.normalize_obs and p.anneal_clip and p.anneal_lr
     a = a2c.default_config("atari:Breakout")
     assert (a.num_envs, a.num_steps, a.optimizer, a.rmsprop_style) == (16, 5, "rmsprop", "pytorch")
     assert (a.learning_rate, a.rmsprop_eps, a.torso) == (7e-4, 1e-3, "nature_cnn")
