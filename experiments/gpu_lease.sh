@@ -10,6 +10,8 @@
 #   bash experiments/gpu_lease.sh setup           # install .whl/, print the versions
 #   bash experiments/gpu_lease.sh atari-floor     # the raw ale-py floor, the adapter and PPO's
 #                                                 # rollout (GPU and CPU), a short PPO Pong run
+#   bash experiments/gpu_lease.sh backend-check   # the same Atari games with JAX on the GPU as
+#                                                 # on the CPU (ale-py's GPU FFI targets), exact
 #   bash experiments/gpu_lease.sh bench SUITE SCALE PATTERN...
 #                                                 # one detached `jaxrl bench` per pattern, side
 #                                                 # by side (e.g. atari 0.5 ppo/atari:Pong
@@ -68,6 +70,10 @@ atari-floor)
   python3 -m jaxrl.cli train ppo --env atari:Pong --seeds 6 --total-steps 49152 --no-store \
     --no-progress --eval-episodes 1 --json "$OUT/ppo_pong_smoke.json" 2>&1 | tail -5
   ;;
+backend-check)
+  python3 experiments/atari_backend_check.py --members 6 --envs 8 --steps 1000 2>&1 \
+    | grep -v '^\[XLA FFI\]' | tail -n 3 | tee "$OUT/backend_check.json"
+  ;;
 bench)
   suite=$2 scale=$3
   shift 3
@@ -102,6 +108,6 @@ PY
   ls -la "$OUT"
   ;;
 *)
-  echo "usage: $0 wheels|setup|atari-floor|bench SUITE SCALE PATTERN...|wait SECONDS|collect" >&2
+  echo "usage: $0 wheels|setup|atari-floor|backend-check|bench SUITE SCALE PATTERN...|wait SECONDS|collect" >&2
   exit 2 ;;
 esac
