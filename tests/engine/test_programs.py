@@ -69,6 +69,20 @@ def test_non_finite_metric_stops_with_named_metric():
     assert not np.isfinite(metrics[named].iloc[0])
 
 
+def test_chunks_are_equal_and_leave_the_fewest_updates_undone():
+    from jaxrl.engine.loop import chunk_length
+
+    assert chunk_length(30, 50) == 30  # one chunk
+    assert chunk_length(2442, 50) == 37  # the largest divisor in [12, 50]
+    assert chunk_length(1000, 50) == 50
+    # 2441 (2.5M steps of 1024, the Atari budget) is prime: chunks of 40 leave 1 update undone,
+    # where 49 x 49 left 40
+    assert chunk_length(2441, 50) == 40
+    for n in range(51, 3000):
+        k = chunk_length(n, 50)
+        assert 12 <= k <= 50 and n % k <= min(n % j for j in range(12, 51))
+
+
 def test_program_cache_keys_on_chunk_length():
     """Same config, env and seeds but a different chunk length must not reuse the program."""
     kw = dict(seeds=2, total_steps=256 * 6, progress=False, hidden=(8,))
