@@ -46,7 +46,7 @@ def rollout(game: str, members: int, envs_per_member: int, steps: int) -> dict[s
 
         def body(state, k):
             action = jax.random.randint(k, (n,), 0, env.num_actions)
-            obs, state, reward, term, trunc, info = jax.vmap(env.step)(
+            obs, state, _, term, trunc, info = jax.vmap(env.step)(
                 jax.random.split(k, n), state, action)
             out = dict(obs=frame_hash(obs), final_obs=frame_hash(info["final_observation"]),
                        reward=info["true_reward"].astype(jnp.int32), terminated=term,

@@ -96,16 +96,17 @@ def default_config(env_name: str) -> PPOConfig:
     return PPOConfig(normalize_obs=False)
 
 
-def ppo_loss(params, network, batch: onpolicy.Batch, hp: PPOHparams, static: PPOStatic):
-    """Clipped surrogate + value loss - entropy bonus on a minibatch (leaves ``[B, ...]``).
-    Returns ``(loss, aux metrics)``."""
+def ppo_loss(params, network, batch: onpolicy.Batch, hp: PPOHparams, static: PPOStatic,
+             clip_eps: jax.Array | float | None = None):
+    """Clipped surrogate + value loss - entropy bonus on a minibatch (leaves ``[B, ...]``), the
+    clip range ``clip_eps`` (``hp.clip_eps`` if None). Returns ``(loss, aux metrics)``."""
     onpolicy.check_batch(batch)
     dist, value = onpolicy.forward(network, params, batch)
     chex.assert_equal_shape([value, batch.target])
     log_ratio = dist.log_prob(batch.action) - batch.log_prob
     ratio = jnp.exp(log_ratio)
     adv = onpolicy.standardize(batch.advantage, static)
-    eps = hp.clip_eps
+    eps = hp.clip_eps if clip_eps is None else clip_eps
     policy_loss = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1.0 - eps, 1.0 + eps) * adv).mean()
     value_loss = 0.5 * jnp.square(value - batch.target)
     if static.clip_value_loss:
@@ -134,14 +135,13 @@ def update(state, batch: onpolicy.Batch, key, static: PPOStatic, network) -> onp
     hp: PPOHparams = state.hparams
     scale = onpolicy.lr_scale(state, static)
     tx = optimizers(hp, static, scale).all
-    if static.anneal_clip:
-        hp = hp.replace(clip_eps=hp.clip_eps * onpolicy.progress_scale(state))
-    loss = lambda params, mb: ppo_loss(params, network, mb, hp, static)
+    clip_eps = hp.clip_eps * (onpolicy.progress_scale(state) if static.anneal_clip else 1.0)
+    loss = lambda params, mb: ppo_loss(params, network, mb, hp, static, clip_eps)
     params, opt_state, metrics = onpolicy.minibatch_sgd(
         loss, state.params, state.opt_state.all, tx, batch, key, static.update_epochs,
         static.num_minibatches, static.verbosity)
     metrics["learning_rate"] = hp.learning_rate * scale
-    metrics["clip_eps"] = jnp.asarray(hp.clip_eps, jnp.float32)
+    metrics["clip_eps"] = jnp.asarray(clip_eps, jnp.float32)
     return onpolicy.Updated(params, onpolicy.ParamGroups(all=opt_state), metrics)
 
 
