@@ -54,7 +54,9 @@ setup)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-  nproc
+  nproc  # the cores this process may use; ale-py's default thread count is min(envs,
+  # std::thread::hardware_concurrency()), the online processors, which a container may not own
+  python3 -c "import os; print('online processors', os.cpu_count(), 'usable', len(os.sched_getaffinity(0)))"
   python3 -c "import jax, flax, optax, chex, pandas, numpy, ale_py; print('jax', jax.__version__, jax.devices(), 'flax', flax.__version__, 'optax', optax.__version__, 'chex', chex.__version__, 'pandas', pandas.__version__, 'numpy', numpy.__version__, 'ale_py', ale_py.__version__)"
   for m in gymnax brax.envs mujoco.mjx duckdb; do  # each family's imports, one line each
     python3 -c "import $m" 2>&1 | tail -n 1 | sed "s/^/$m: /"
