@@ -12,6 +12,9 @@
 #                                                 # rollout (GPU and CPU), a short PPO Pong run
 #   bash experiments/gpu_lease.sh backend-check   # the same Atari games with JAX on the GPU as
 #                                                 # on the CPU (ale-py's GPU FFI targets), exact
+#   bash experiments/gpu_lease.sh threads         # the floor, adapter and PPO rollout at 48
+#                                                 # envs with ale-py's default thread count and
+#                                                 # with one thread per usable core
 #   bash experiments/gpu_lease.sh bench SUITE SCALE PATTERN...
 #                                                 # one detached `jaxrl bench` per pattern, side
 #                                                 # by side (e.g. atari 0.5 ppo/atari:Pong
@@ -76,6 +79,12 @@ backend-check)
   python3 experiments/atari_backend_check.py --members 6 --envs 8 --steps 1000 2>&1 \
     | grep -v '^\[XLA FFI\]' | tail -n 3 | tee "$OUT/backend_check.json"
   ;;
+threads)
+  for th in 0 "$(nproc)"; do
+    python3 experiments/atari_floor.py --envs 48 --steps 128 --game Pong --threads $th \
+      | tail -n 1 | tee -a "$OUT/threads.jsonl"
+  done
+  ;;
 bench)
   suite=$2 scale=$3
   shift 3
@@ -110,6 +119,6 @@ PY
   ls -la "$OUT"
   ;;
 *)
-  echo "usage: $0 wheels|setup|atari-floor|backend-check|bench SUITE SCALE PATTERN...|wait SECONDS|collect" >&2
+  echo "usage: $0 wheels|setup|atari-floor|backend-check|threads|bench SUITE SCALE PATTERN...|wait SECONDS|collect" >&2
   exit 2 ;;
 esac
