@@ -17,7 +17,7 @@
 #                                                 # with one thread per usable core
 #   bash experiments/gpu_lease.sh bench SUITE SCALE PATTERN...
 #                                                 # one detached `jaxrl bench` per pattern, side
-#                                                 # by side (e.g. atari 0.5 ppo/atari:Pong
+#                                                 # by side (e.g. atari 0.25 ppo/atari:Pong
 #                                                 # ppo/atari:Breakout); keep the machine warm
 #                                                 # with further calls while they run:
 #   bash experiments/gpu_lease.sh wait SECONDS    # sleep, then each run's chunks so far

@@ -115,14 +115,23 @@ def finished_entries(store: RunStore, bench_id: str) -> dict[str, str]:
 
 
 # -- the numbers --------------------------------------------------------------------------------
-def verdict(reference: float, low: float, high: float) -> str:
+def verdict(reference: float, low: float, high: float, share: float = 1.0) -> str:
+    """Where the reference lies against our CI; a run given less than the reference's budget
+    (``share`` < 1: a scaled-down bench) says so, since it is then no like-for-like test."""
     if not np.isfinite(low) or not np.isfinite(high):
         return "no result"
     if low > reference:
-        return "above reference"
-    if high < reference:
-        return "below reference"
-    return "reference inside CI"
+        where = "above reference"
+    elif high < reference:
+        where = "below reference"
+    else:
+        where = "reference inside CI"
+    return where if share >= 1.0 else f"{where} at {100 * share:.3g}% of its budget"
+
+
+def budget_share(steps: float, budget: float | None) -> float:
+    """The run's requested steps over the reference's budget (1.0 when it has none)."""
+    return 1.0 if budget is None or not float(budget) > 0 else float(steps) / float(budget)
 
 
 def _wall_seconds(meta: dict) -> float | None:
@@ -164,8 +173,9 @@ def entry_result(entry: dict, meta: dict | None) -> dict:
         summary = stats.summarize(finite, confidence=CONFIDENCE, reps=BOOTSTRAP_REPS)
         row.update(iqm=summary["iqm"], ci_low=summary["iqm_ci_low"],
                    ci_high=summary["iqm_ci_high"], mean=summary["mean"])
+        share = budget_share(row["requested_steps"], row["reference_budget"])
         row["verdict"] = ("no reference" if row["reference"] is None
-                          else verdict(row["reference"], row["ci_low"], row["ci_high"]))
+                          else verdict(row["reference"], row["ci_low"], row["ci_high"], share))
     else:
         row["verdict"] = "no result"
     if meta.get("status") != "finished":
@@ -327,10 +337,13 @@ def markdown(report: dict) -> str:
     walls = [r["wall_seconds"] for r in report["entries"] if r["wall_seconds"] is not None]
     counts = {v: sum(r["verdict"] == v for r in report["entries"])
               for v in ("reference inside CI", "above reference", "below reference")}
+    scaled_down = sum("% of its budget" in r["verdict"] for r in report["entries"])
     lines += ["", f"{len(walls)} of {len(report['entries'])} entries run, {sum(walls) / 60:.1f} "
               f"min of wall time in all (compiles included); reference inside the CI: "
               f"{counts['reference inside CI']}, above: {counts['above reference']}, below: "
-              f"{counts['below reference']} (the notes under References say why).",
+              f"{counts['below reference']} (the notes under References say why)"
+              + (f"; judged at less than the reference's budget: {scaled_down}"
+                 if scaled_down else "") + ".",
               "", "Per seed:", ""]
     for r in report["entries"]:
         if r["per_seed"]:

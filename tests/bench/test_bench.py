@@ -99,6 +99,27 @@ def test_selection_scaling_and_bench_id(tiny_suite):
     assert benchmod.entry_key(relabelled[0], suite.seed) == keys[0]
 
 
+def test_a_verdict_at_less_than_the_references_budget_says_so():
+    """A scaled-down bench is no like-for-like test: its verdict names the budget share."""
+    v = bench_report.verdict
+    assert v(10.0, 11.0, 12.0) == "above reference" and v(10.0, 1.0, 2.0) == "below reference"
+    assert v(10.0, 1.0, 2.0, 0.25) == "below reference at 25% of its budget"
+    assert v(10.0, 9.0, 12.0, 0.5) == "reference inside CI at 50% of its budget"
+    assert v(10.0, np.nan, 2.0, 0.5) == "no result"
+    assert bench_report.budget_share(2_500_000, 10_000_000) == 0.25
+    assert bench_report.budget_share(100, None) == 1.0
+    assert bench_report.budget_share(200, 100) == 2.0 and v(10.0, 1.0, 2.0, 2.0) == "below reference"
+    entry = {"name": "ppo/atari:Pong", "algo": "ppo", "env": "atari:Pong", "seeds": 3,
+             "total_steps": 2_500_000,
+             "reference": {"value": 20.56, "measure": "train_last100", "budget": 10_000_000,
+                           "source": "s"}}
+    meta = {"run_id": "r", "status": "finished", "train_return_last100": [6.0, 14.0, 17.0]}
+    row = bench_report.entry_result(entry, meta)
+    assert row["verdict"] == "below reference at 25% of its budget"
+    full = bench_report.entry_result({**entry, "total_steps": 10_000_000}, meta)
+    assert full["verdict"] == "below reference"
+
+
 def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):
     store = RunStore(tmp_path / "runs")
     # "killed midway": only the first entry finished
@@ -166,10 +187,12 @@ def test_committed_suites_are_valid():
         suite = benchmod.load_suite(name)
         benchmod.validate(suite, list(suite.entries))
         assert all(e.reference is not None for e in suite.entries), name
-    # reading 002's Atari table: 7 games x A2C, PPO, TRPO, DQN and ACER at 10M frames, 6 seeds
+    # reading 002's Atari table: 7 games x A2C, PPO, TRPO, DQN and ACER at its "10 M frames",
+    # which are 10M agent steps (vel counts a frame per env step, under a frame skip of 4)
     atari = benchmod.load_suite("atari")
     assert len(atari.entries) == 35 and {e.seeds for e in atari.entries} == {6}
-    assert {e.total_steps for e in atari.entries} == {2_500_000}
+    assert {e.total_steps for e in atari.entries} == {10_000_000}
+    assert {e.reference["budget"] for e in atari.entries} == {10_000_000}
     assert {e.algo for e in atari.entries} == {"a2c", "ppo", "trpo", "dqn", "acer"}
 
 

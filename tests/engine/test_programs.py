@@ -75,9 +75,10 @@ def test_chunks_are_equal_and_leave_the_fewest_updates_undone():
     assert chunk_length(30, 50) == 30  # one chunk
     assert chunk_length(2442, 50) == 37  # the largest divisor in [12, 50]
     assert chunk_length(1000, 50) == 50
-    # 2441 (2.5M steps of 1024, the Atari budget) is prime: chunks of 40 leave 1 update undone,
-    # where 49 x 49 left 40
+    # 2441 (2.5M steps in PPO's updates of 1024: the Atari suite at a quarter of its budget) is
+    # prime: chunks of 40 leave 1 update undone, where 49 x 49 left 40
     assert chunk_length(2441, 50) == 40
+    assert chunk_length(9765, 50) == 45  # the full 10M steps: 217 chunks, none undone
     for n in range(51, 3000):
         k = chunk_length(n, 50)
         assert 12 <= k <= 50 and n % k <= min(n % j for j in range(12, 51))
