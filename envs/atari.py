@@ -118,6 +118,11 @@ class AtariEnv:
         self._reset_flat = _flat(self._pool_reset, handle_args=())
         self._step_flat = _flat(self._pool_step, handle_args=(0,))
 
+    @property
+    def frames_per_step(self) -> int:
+        """Emulator frames per agent step: the frame skip (`envs.core.frames_per_step`)."""
+        return int(self.settings["frame_skip"])
+
     # -- the pool ------------------------------------------------------------------------------
     def _new_pool(self, size: int):
         s = self.settings

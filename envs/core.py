@@ -57,6 +57,18 @@ def runs_on_host(env) -> bool:
     return False
 
 
+def frames_per_step(env) -> int:
+    """Emulator frames behind one env step of ``env`` (or an env it wraps, through ``.env``):
+    Atari's frame skip (4 under both presets), 1 for every other env. Benchmarks on Atari are
+    quoted in frames as often as in agent steps; reports show both."""
+    while env is not None:
+        frames = getattr(env, "frames_per_step", None)
+        if frames is not None:
+            return int(frames)
+        env = getattr(env, "env", None)
+    return 1
+
+
 class Environment:
     """Base class. Subclasses implement `default_params`, `reset_env`, `step_env` and spaces.
 

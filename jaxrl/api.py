@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import jax
 
+from envs.core import frames_per_step
 from jaxrl.config import ConfigError
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.programs import act_program
@@ -62,7 +63,7 @@ def train(
     resolved = resolve_group(spec)
     plan_memory(spec, resolved)  # refuse before a run is recorded
     run = run_store.new_run(resolved.algorithm.name, env, resolved.config.to_dict(), seeds,
-                            total_steps, command)
+                            total_steps, command, frames_per_step=frames_per_step(resolved.env))
     run.meta.update(meta or {})
     run.set_group(spec, [run.run_id], run.folder / "checkpoints" if spec.checkpoint_every else None)
     return run_recorded(spec, resolved, [run], progress=progress, on_chunk=on_chunk)[0]

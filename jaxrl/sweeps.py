@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from envs.core import frames_per_step
 from jaxrl.backends.ray import run_groups
 from jaxrl.config import ConfigError
 from jaxrl.engine.loop import run_group
@@ -237,7 +238,8 @@ def _run_one_group(spec: GroupSpec, resolved, outcome, *, store, runs_dir, sweep
     run_store = RunStore(runs_dir)
     run_store.ensure_writable()
     runs = [run_store.new_run(resolved.algorithm.name, spec.env, c.to_dict(), spec.seeds,
-                              spec.total_steps, command, sweep_id=sweep_id)
+                              spec.total_steps, command, sweep_id=sweep_id,
+                              frames_per_step=frames_per_step(resolved.env))
             for c in resolved.configs]
     checkpoints = runs[0].folder / "checkpoints" if spec.checkpoint_every else None
     for run, (index, params) in zip(runs, swept):

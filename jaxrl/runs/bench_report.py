@@ -25,7 +25,7 @@ import yaml
 from jaxrl import stats
 from jaxrl.measures import LAST_EPISODES, MEASURES, last_episodes_mean, per_seed
 from jaxrl.runs.plots import curve_band
-from jaxrl.runs.report import compile_text
+from jaxrl.runs.report import compile_text, frames_text
 from jaxrl.runs.store import RunStore, StoreError, atomic_write_text, json_default, repair_if_dead
 
 CONFIDENCE = 0.95
@@ -155,7 +155,7 @@ def entry_result(entry: dict, meta: dict | None) -> dict:
            "ci_high": None, "mean": None, "verdict": "not run", "wall_seconds": None,
            "compile_seconds": None, "compile_source": None, "run_seconds": None, "env_steps_per_second": None,
            "devices": None, "device_kind": None, "git_commit": None, "git_dirty": None,
-           "requested_steps": entry["total_steps"]}
+           "requested_steps": entry["total_steps"], "frames_per_step": 1}
     if meta is None:
         return row
     values = per_seed(meta, measure)
@@ -168,7 +168,8 @@ def entry_result(entry: dict, meta: dict | None) -> dict:
                env_steps_per_second=meta.get("env_steps_per_second"),
                devices=meta.get("devices"), device_kind=meta.get("device_kind"),
                git_commit=meta.get("git_commit"), git_dirty=meta.get("git_dirty"),
-               total_steps=meta.get("total_steps_per_seed", entry["total_steps"]))
+               total_steps=meta.get("total_steps_per_seed", entry["total_steps"]),
+               frames_per_step=int(meta.get("frames_per_step") or 1))
     if finite.size:
         summary = stats.summarize(finite, confidence=CONFIDENCE, reps=BOOTSTRAP_REPS)
         row.update(iqm=summary["iqm"], ci_low=summary["iqm_ci_low"],
@@ -327,7 +328,8 @@ def markdown(report: dict) -> str:
                 if r["iqm"] is not None else "–")
         budget = r.get("reference_budget")
         reduced = budget is not None and r["requested_steps"] < float(budget)
-        steps = f"{r['total_steps']:,}" + (" (reduced)" if reduced else "")
+        steps = (f"{r['total_steps']:,}" + frames_text(r['total_steps'], r.get("frames_per_step"))
+                 + (" (reduced)" if reduced else ""))
         verdict_text = r["verdict"] + (" (see note)" if r.get("reference_note") and
                                        r["verdict"] != "reference inside CI" else "")
         lines.append(f"| {r['entry']} | {steps} | {r['seeds']} | {r['measure']} | {ours} | "
@@ -352,8 +354,9 @@ def markdown(report: dict) -> str:
     lines += ["", "References:", ""]
     for r in report["entries"]:
         if r["reference"] is not None:
-            budget = f", at {float(r['reference_budget']):,.0f} env steps" if r.get(
-                "reference_budget") is not None else ""
+            budget = (f", at {float(r['reference_budget']):,.0f} env steps"
+                      + frames_text(r["reference_budget"], r.get("frames_per_step"))
+                      if r.get("reference_budget") is not None else "")
             note = f" {r['reference_note']}" if r.get("reference_note") else ""
             lines.append(f"* {r['entry']}: {_fmt(r['reference'])} ({r['measure']}{budget}): "
                          f"{r['reference_source']}.{note}")

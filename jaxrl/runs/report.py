@@ -20,12 +20,21 @@ def summary_lines(meta: dict, returns: np.ndarray) -> list[str]:
     return [
         "| algo | env | seeds | steps/seed | final eval IQM [95% CI] | mean ± std | compile s | run s | env-steps/s |",
         "|---|---|---|---|---|---|---|---|---|",
-        f"| {meta['algo']} | {meta['env']} | {meta['seeds']} | {meta['total_steps_per_seed']:,} | "
+        f"| {meta['algo']} | {meta['env']} | {meta['seeds']} | {meta['total_steps_per_seed']:,}"
+        f"{frames_text(meta['total_steps_per_seed'], meta.get('frames_per_step'))} | "
         f"{iqm} | {mean} | {compile_text(meta)} | {meta['run_seconds']:.1f} | "
         f"{meta['env_steps_per_second']:,.0f} |",
         "",
         f"Interval: {s['ci_method']} over seeds." if s else "",
     ]
+
+
+def frames_text(steps, frames_per_step: int | None) -> str:
+    """`` (40M frames)`` for 10M steps of an env with a frame skip of 4; nothing without one."""
+    if not frames_per_step or int(frames_per_step) <= 1:
+        return ""
+    frames = float(steps) * int(frames_per_step)
+    return f" ({frames / 1e6:.4g}M frames)" if frames >= 1e6 else f" ({frames:,.0f} frames)"
 
 
 def compile_text(meta: dict) -> str:

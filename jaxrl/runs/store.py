@@ -101,7 +101,10 @@ class RunStore:
             raise StoreError(f"run store {str(self.root)!r} is not writable")
 
     def new_run(self, algo: str, env: str, config: dict, seeds: int, total_steps: int,
-                command: list[str] | None = None, sweep_id: str | None = None) -> Run:
+                command: list[str] | None = None, sweep_id: str | None = None,
+                frames_per_step: int = 1) -> Run:
+        """A new run folder and its ``run.json``. ``frames_per_step``: emulator frames behind
+        one env step (Atari's frame skip), so reports can quote a budget in frames too."""
         self.ensure_writable()
         run_id = stamped_id(algo, env)
         folder = self.root / run_id
@@ -111,7 +114,8 @@ class RunStore:
         atomic_write_text(folder / "code.diff", prov["git_diff"])
         meta = {
             "run_id": run_id, "algo": algo, "env": env, "seeds": int(seeds),
-            "total_steps_per_seed": int(total_steps), "status": "running",
+            "total_steps_per_seed": int(total_steps), "frames_per_step": int(frames_per_step),
+            "status": "running",
             "config": config, "command": command if command is not None else list(sys.argv),
             "command_line": shlex.join(command if command is not None else sys.argv),
             "git_commit": prov["git_commit"], "git_dirty": bool(prov["git_diff"].strip()),

@@ -118,6 +118,16 @@ def test_a_verdict_at_less_than_the_references_budget_says_so():
     assert row["verdict"] == "below reference at 25% of its budget"
     full = bench_report.entry_result({**entry, "total_steps": 10_000_000}, meta)
     assert full["verdict"] == "below reference"
+    # an Atari run's meta carries its frame skip: the report quotes steps and frames
+    atari = bench_report.entry_result(entry, {**meta, "frames_per_step": 4,
+                                              "total_steps_per_seed": 2_458_624})
+    report = {"title": "t", "bench_id": "b", "suite": "s", "devices": [], "git_commits": [],
+              "report_written_at": "now", "confidence": 0.95, "bootstrap_reps": 10,
+              "entries": [atari]}
+    text = bench_report.markdown(report)
+    assert "| 2,458,624 (9.834M frames) (reduced) |" in text
+    assert "at 10,000,000 env steps (40M frames)" in text
+    assert "judged at less than the reference's budget: 1" in text
 
 
 def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):

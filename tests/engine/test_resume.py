@@ -100,6 +100,7 @@ def test_resume_after_kill_is_bitwise_exact(algo, corrupt, tmp_path):
     np.testing.assert_array_equal(resumed.metrics["env_steps"], straight.metrics["env_steps"])
     meta = RunStore(runs_dir).load(run_id)
     assert meta["status"] == "finished" and len(meta["resumed"]) == 1
+    assert meta["frames_per_step"] == 1  # no frame skip (Atari's run.json says 4)
 
 
 def test_resume_refuses_finished_and_unchecked_runs(tmp_path):

@@ -44,6 +44,17 @@ def test_registry_names_and_presets():
         AtariEnv("Pong", frameskip=3)
 
 
+def test_frames_per_step_is_the_frame_skip_through_wrappers():
+    """Reports quote Atari budgets in frames too: 4 frames per agent step under both presets,
+    an override's own skip, 1 for an env without frames."""
+    from envs.core import frames_per_step
+
+    pong, _ = envs.make("atari:Pong")
+    assert frames_per_step(pong) == frames_per_step(EpisodeStatistics(pong)) == 4
+    assert frames_per_step(envs.make("atari:Pong", frame_skip=2)[0]) == 2
+    assert frames_per_step(EpisodeStatistics(envs.make("CartPole-v1")[0])) == 1
+
+
 def test_frame_limit_is_truncation_not_termination(breakout):
     _, r = breakout
     # every game either ended (terminated) or hit the 1,200-frame (300-step) limit (truncated)
@@ -239,3 +250,4 @@ def test_a_killed_atari_run_resumes_in_a_new_process(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     meta = RunStore(tmp_path).load(run_id)
     assert meta["status"] == "finished" and len(meta["resumed"]) == 1
+    assert meta["frames_per_step"] == 4  # the frame skip, for reports in frames
