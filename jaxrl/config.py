@@ -266,7 +266,7 @@ RANGES: dict[str, Interval] = {
     # optimizers: a clip norm of 0 zeroes every update (NaN at a zero gradient); eps = 0
     # divides by zero wherever a gradient is 0; a decay of 1 never updates the average
     "max_grad_norm": POSITIVE, "adam_eps": POSITIVE, "rmsprop_eps": POSITIVE,
-    "rmsprop_decay": UNIT_NO_ONE,
+    "rmsprop_decay": UNIT_NO_ONE, "rmsprop_momentum": UNIT_NO_ONE,
     # SAC: the temperature is learned as its log
     "init_alpha": POSITIVE, "target_entropy_scale": ANY,
     # Gaussian policies start at any log-std

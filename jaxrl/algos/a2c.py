@@ -19,16 +19,12 @@ import dataclasses
 import chex
 import jax
 import jax.numpy as jnp
-import optax
 from flax import struct
 
 from envs.registry import env_family
 from jaxrl.algos import onpolicy
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
-from jaxrl.ops import clipped_adam
-
-OPTIMIZERS = ("rmsprop", "adam")
-RMSPROP_STYLES = ("tensorflow", "pytorch")
+from jaxrl.ops import clipped_adam, clipped_rmsprop, optimizer_problem
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,11 +39,9 @@ class A2CStatic(onpolicy.OnPolicyStatic):
 
     def validate(self) -> None:
         super().validate()
-        if self.optimizer not in OPTIMIZERS:
-            raise ConfigError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
-        if self.rmsprop_style not in RMSPROP_STYLES:
-            raise ConfigError(
-                f"rmsprop_style must be one of {RMSPROP_STYLES}, got {self.rmsprop_style!r}")
+        problem = optimizer_problem(self.optimizer, self.rmsprop_style)
+        if problem:
+            raise ConfigError(problem)
 
 
 @struct.dataclass(frozen=True)
@@ -112,11 +106,7 @@ def optimizers(hp: A2CHparams, static: A2CStatic, lr_scale: jax.Array) -> onpoli
     lr = hp.learning_rate * lr_scale
     if static.optimizer == "adam":
         return onpolicy.ParamGroups(all=clipped_adam(hp, lr))
-    tf = static.rmsprop_style == "tensorflow"
-    rms = optax.scale_by_rms(decay=hp.rmsprop_decay, eps=hp.rmsprop_eps,
-                             initial_scale=1.0 if tf else 0.0, eps_in_sqrt=tf)
-    return onpolicy.ParamGroups(all=optax.chain(optax.clip_by_global_norm(hp.max_grad_norm),
-                                                rms, optax.scale(-lr)))
+    return onpolicy.ParamGroups(all=clipped_rmsprop(hp, lr, static.rmsprop_style))
 
 
 def update(state, batch: onpolicy.Batch, key, static: A2CStatic, network) -> onpolicy.Updated:

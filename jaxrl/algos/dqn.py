@@ -9,7 +9,7 @@ al., 2016).
             a* = argmax_a' Q(s', a')  if double_q  else  argmax_a' Q_target(s', a')
             y  = R + discount * Q_target(s', a*)                          (dqn_loss)
             L  = E[w huber(y - Q(s, a))]
-            theta <- Adam(clip_by_global_norm(grad L))
+            theta <- Adam or RMSProp(clip_by_global_norm(grad L))
             every target_update_period updates: theta_target <- tau theta + (1 - tau) theta_target
 
 ``discount`` is ``gamma^m (1 - terminated)`` from the n-step window, so a time limit
@@ -33,7 +33,13 @@ from jaxrl import diagnostics as diag
 from jaxrl.algos import offpolicy
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import QNetwork
-from jaxrl.ops import clipped_adam, linear_schedule, polyak_update
+from jaxrl.ops import (
+    clipped_adam,
+    clipped_rmsprop,
+    linear_schedule,
+    optimizer_problem,
+    polyak_update,
+)
 from jaxrl.rollout import flatten_obs
 
 LOSSES = ("huber", "mse")
@@ -48,12 +54,17 @@ class DQNStatic(offpolicy.OffPolicyStatic):
     target_update_period: int = static(500, "gradient updates between target updates")
     loss: str = static("huber", "huber | mse")
     anneal_lr: bool = static(False, "linearly anneal the learning rate to 0 over total_steps")
+    optimizer: str = static("adam", "adam | rmsprop (with optional momentum: reading 002's DQN)")
+    rmsprop_style: str = static("pytorch", "RMSProp's epsilon convention: tensorflow | pytorch")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths")
 
     def validate(self) -> None:
         super().validate()
         if self.loss not in LOSSES:
             raise ConfigError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        problem = optimizer_problem(self.optimizer, self.rmsprop_style)
+        if problem:
+            raise ConfigError(problem)
 
 
 @struct.dataclass(frozen=True)
@@ -61,6 +72,9 @@ class DQNHparams(offpolicy.OffPolicyHparams):
     """DQN's traced hyperparameters (``state.hparams``)."""
 
     learning_rate: float = traced(2.5e-4)
+    rmsprop_decay: float = traced(0.95, "RMSProp: decay of the squared-gradient average")
+    rmsprop_eps: float = traced(0.01, "RMSProp: epsilon (see rmsprop_style)")
+    rmsprop_momentum: float = traced(0.0, "RMSProp: momentum on the normalized step")
     tau: float = traced(1.0, "target update weight (1 = copy)")
     eps_start: float = traced(1.0, "epsilon-greedy at the start")
     eps_end: float = traced(0.05, "epsilon-greedy after the decay")
@@ -84,11 +98,14 @@ def default_config(env_name: str) -> DQNConfig:
         # Reading 002's DQN (vel's Nature-like double DQN): 250k replay of frames stored once
         # as uint8, 30k random steps first, eps 1 -> 0.1 over the first 10% of the run, a batch
         # of 32 every 4 env steps, hard target copy every 10k updates, gradients clipped at
-        # 0.5, Nature CNN. Adam (lr 1e-4, eps 1.5e-4, Dopamine's) stands in for its RMSProp.
+        # 0.5, Nature CNN, and its optimizer: torch's RMSprop, lr 2.5e-4, alpha 0.95, momentum
+        # 0.95, eps 0.1 (outside the square root).
         return DQNConfig(num_envs=4, gradient_steps=1, batch_size=32, buffer_size=250_000,
                          learning_starts=30_000, log_interval=250, frame_replay=True,
                          torso="nature_cnn", double_q=True, target_update_period=10_000,
-                         tau=1.0, max_grad_norm=0.5, learning_rate=1e-4, adam_eps=1.5e-4,
+                         tau=1.0, max_grad_norm=0.5, optimizer="rmsprop",
+                         rmsprop_style="pytorch", learning_rate=2.5e-4, rmsprop_decay=0.95,
+                         rmsprop_momentum=0.95, rmsprop_eps=0.1,
                          eps_start=1.0, eps_end=0.1, eps_decay_fraction=0.1)
     if family == "minatar":
         return DQNConfig(num_envs=16, buffer_size=100_000, batch_size=64, learning_starts=5_000,
@@ -119,14 +136,17 @@ def learning_rate(state, static: DQNStatic) -> jax.Array:
     return hp.learning_rate * linear_schedule(1.0, 0.0, state.env_steps, hp.total_steps)
 
 
-def optimizer(hp: DQNHparams, lr: float | jax.Array) -> optax.GradientTransformation:
+def optimizer(hp: DQNHparams, static: DQNStatic, lr: float | jax.Array
+              ) -> optax.GradientTransformation:
     """The Q-network's optimizer (DQN's only one: its state is ``state.opt_state``)."""
+    if static.optimizer == "rmsprop":
+        return clipped_rmsprop(hp, lr, static.rmsprop_style, momentum=hp.rmsprop_momentum)
     return clipped_adam(hp, lr)
 
 
 def init_learner(key, obs_dim: int, space, static: DQNStatic, hp: DQNHparams):
     params = make_network(static, space).init(key, jnp.zeros((1, obs_dim)))
-    return params, params, optimizer(hp, hp.learning_rate).init(params)
+    return params, params, optimizer(hp, static, hp.learning_rate).init(params)
 
 
 def epsilon(state) -> jax.Array:
@@ -181,7 +201,7 @@ def learn(state, batch, weights, key, static: DQNStatic, space) -> offpolicy.Lea
     (loss, (td, q_taken)), grads = jax.value_and_grad(dqn_loss, has_aux=True)(
         state.params, network, batch, targets, weights, static)
     lr = learning_rate(state, static)
-    updates, opt_state = optimizer(hp, lr).update(grads, state.opt_state, state.params)
+    updates, opt_state = optimizer(hp, static, lr).update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     due = (state.update_step + 1) % static.target_update_period == 0
     target_params = jax.tree.map(lambda new, old: jnp.where(due, new, old),

@@ -94,3 +94,35 @@ def test_target_network_moves_only_every_period():
     assert jax.tree.all(jax.tree.map(jnp.array_equal, early.target_params, state.target_params))
     due = learn(state.replace(update_step=jnp.int32(2)), batch, weights, key)
     assert jax.tree.all(jax.tree.map(jnp.array_equal, due.target_params, due.params))  # tau 1
+
+
+def test_rmsprop_is_torchs_rmsprop_with_momentum():
+    """``optimizer="rmsprop"`` steps as ``torch.optim.RMSprop(alpha, eps, momentum)`` does (the
+    optimizer of reading 002's DQN): v <- a v + (1 - a) g^2, b <- m b + g / (sqrt(v) + eps),
+    theta <- theta - lr b, worked here in numpy."""
+    config = dqn.DQNConfig(optimizer="rmsprop", rmsprop_style="pytorch", max_grad_norm=1e9,
+                           rmsprop_decay=0.95, rmsprop_eps=0.1, rmsprop_momentum=0.95)
+    tx = dqn.optimizer(config.hparams(), config.static(), 2.5e-4)
+    params = {"w": jnp.zeros(3)}
+    opt_state = tx.init(params)
+    v, b = np.zeros(3), np.zeros(3)
+    for g in ([0.1, -2.0, 0.0], [0.5, 0.5, 3.0], [-1.0, 0.02, 0.3]):
+        g = np.asarray(g)
+        updates, opt_state = tx.update({"w": jnp.asarray(g, jnp.float32)}, opt_state, params)
+        v = 0.95 * v + 0.05 * g**2
+        b = 0.95 * b + g / (np.sqrt(v) + 0.1)
+        np.testing.assert_allclose(np.asarray(updates["w"]), -2.5e-4 * b, rtol=1e-5, atol=1e-9)
+
+
+def test_the_atari_presets_rmsprop_climbs_the_truncation_rung():
+    """The Atari preset's optimizer (vel's RMSProp: lr 2.5e-4, alpha 0.95, momentum 0.95,
+    eps 0.1) learns the value of a truncated episode on the probe ladder."""
+    from jaxrl.probe import run_ladder
+
+    d = dqn.default_config("atari:Pong")
+    assert (d.optimizer, d.rmsprop_style, d.learning_rate) == ("rmsprop", "pytorch", 2.5e-4)
+    assert (d.rmsprop_decay, d.rmsprop_momentum, d.rmsprop_eps) == (0.95, 0.95, 0.1)
+    (result,) = run_ladder("dqn", seeds=4, rungs=["probe:truncation"], optimizer="rmsprop",
+                           learning_rate=d.learning_rate, rmsprop_decay=d.rmsprop_decay,
+                           rmsprop_momentum=d.rmsprop_momentum, rmsprop_eps=d.rmsprop_eps)
+    assert result.passed, (result.measured, result.expected)
