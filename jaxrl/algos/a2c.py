@@ -74,12 +74,16 @@ def default_config(env_name: str) -> A2CConfig:
         return A2CConfig(num_envs=16, num_steps=8, gamma=0.9, gae_lambda=0.9, ent_coef=0.0,
                          learning_rate=3e-3, normalize_advantages=True, normalize_reward=True)
     if family == "atari":
-        # Reading 002's A2C Atari runs: 16 envs x 5 steps, RMSprop 7e-4 (decay 0.99, epsilon
-        # 1e-3 outside the square root, PyTorch's convention, which its author credits for
-        # beating baselines' TF A2C), entropy 0.01, one Nature CNN shared by the two heads.
+        # Reading 002's A2C Atari runs (vel's atari_a2c config, the same in every tagged
+        # version): 16 envs x 5 steps, RMSprop 7e-4 held constant (no scheduler; baselines
+        # anneals it), decay 0.99, epsilon 1e-3 outside the square root (PyTorch's convention,
+        # which its author credits for beating baselines' TF A2C), entropy 0.01, value
+        # coefficient 0.5 on 0.5 MSE (baselines weighs 0.5 MSE: vf_coef 1.0 here), one Nature
+        # CNN shared by the two heads.
         return A2CConfig(num_envs=16, num_steps=5, optimizer="rmsprop", rmsprop_style="pytorch",
-                         rmsprop_eps=1e-3, learning_rate=7e-4, ent_coef=0.01,
-                         torso="nature_cnn", shared_network=True, normalize_obs=False)
+                         rmsprop_eps=1e-3, learning_rate=7e-4, anneal_lr=False, vf_coef=0.5,
+                         ent_coef=0.01, torso="nature_cnn", shared_network=True,
+                         normalize_obs=False)
     if family in ("minatar", "brax"):
         return A2CConfig(num_envs=64, num_steps=5, hidden=(256, 256), ent_coef=0.01,
                          activation="relu" if family == "minatar" else "tanh",

@@ -188,6 +188,7 @@ def test_atari_presets_follow_reading_002():
     a = a2c.default_config("atari:Breakout")
     assert (a.num_envs, a.num_steps, a.optimizer, a.rmsprop_style) == (16, 5, "rmsprop", "pytorch")
     assert (a.learning_rate, a.rmsprop_eps, a.torso) == (7e-4, 1e-3, "nature_cnn")
+    assert (a.vf_coef, a.anneal_lr) == (0.5, False)  # vel's: 0.5 x 0.5 MSE, a constant LR
     from jaxrl import train
     from jaxrl.memory import MemoryPlanError
 
