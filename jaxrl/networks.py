@@ -2,7 +2,8 @@
 
 * intake: observations of a `Box` space are flattened to ``[..., obs_dim]``; a *torso* reads
   them: the MLP's hidden layers, or a conv net that first folds the flat vector back into its
-  image (`ConvTorso`: ``minatar_cnn`` for 10x10xC grids, ``nature_cnn`` for 84x84xk frames);
+  image (`ConvTorso`: ``minatar_cnn`` for 10x10xC grids, ``nature_cnn`` and
+  ``nature_cnn_small`` for 84x84xk frames);
 * policy head: `Discrete(n)` -> `Categorical` logits; `Box` -> `DiagGaussian` with a
   state-independent log-std (on-policy methods);
 * value head: a scalar.
@@ -34,7 +35,7 @@ def _dense(features: int, gain: float) -> nn.Dense:
 
 
 # -- torsos ------------------------------------------------------------------------------------
-TORSOS = ("auto", "mlp", "minatar_cnn", "nature_cnn")
+TORSOS = ("auto", "mlp", "minatar_cnn", "nature_cnn", "nature_cnn_small")
 
 #: Conv torsos: ``(side of the square input, [(filters, kernel, stride)], dense width)``, VALID
 #: padding, ReLU after every layer, the dense layer last (its output is the torso's feature).
@@ -43,6 +44,9 @@ CONV_TORSOS: dict[str, tuple[int, tuple, int]] = {
     "minatar_cnn": (10, ((16, 3, 1),), 128),
     # Mnih et al. 2015 (Nature DQN): 32 8x8/4, 64 4x4/2, 64 3x3/1, then 512 units.
     "nature_cnn": (84, ((32, 8, 4), (64, 4, 2), (64, 3, 1)), 512),
+    # Reading 002's TRPO on Atari (vel's NatureCnnSmall): 8 8x8/4, 16 4x4/2, then 128 units.
+    # After nature_cnn: ``auto`` takes the first torso that fits a shape.
+    "nature_cnn_small": (84, ((8, 8, 4), (16, 4, 2)), 128),
 }
 
 

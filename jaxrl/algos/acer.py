@@ -64,7 +64,7 @@ class ACERStatic(StaticConfig):
                                 "frames) as uint8: a quarter of the memory, exact")
     shared_network: bool = static(True, "one torso for the policy and Q heads")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths")
-    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn")
+    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small")
     activation: str = static("relu")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 

@@ -47,7 +47,7 @@ class BCStatic(StaticConfig):
     demos: str = static("", imitation.DEMOS_DOC)
     batch_size: int = static(256, "expert steps per update")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths")
-    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn")
+    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small")
     activation: str = static("tanh")
     init_log_std: float = static(0.0, "initial log-std of Gaussian policies")
     normalize_obs: bool = static(True, "standardize observations by the expert's statistics")

@@ -77,8 +77,9 @@ class OffPolicyStatic(StaticConfig):
     frame_replay: bool = static(False, "replay stacked [H, W, S] image observations in [0, 1] "
                                 "(Atari's) as uint8 frames kept once: 1/16 of the memory")
     hidden: tuple[int, ...] = static((256, 256), "MLP widths")
-    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn (auto: by observation "
-                        "shape, resolved by the driver; a conv torso replaces hidden)")
+    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small"
+                        " (auto: by observation shape, resolved by the driver; a conv torso"
+                        " replaces hidden)")
     activation: str = static("relu")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     her: str = static("none", "hindsight relabelling of replayed goals (goal envs): none | "

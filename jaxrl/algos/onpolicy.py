@@ -59,8 +59,9 @@ class OnPolicyStatic(StaticConfig):
     num_envs: int = static(4, "parallel envs per seed")
     num_steps: int = static(128, "rollout length T per env per update")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths (policy and value nets)")
-    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn (auto: by observation "
-                        "shape; a conv torso ends in its own dense layer and replaces hidden)")
+    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small"
+                        " (auto: by observation shape; a conv torso ends in its own dense layer"
+                        " and replaces hidden)")
     activation: str = static("tanh")
     init_log_std: float = static(0.0, "initial log-std of Gaussian policies")
     normalize_obs: bool = static(True, "running mean/var observation normalization")

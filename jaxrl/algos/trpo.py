@@ -3,7 +3,8 @@
     for each update:                                      (onpolicy.make_train_step)
         collect T steps from N envs with pi_old
         A = GAE(lambda) bootstrapped through truncation; R = A + V_phi(s)
-        g = grad of the surrogate L(theta) = E[pi_theta(a|s) / pi_old(a|s) A] at theta_old
+        g = grad of the surrogate L(theta) = E[pi_theta(a|s) / pi_old(a|s) A] + c_H H[pi_theta]
+            at theta_old (c_H = ent_coef: 0 in Spinning Up, 0.1 in reading 002's Atari runs)
         x = CG solve of (F + damping I) x = g, F v = Hessian-vector product of KL(pi_old || pi_theta)
         full step s = sqrt(2 delta / x.Fx) x
         theta <- theta_old + c^j s for the first j with KL <= delta and L improved; else theta_old
@@ -49,6 +50,7 @@ class TRPOHparams(onpolicy.SeparateValueHparams):
     max_kl: float = traced(0.01, "trust region radius delta on the mean KL(old || new)")
     cg_damping: float = traced(0.1, "damping added to the Fisher-vector product")
     backtrack_coef: float = traced(0.8, "line-search shrink factor c")
+    ent_coef: float = traced(0.0, "entropy bonus c_H in the surrogate (and its line search)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,12 +68,16 @@ def default_config(env_name: str) -> TRPOConfig:
                           vf_learning_rate=3e-3, value_epochs=10, value_minibatches=16,
                           normalize_reward=True)
     if family == "atari":
-        # Reading 002's Atari TRPO (vel's, in place of baselines' poor one): 16 envs x 32
-        # steps, a policy and a value Nature CNN, delta 0.001, damping 0.001, lambda 1, three
-        # value passes with Adam 1e-4 (eps 1e-3); frames already scaled to [0, 1].
-        return TRPOConfig(num_envs=16, num_steps=32, torso="nature_cnn", activation="relu",
-                          normalize_obs=False, max_kl=0.001, cg_damping=0.001, cg_iters=10,
-                          backtrack_iters=10, gae_lambda=1.0, value_epochs=3,
+        # Reading 002's Atari TRPO (vel's breakout_trpo, in place of baselines' poor one): 16
+        # envs x 32 steps, a policy and a value net of vel's small CNN (8 and 16 filters, 128
+        # units), delta 0.001, damping 0.001, an entropy bonus of 0.1 in the surrogate, the
+        # Fisher on the whole batch, a line search halving the step, lambda 1, three value
+        # passes with Adam 1e-4 (eps 1e-3); frames already scaled to [0, 1]. (vel accepts a
+        # step up to 1.5 delta of KL; this TRPO keeps KL <= delta.)
+        return TRPOConfig(num_envs=16, num_steps=32, torso="nature_cnn_small",
+                          activation="relu", normalize_obs=False, max_kl=0.001,
+                          cg_damping=0.001, cg_iters=10, backtrack_iters=10, backtrack_coef=0.5,
+                          fisher_subsample=1, ent_coef=0.1, gae_lambda=1.0, value_epochs=3,
                           value_minibatches=1, vf_learning_rate=1e-4, adam_eps=1e-3)
     if family in ("minatar", "brax"):
         return TRPOConfig(num_envs=64, num_steps=64, hidden=(256, 256),
@@ -86,10 +92,12 @@ def optimizers(hp: TRPOHparams, static: TRPOStatic, lr_scale: jax.Array) -> onpo
     return onpolicy.ParamGroups(value=clipped_adam(hp, hp.vf_learning_rate * lr_scale))
 
 
-def policy_functions(params, network, batch: onpolicy.Batch, static: TRPOStatic):
+def policy_functions(params, network, batch: onpolicy.Batch, static: TRPOStatic,
+                     ent_coef: float | jax.Array = 0.0):
     """Flattened-parameter views of the policy on the batch (leaves ``[B, ...]``):
     ``(theta_old [P], unravel, surrogate(theta), kl(theta), fisher_kl(theta), entropy_old)``.
-    ``surrogate`` and ``kl`` are means over the batch; ``fisher_kl`` is the KL over every
+    ``surrogate`` (with ``ent_coef`` times the policy's mean entropy) and ``kl`` are means
+    over the batch; ``fisher_kl`` is the KL over every
     ``fisher_subsample``-th sample (for the FVP only: the line search checks the constraint on
     the full batch)."""
     onpolicy.check_batch(batch)
@@ -103,8 +111,9 @@ def policy_functions(params, network, batch: onpolicy.Batch, static: TRPOStatic)
     old_sub = jax.tree.map(lambda x: x[::every], old)
 
     def surrogate(theta):
-        log_ratio = dist_at(theta, batch.obs).log_prob(batch.action) - batch.log_prob
-        return jnp.mean(jnp.exp(log_ratio) * adv)
+        dist = dist_at(theta, batch.obs)
+        log_ratio = dist.log_prob(batch.action) - batch.log_prob
+        return jnp.mean(jnp.exp(log_ratio) * adv) + ent_coef * jnp.mean(dist.entropy())
 
     def kl(theta):
         return jnp.mean(old.kl(dist_at(theta, batch.obs)))
@@ -177,7 +186,7 @@ def update(state, batch: onpolicy.Batch, key, static: TRPOStatic, network) -> on
     """Natural-gradient policy step, then value regression."""
     hp: TRPOHparams = state.hparams
     theta_old, unravel, surrogate, kl, fisher_kl, entropy = policy_functions(
-        state.params, network, batch, static)
+        state.params, network, batch, static, hp.ent_coef)
     theta, metrics = natural_gradient_step(surrogate, kl, fisher_kl, theta_old, hp, static)
     params = onpolicy.with_param_group(state.params, "policy", unravel(theta))
     metrics["entropy"] = entropy

@@ -130,3 +130,31 @@ def test_a_step_that_cannot_improve_is_rejected_and_params_are_unchanged():
     for a, b in zip(jax.tree.leaves(onpolicy.param_group(state.params, "policy")),
                     jax.tree.leaves(onpolicy.param_group(params, "policy"))):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_the_entropy_bonus_alone_moves_the_policy_towards_more_entropy():
+    """With every advantage 0 the surrogate is ``ent_coef`` times the mean entropy (reading
+    002's Atari TRPO uses 0.1): the step is taken, inside the trust region, and raises the
+    entropy; with ``ent_coef`` 0 the same batch moves nothing (the test above)."""
+    env, env_params = envs.make("CartPole-v1")
+    config = trpo.default_config("CartPole-v1").replace(num_envs=2, num_steps=32,
+                                                        normalize_advantages=False, ent_coef=0.1)
+    state = trpo.init(jax.random.key(0), env, env_params, config)
+    network, batch = _rollout_batch(state, config, env, env_params)
+    batch = batch.replace(advantage=jnp.zeros_like(batch.advantage))
+    # a peaked policy (p ~ 0.95 / 0.05), so a step of KL delta does not overshoot the uniform one
+    head = state.params["params"]["policy"]["MLP_0"]["Dense_2"]
+    peaked = {**head, "bias": jnp.array([1.5, -1.5])}
+    params = jax.tree_util.tree_map(lambda x: x, state.params)
+    params["params"]["policy"]["MLP_0"]["Dense_2"] = peaked
+    state = state.replace(params=params)
+    updated = jax.jit(lambda s, b, k: trpo.update(s, b, k, config, network))(
+        state, batch, jax.random.key(1))
+    assert float(updated.metrics["step_accepted"]) == 1
+    entropy = lambda p: float(network.apply(p, batch.obs, method=network.dist).entropy().mean())
+    assert entropy(updated.params) > entropy(state.params)
+    kl = float(_kl_between(network, state.params, updated.params, batch.obs))
+    assert 0 < kl <= config.max_kl * 1.001
+    _, _, surrogate, *_ = trpo.policy_functions(state.params, network, batch, config, 0.1)
+    theta, _ = ravel_pytree(onpolicy.param_group(state.params, "policy"))
+    np.testing.assert_allclose(float(surrogate(theta)), 0.1 * entropy(state.params), rtol=1e-5)

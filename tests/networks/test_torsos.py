@@ -26,6 +26,7 @@ def test_im2col_conv_matches_xla(n, side, c, k, stride, f):
 @pytest.mark.parametrize("kind, shape, width, kernels", [
     ("minatar_cnn", (10, 10, 6), 128, [(3, 3, 6, 16)]),
     ("nature_cnn", (84, 84, 4), 512, [(8, 8, 4, 32), (4, 4, 32, 64), (3, 3, 64, 64)]),
+    ("nature_cnn_small", (84, 84, 4), 128, [(8, 8, 4, 8), (4, 4, 8, 16)]),  # vel's, for TRPO
 ])
 def test_conv_torso_shapes(kind, shape, width, kernels):
     flat = jnp.ones((7, 3, int(np.prod(shape))))  # any leading axes
@@ -34,7 +35,8 @@ def test_conv_torso_shapes(kind, shape, width, kernels):
     params = jax.eval_shape(torso.init, jax.random.key(0), flat)["params"]
     assert jax.eval_shape(torso.apply, {"params": params}, flat).shape == (7, 3, width)
     assert [params[f"conv_{i}_kernel"].shape for i in range(len(kernels))] == kernels
-    side_out = {"minatar_cnn": 8, "nature_cnn": 7}[kind]  # VALID: 10-3+1; Nature's 84 -> 7
+    # VALID: 10-3+1; Nature's 84 -> 20 -> 9 -> 7; the small one's 84 -> 20 -> 9
+    side_out = {"minatar_cnn": 8, "nature_cnn": 7, "nature_cnn_small": 9}[kind]
     assert params["Dense_0"]["kernel"].shape == (side_out * side_out * kernels[-1][-1], width)
 
 
@@ -56,7 +58,8 @@ def test_every_network_reads_images():
 
 def test_auto_resolves_by_shape_and_bad_shapes_are_named():
     assert resolve_torso("auto", (10, 10, 4)) == "minatar_cnn"
-    assert resolve_torso("auto", (84, 84, 4)) == "nature_cnn"
+    assert resolve_torso("auto", (84, 84, 4)) == "nature_cnn"  # never the small one
+    assert resolve_torso("nature_cnn_small", (84, 84, 4)) == "nature_cnn_small"
     assert resolve_torso("auto", (4,)) == "mlp"
     assert resolve_torso("mlp", (10, 10, 4)) == "mlp"
     with pytest.raises(ConfigError, match=r"reads \[84, 84, C\] observations; this env's are \[4\]"):
