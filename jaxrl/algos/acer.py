@@ -18,8 +18,8 @@
             theta_avg <- avg_decay theta_avg + (1 - avg_decay) theta
 
 ``V(s) = sum_a pi(a|s) Q(s, a)``; a truncated step bootstraps from the value of its true final
-observation and a terminated one does not (the segment keeps ``next_obs``). Adam (clipped)
-stands in for the paper's RMSProp.
+observation and a terminated one does not (the segment keeps ``next_obs``). The optimizer is
+Adam or, as in the paper and reading 002's runs, RMSProp (``optimizer``), clipped either way.
 """
 
 from __future__ import annotations
@@ -42,7 +42,15 @@ from jaxrl.algos import acting
 from jaxrl.buffers import frames, uniform
 from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
 from jaxrl.networks import PolicyAndQ, check_network_fields, resolve_torso
-from jaxrl.ops import categorical_kl_gradient, clipped_adam, polyak_update, project_kl, retrace
+from jaxrl.ops import (
+    categorical_kl_gradient,
+    clipped_adam,
+    clipped_rmsprop,
+    optimizer_problem,
+    polyak_update,
+    project_kl,
+    retrace,
+)
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
 from jaxrl.transition import Transition
 
@@ -67,6 +75,8 @@ class ACERStatic(StaticConfig):
     torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small")
     activation: str = static("relu")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
+    optimizer: str = static("adam", "adam | rmsprop")
+    rmsprop_style: str = static("pytorch", "RMSProp's epsilon convention: tensorflow | pytorch")
 
     @property
     def steps_per_update(self) -> int:
@@ -74,6 +84,9 @@ class ACERStatic(StaticConfig):
 
     def validate(self) -> None:
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
+        problem = optimizer_problem(self.optimizer, self.rmsprop_style)
+        if problem:
+            raise ConfigError(problem)
         if self.buffer_segments < max(self.num_envs, self.replay_start):
             raise ConfigError(f"buffer_segments ({self.buffer_segments}) must be >= num_envs "
                               f"and >= replay_start")
@@ -87,6 +100,8 @@ class ACERHparams(Hparams):
     learning_rate: float = traced(7e-4)
     max_grad_norm: float = traced(10.0, "global-norm gradient clipping")
     adam_eps: float = traced(1e-5)
+    rmsprop_decay: float = traced(0.99, "RMSProp: decay of the squared-gradient average")
+    rmsprop_eps: float = traced(1e-3, "RMSProp: epsilon (see rmsprop_style)")
     ent_coef: float = traced(0.01)
     q_coef: float = traced(0.5, "weight of the Q regression")
     c_bar: float = traced(10.0, "importance-weight truncation of the policy gradient")
@@ -110,10 +125,12 @@ def default_config(env_name: str) -> ACERConfig:
                           learning_rate=1e-2)
     if env_family(env_name) == "atari":
         # Reading 002's Atari ACER (vel's): 12 envs x 20 steps, 4 replays per rollout from a
-        # 50k-step replay that starts at 10k, c_bar 10, trust region delta 1, Nature CNN;
-        # Adam stands in for its RMSProp (lr 7e-4)
+        # 50k-step replay that starts at 10k, c_bar 10, trust region delta 1, Nature CNN, and
+        # its optimizer: torch's RMSprop, lr 7e-4, alpha 0.99, eps 1e-3, clipped at 10
         return ACERConfig(num_envs=12, num_steps=20, buffer_segments=2_500, replay_start=500,
-                          replay_batch=12, torso="nature_cnn", uint8_replay=True)
+                          replay_batch=12, torso="nature_cnn", uint8_replay=True,
+                          optimizer="rmsprop", rmsprop_style="pytorch", learning_rate=7e-4,
+                          rmsprop_decay=0.99, rmsprop_eps=1e-3)
     if env_family(env_name) == "minatar":
         return ACERConfig(hidden=(256, 256))  # A2C's MinAtar widths
     return ACERConfig()
@@ -150,7 +167,9 @@ def make_network(static: ACERStatic, env, env_params) -> PolicyAndQ:
                       static.shared_network)
 
 
-def optimizer(hp: ACERHparams) -> optax.GradientTransformation:
+def optimizer(hp: ACERHparams, static: ACERStatic) -> optax.GradientTransformation:
+    if static.optimizer == "rmsprop":
+        return clipped_rmsprop(hp, hp.learning_rate, static.rmsprop_style)
     return clipped_adam(hp, hp.learning_rate)
 
 
@@ -168,7 +187,7 @@ def init(key: jax.Array, env, env_params, config, hparams: ACERHparams | None = 
                       reward=jnp.zeros((t,)), terminated=jnp.zeros((t,), bool),
                       truncated=jnp.zeros((t,), bool), next_obs=jnp.zeros((t, dim), obs_dtype),
                       mu=jnp.zeros((t, n)))
-    return ACERState(params=params, avg_params=params, opt_state=optimizer(hp).init(params),
+    return ACERState(params=params, avg_params=params, opt_state=optimizer(hp, static).init(params),
                      buffer=uniform.init(example, static.buffer_segments),
                      carry=reset_envs(env_key, env, env_params, static.num_envs),
                      key=state_key, update_step=jnp.zeros((), jnp.int32),
@@ -241,7 +260,7 @@ def update(learner: Learner, seg: Segment, hp: ACERHparams, static: ACERStatic, 
     # d/dq of q_coef * 0.5 * mean((Q_ret - Q(s, a))^2), and the ascent direction z on logits
     dq = hp.q_coef * q_error[..., None] * jax.nn.one_hot(seg.action, q.shape[-1]) / count
     (grads,) = backward((-z / count, dq))
-    updates, opt_state = optimizer(hp).update(grads, learner.opt_state, learner.params)
+    updates, opt_state = optimizer(hp, static).update(grads, learner.opt_state, learner.params)
     params = optax.apply_updates(learner.params, updates)
     avg_params = polyak_update(learner.avg_params, params, 1.0 - hp.avg_decay)
     avg_pi = jax.nn.softmax(avg_logits)

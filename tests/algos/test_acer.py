@@ -129,3 +129,21 @@ def test_uint8_replay_gives_back_atari_frames_exactly():
     for name in ("obs", "next_obs", "mu"):
         np.testing.assert_array_equal(np.asarray(getattr(back, name)),
                                       np.asarray(getattr(seg, name)), err_msg=name)
+
+
+def test_the_atari_presets_rmsprop_climbs_the_truncation_rung():
+    """The Atari preset trains with reading 002's ACER optimizer (torch's RMSprop, lr 7e-4,
+    alpha 0.99, eps 1e-3, clipped at 10), which learns a truncated episode's value; the update
+    applies an RMSProp state, not Adam's."""
+    import optax
+
+    from jaxrl.probe import run_ladder
+
+    a = acer.default_config("atari:Pong")
+    assert (a.optimizer, a.rmsprop_style, a.learning_rate) == ("rmsprop", "pytorch", 7e-4)
+    assert (a.rmsprop_decay, a.rmsprop_eps, a.max_grad_norm) == (0.99, 1e-3, 10.0)
+    state = acer.optimizer(a.hparams(), a.static()).init({"w": jnp.zeros(2)})
+    assert any(isinstance(s, optax.ScaleByRmsState) for s in state)
+    (result,) = run_ladder("acer", seeds=4, rungs=["probe:truncation"], optimizer="rmsprop",
+                           rmsprop_decay=a.rmsprop_decay, rmsprop_eps=a.rmsprop_eps)
+    assert result.passed, (result.measured, result.expected)
