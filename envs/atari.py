@@ -23,6 +23,14 @@ The emulators are host state, so three things differ from a pure-JAX env:
   `envs.wrappers.EpisodeStatistics` reports returns over whole games from them. The frame
   limit (``max_frames``, ALE's 108,000) is truncation.
 
+Where a lost life differs from baselines' wrappers: there, the "reset" after a lost life takes
+a no-op step, then FIRE and action 2 (``FireResetEnv`` over ``EpisodicLifeEnv``), none of them
+seen by the agent, and ``VecFrameStack`` restarts the stack from zeros; here the game goes on
+with the agent's own actions and the stack carries over the frames before the loss. ale-py's
+XLA step moves every emulator of a pool at once, so one emulator cannot take steps of its own;
+its own ``episodic_life`` resets the whole game at a lost life, which is not baselines' either.
+A game's reset presses FIRE once where the game has it (baselines: FIRE, then action 2).
+
 Presets (`PRESETS`): ``"baselines"`` (reading 002 / OpenAI baselines, "NoFrameskip-v4" with
 the usual wrappers: frame skip 4 with max-pooling, 84x84 grayscale, 4 stacked frames, up to 30
 no-op starts, episodic life and clipped rewards for training) and ``"machado"`` (Machado et al.
