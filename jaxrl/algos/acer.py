@@ -124,9 +124,13 @@ def default_config(env_name: str) -> ACERConfig:
                           replay_batch=16, replay_ratio=8, gamma=0.9, hidden=(32, 32),
                           learning_rate=1e-2)
     if env_family(env_name) == "atari":
-        # Reading 002's Atari ACER (vel's): 12 envs x 20 steps, 4 replays per rollout from a
-        # 50k-step replay that starts at 10k, c_bar 10, trust region delta 1, Nature CNN, and
-        # its optimizer: torch's RMSprop, lr 7e-4, alpha 0.99, eps 1e-3, clipped at 10
+        # Reading 002's Atari ACER (vel's): 12 envs x 20 steps, 4 replays per rollout, c_bar
+        # 10, trust region delta 1, Nature CNN, and its optimizer: torch's RMSprop, lr 7e-4,
+        # alpha 0.99, eps 1e-3, clipped at 10. Its replay is smaller: vel (and baselines) keep
+        # 50k steps *per env* (600k here) and start at 10k per env; this one keeps 50k steps in
+        # all and starts at 10k, since it stores whole uint8 stacks twice per step (600k
+        # steps would be 34 GB per seed); frames kept once, as DQN's frame replay does, would
+        # make 4.2 GB.
         return ACERConfig(num_envs=12, num_steps=20, buffer_segments=2_500, replay_start=500,
                           replay_batch=12, torso="nature_cnn", uint8_replay=True,
                           optimizer="rmsprop", rmsprop_style="pytorch", learning_rate=7e-4,
