@@ -203,6 +203,8 @@ def test_committed_suites_are_valid():
     assert len(atari.entries) == 35 and {e.seeds for e in atari.entries} == {6}
     assert {e.total_steps for e in atari.entries} == {10_000_000}
     assert {e.reference["budget"] for e in atari.entries} == {10_000_000}
+    # vel cuts games at 10k agent steps: 40k frames (truncation here)
+    assert all(e.env_kwargs == {"max_frames": 40_000} for e in atari.entries)
     assert {e.algo for e in atari.entries} == {"a2c", "ppo", "trpo", "dqn", "acer"}
 
 
