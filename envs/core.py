@@ -46,27 +46,28 @@ class EqualByConstruction:
         return hash(self._make_args) if self._make_args is not None else id(self)
 
 
-def runs_on_host(env) -> bool:
-    """Whether ``env`` (or an env it wraps, through ``.env``) steps host-side emulators through
-    FFI calls (``host_pool = True``, e.g. Atari): its programs must not be partitioned over
-    devices, since each device would step the same emulators."""
+def wrapped_attr(env, name: str, default):
+    """``env.name``, or that of the first env it wraps (through ``.env``) that has one."""
     while env is not None:
-        if getattr(env, "host_pool", False):
-            return True
+        value = getattr(env, name, None)
+        if value is not None:
+            return value
         env = getattr(env, "env", None)
-    return False
+    return default
+
+
+def runs_on_host(env) -> bool:
+    """Whether ``env`` (or an env it wraps) steps host-side emulators through FFI calls
+    (``host_pool = True``, e.g. Atari): its programs must not be partitioned over devices,
+    since each device would step the same emulators."""
+    return bool(wrapped_attr(env, "host_pool", False))
 
 
 def frames_per_step(env) -> int:
-    """Emulator frames behind one env step of ``env`` (or an env it wraps, through ``.env``):
-    Atari's frame skip (4 under both presets), 1 for every other env. Benchmarks on Atari are
-    quoted in frames as often as in agent steps; reports show both."""
-    while env is not None:
-        frames = getattr(env, "frames_per_step", None)
-        if frames is not None:
-            return int(frames)
-        env = getattr(env, "env", None)
-    return 1
+    """Emulator frames behind one env step of ``env`` (or an env it wraps): Atari's frame skip
+    (4 under both presets), 1 for every other env. Benchmarks on Atari are quoted in frames as
+    often as in agent steps; reports show both."""
+    return int(wrapped_attr(env, "frames_per_step", 1))
 
 
 class Environment:

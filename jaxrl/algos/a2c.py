@@ -24,7 +24,7 @@ from flax import struct
 from envs.registry import env_family
 from jaxrl.algos import onpolicy
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
-from jaxrl.ops import clipped_adam, clipped_rmsprop, optimizer_problem
+from jaxrl.ops import clipped_optimizer, optimizer_problem
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,9 +108,8 @@ def a2c_loss(params, network, batch: onpolicy.Batch, hp: A2CHparams, static: A2C
 def optimizers(hp: A2CHparams, static: A2CStatic, lr_scale: jax.Array) -> onpolicy.ParamGroups:
     """One optimizer over all parameters: RMSProp (explicit epsilon convention) or Adam."""
     lr = hp.learning_rate * lr_scale
-    if static.optimizer == "adam":
-        return onpolicy.ParamGroups(all=clipped_adam(hp, lr))
-    return onpolicy.ParamGroups(all=clipped_rmsprop(hp, lr, static.rmsprop_style))
+    return onpolicy.ParamGroups(all=clipped_optimizer(static.optimizer, hp, lr,
+                                                      static.rmsprop_style))
 
 
 def update(state, batch: onpolicy.Batch, key, static: A2CStatic, network) -> onpolicy.Updated:

@@ -44,8 +44,7 @@ from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static,
 from jaxrl.networks import PolicyAndQ, check_network_fields, resolve_torso
 from jaxrl.ops import (
     categorical_kl_gradient,
-    clipped_adam,
-    clipped_rmsprop,
+    clipped_optimizer,
     optimizer_problem,
     polyak_update,
     project_kl,
@@ -172,9 +171,7 @@ def make_network(static: ACERStatic, env, env_params) -> PolicyAndQ:
 
 
 def optimizer(hp: ACERHparams, static: ACERStatic) -> optax.GradientTransformation:
-    if static.optimizer == "rmsprop":
-        return clipped_rmsprop(hp, hp.learning_rate, static.rmsprop_style)
-    return clipped_adam(hp, hp.learning_rate)
+    return clipped_optimizer(static.optimizer, hp, hp.learning_rate, static.rmsprop_style)
 
 
 def init(key: jax.Array, env, env_params, config, hparams: ACERHparams | None = None

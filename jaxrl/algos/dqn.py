@@ -34,8 +34,7 @@ from jaxrl.algos import offpolicy
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import QNetwork
 from jaxrl.ops import (
-    clipped_adam,
-    clipped_rmsprop,
+    clipped_optimizer,
     linear_schedule,
     optimizer_problem,
     polyak_update,
@@ -139,9 +138,8 @@ def learning_rate(state, static: DQNStatic) -> jax.Array:
 def optimizer(hp: DQNHparams, static: DQNStatic, lr: float | jax.Array
               ) -> optax.GradientTransformation:
     """The Q-network's optimizer (DQN's only one: its state is ``state.opt_state``)."""
-    if static.optimizer == "rmsprop":
-        return clipped_rmsprop(hp, lr, static.rmsprop_style, momentum=hp.rmsprop_momentum)
-    return clipped_adam(hp, lr)
+    return clipped_optimizer(static.optimizer, hp, lr, static.rmsprop_style,
+                             momentum=hp.rmsprop_momentum)
 
 
 def init_learner(key, obs_dim: int, space, static: DQNStatic, hp: DQNHparams):

@@ -9,7 +9,7 @@ Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are t
 from jaxrl.ops import popart
 from jaxrl.ops.cg import conjugate_gradient
 from jaxrl.ops.distributions import Categorical, DiagGaussian, TanhGaussian
-from jaxrl.ops.optim import clipped_adam, clipped_rmsprop, optimizer_problem
+from jaxrl.ops.optim import clipped_adam, clipped_optimizer, clipped_rmsprop, optimizer_problem
 from jaxrl.ops.polyak import polyak_update
 from jaxrl.ops.returns import (
     discounted_returns,
@@ -37,6 +37,7 @@ __all__ = [
     "TanhGaussian",
     "categorical_kl_gradient",
     "clipped_adam",
+    "clipped_optimizer",
     "clipped_rmsprop",
     "conjugate_gradient",
     "denormalize",

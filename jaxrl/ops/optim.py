@@ -9,7 +9,7 @@ import jax
 import optax
 
 __all__ = ["OPTIMIZERS", "RMSPROP_STYLES", "AdamHparams", "RMSPropHparams", "clipped_adam",
-           "clipped_rmsprop", "optimizer_problem"]
+           "clipped_optimizer", "clipped_rmsprop", "optimizer_problem"]
 
 OPTIMIZERS = ("adam", "rmsprop")
 RMSPROP_STYLES = ("tensorflow", "pytorch")
@@ -67,6 +67,15 @@ def clipped_rmsprop(hp: RMSPropHparams, learning_rate: float | jax.Array, style:
     if momentum is not None:
         parts.append(optax.trace(decay=momentum))
     return optax.chain(*parts, optax.scale(-learning_rate))
+
+
+def clipped_optimizer(name: str, hp, learning_rate: float | jax.Array, rmsprop_style: str,
+                      momentum: float | jax.Array | None = None) -> optax.GradientTransformation:
+    """The config's choice (``name``, one of `OPTIMIZERS`): `clipped_adam` or `clipped_rmsprop`
+    (``rmsprop_style``, ``momentum`` as there; Adam ignores both)."""
+    if name == "rmsprop":
+        return clipped_rmsprop(hp, learning_rate, rmsprop_style, momentum)
+    return clipped_adam(hp, learning_rate)
 
 
 def optimizer_problem(optimizer: str, rmsprop_style: str) -> str | None:
