@@ -140,7 +140,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
         algorithm, config, env, env_params, padded), keys, hparams, runs_once=True)
     state = init_fn(keys, hparams)
     chunk_fn, t_chunk, disk_chunk = build(("chunk", k), programs.chunk_program(
-        algorithm, config, env, env_params, k, padded), state)
+        algorithm, config, env, env_params, k, padded), state, donate_first=True)
     horizon = eval_horizon(env_params)
     eval_fn, t_eval, disk_eval = None, 0.0, False  # eval_episodes=0: no evaluation program
     if spec.eval_episodes:

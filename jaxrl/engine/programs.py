@@ -45,7 +45,8 @@ def params_digest(env_params) -> str:
 
 
 def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
-             sharding=None, runs_once: bool = False) -> tuple[Any, float, bool]:
+             sharding=None, runs_once: bool = False, donate_first: bool = False
+             ) -> tuple[Any, float, bool]:
     """AOT-compile ``jit(build())`` for these args once per static key; returns
     ``(executable, compile_seconds, from_disk)``: 0 s on a hit of this process's cache, and
     ``from_disk`` when JAX loaded the executable from the persistent cache (`jaxrl.compile_cache`)
@@ -54,13 +55,16 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
     config and the argument shapes. With a seed ``sharding`` every input and output leaf is
     pinned to it (leading axis = member), so chunk outputs can be fed straight back in. On the
     CPU, programs compile at `jaxrl.platform.cpu_opt_level` (LLVM -O2 unless chosen), and a
-    program that ``runs_once`` (init) at -O0."""
+    program that ``runs_once`` (init) at -O0. With ``donate_first`` the program takes over the
+    buffers of its first argument (the train state a chunk replaces), which must not be used
+    again after the call: the state then lives once in memory, not twice."""
     shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype), getattr(x, "sharding", None)),
                           example_args)
     devices = sharding.device_set if sharding is not None else {jax.devices()[0]}
     options = platform.compiler_options(next(iter(devices)).platform, runs_once)
     key = (tag, algorithm.name, config.static_key(), env, params_digest(env_params),
-           str(jax.tree.structure(example_args)), str(shapes), tuple(sorted(options.items())))
+           str(jax.tree.structure(example_args)), str(shapes), tuple(sorted(options.items())),
+           donate_first)
     if key in PROGRAMS:
         PROGRAMS.move_to_end(key)
         return PROGRAMS[key], 0.0, False
@@ -69,6 +73,8 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
     start = time.perf_counter()
     kw = {} if sharding is None else {"in_shardings": sharding, "out_shardings": sharding}
     kw["compiler_options"] = options
+    if donate_first:
+        kw["donate_argnums"] = 0
     with warnings.catch_warnings():  # restores the filters and `showwarning` on exit
         warnings.filterwarnings("always", message=".*persistent compilation cache")
         warnings.showwarning = functools.partial(_on_compile_warning, warnings.showwarning)
