@@ -276,7 +276,7 @@ RANGES: dict[str, Interval] = {
     # set by the driver (0 = not yet set)
     "total_steps": NON_NEGATIVE,
     # counts that may be 0
-    "learning_starts": NON_NEGATIVE,
+    "learning_starts": NON_NEGATIVE, "segment_restarts": NON_NEGATIVE,
 }
 
 

@@ -4,7 +4,8 @@
         roll the current policy pi for T steps in N envs; keep mu(.|s_t), the probabilities
         the actions were drawn from                                          (collect_segments)
         add the N segments of T steps to the segment replay (on device: whole segments, so
-        every step keeps its own obs, action, reward, episode flags and mu)
+        every step keeps its own obs, action, reward, episode flags and mu; the forms the
+        replay keeps them in are `acer_segments`')
         update on the N on-policy segments, then replay_ratio times on replay_batch replayed
         ones (once replay_start segments are stored):                        (update)
             rho(a) = pi(a|s) / mu(a|s);  c = min(1, rho(a_t))
@@ -39,7 +40,9 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
-from jaxrl.buffers import frames, uniform
+from jaxrl.algos.acer_segments import Segment, from_replay, replay_example, to_replay
+from jaxrl.algos.offpolicy import frame_shape
+from jaxrl.buffers import uniform
 from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
 from jaxrl.networks import PolicyAndQ, check_network_fields, resolve_torso
 from jaxrl.ops import (
@@ -51,7 +54,6 @@ from jaxrl.ops import (
     retrace,
 )
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
-from jaxrl.transition import Transition
 
 MU_FLOOR = 1e-8  # behaviour probabilities are softmax outputs (> 0); guard the division anyway
 
@@ -69,6 +71,12 @@ class ACERStatic(StaticConfig):
     trust_region: bool = static(True, "ACER's efficient trust region against the average net")
     uint8_replay: bool = static(False, "replay observations in [0, 1] that are k / 255 (Atari "
                                 "frames) as uint8: a quarter of the memory, exact")
+    frame_replay: bool = static(False, "replay stacked [H, W, S] image observations (Atari's) "
+                                "as uint8 frames kept once per segment: S (1 + segment_restarts)"
+                                " + T frames per segment, exact")
+    segment_restarts: int = static(1, "frame_replay: episode starts after a segment's first step"
+                                   " it has room for; a segment with more is counted in "
+                                   "frame_mismatches")
     shared_network: bool = static(True, "one torso for the policy and Q heads")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths")
     torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small")
@@ -86,6 +94,9 @@ class ACERStatic(StaticConfig):
         problem = optimizer_problem(self.optimizer, self.rmsprop_style)
         if problem:
             raise ConfigError(problem)
+        if self.uint8_replay and self.frame_replay:
+            raise ConfigError("uint8_replay and frame_replay are two ways to store observations:"
+                              " choose one (frame_replay for stacked image observations)")
         if self.buffer_segments < max(self.num_envs, self.replay_start):
             raise ConfigError(f"buffer_segments ({self.buffer_segments}) must be >= num_envs "
                               f"and >= replay_start")
@@ -125,27 +136,17 @@ def default_config(env_name: str) -> ACERConfig:
     if env_family(env_name) == "atari":
         # Reading 002's Atari ACER (vel's): 12 envs x 20 steps, 4 replays per rollout, c_bar
         # 10, trust region delta 1, Nature CNN, and its optimizer: torch's RMSprop, lr 7e-4,
-        # alpha 0.99, eps 1e-3, clipped at 10. Its replay is smaller: vel (and baselines) keep
-        # 50k steps *per env* (600k here) and start at 10k per env; this one keeps 50k steps in
-        # all and starts at 10k, since it stores whole uint8 stacks twice per step (600k
-        # steps would be 34 GB per seed); frames kept once, as DQN's frame replay does, would
-        # make 4.2 GB.
-        return ACERConfig(num_envs=12, num_steps=20, buffer_segments=2_500, replay_start=500,
-                          replay_batch=12, torso="nature_cnn", uint8_replay=True,
+        # alpha 0.99, eps 1e-3, clipped at 10. Its replay: 50k steps per env (600k steps,
+        # 30k segments) and replay from 10k per env (6k segments), as vel's tagged versions
+        # and baselines keep it. Frames kept once per segment (28 uint8 frames per 20 steps)
+        # make that 5.9 GB per seed; whole uint8 stacks for obs and next obs would be 34 GB.
+        return ACERConfig(num_envs=12, num_steps=20, buffer_segments=30_000, replay_start=6_000,
+                          replay_batch=12, torso="nature_cnn", frame_replay=True,
                           optimizer="rmsprop", rmsprop_style="pytorch", learning_rate=7e-4,
                           rmsprop_decay=0.99, rmsprop_eps=1e-3)
     if env_family(env_name) == "minatar":
         return ACERConfig(hidden=(256, 256))  # A2C's MinAtar widths
     return ACERConfig()
-
-
-@struct.dataclass
-class Segment(Transition):
-    """Consecutive steps of one env as replayed: the `Transition` fields with leaves
-    ``[T, ...]`` (``[N, T, ...]`` for a rollout's N envs, ``[T, B, ...]`` time-major in an
-    update), and ``mu`` ``[.., A]``, the probabilities each action was drawn from."""
-
-    mu: jax.Array
 
 
 @struct.dataclass
@@ -182,14 +183,9 @@ def init(key: jax.Array, env, env_params, config, hparams: ACERHparams | None = 
     net_key, env_key, state_key = jax.random.split(key, 3)
     dim, n = obs_dim(env.observation_space(env_params)), env.action_space(env_params).n
     params = make_network(static, env, env_params).init(net_key, jnp.zeros((1, dim)))
-    t = static.num_steps
-    obs_dtype = jnp.uint8 if static.uint8_replay else jnp.float32
-    example = Segment(obs=jnp.zeros((t, dim), obs_dtype), action=jnp.zeros((t,), jnp.int32),
-                      reward=jnp.zeros((t,)), terminated=jnp.zeros((t,), bool),
-                      truncated=jnp.zeros((t,), bool), next_obs=jnp.zeros((t, dim), obs_dtype),
-                      mu=jnp.zeros((t, n)))
+    item = replay_example(static.num_steps, dim, n, static, frame_shape(env, env_params, static))
     return ACERState(params=params, avg_params=params, opt_state=optimizer(hp, static).init(params),
-                     buffer=uniform.init(example, static.buffer_segments),
+                     buffer=uniform.init(item, static.buffer_segments),
                      carry=reset_envs(env_key, env, env_params, static.num_envs),
                      key=state_key, update_step=jnp.zeros((), jnp.int32),
                      env_steps=jnp.zeros((), jnp.int32), hparams=hp)
@@ -278,43 +274,23 @@ def update(learner: Learner, seg: Segment, hp: ACERHparams, static: ACERStatic, 
     return Learner(params, avg_params, opt_state), metrics
 
 
-def to_replay(segments: Segment, static: ACERStatic) -> Segment:
-    """A rollout ``[T, N]`` as replay items ``[N, T]`` (observations as uint8 frames when
-    ``uint8_replay``)."""
-    if static.uint8_replay:
-        segments = dataclasses.replace(segments, obs=frames.to_u8(segments.obs),
-                                       next_obs=frames.to_u8(segments.next_obs))
-    return transpose(segments)
-
-
-def from_replay(items: Segment, static: ACERStatic) -> Segment:
-    """Sampled items ``[B, T]`` as a time-major batch ``[T, B]`` of float observations."""
-    if static.uint8_replay:
-        items = dataclasses.replace(items, obs=frames.from_u8(items.obs),
-                                    next_obs=frames.from_u8(items.next_obs))
-    return transpose(items)
-
-
-def transpose(segments: Segment) -> Segment:
-    """``[T, B, ...]`` <-> ``[B, T, ...]``: a rollout into replay items, sampled items into a
-    time-major batch."""
-    return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), segments)
-
-
 def train_step(state: ACERState, static: ACERStatic, env, env_params):
     """One on-policy update and ``replay_ratio`` replayed ones (see the module docstring)."""
     network = make_network(static, env, env_params)
+    shape = frame_shape(env, env_params, static)
     key, rollout_key, replay_key = jax.random.split(state.key, 3)
     carry, segments, info = collect_segments(state, rollout_key, static, env, env_params,
                                              network)
-    buffer = uniform.add(state.buffer, to_replay(segments, static), state.update_step)
+    items, mismatches = to_replay(segments, static, shape)
+    buffer = uniform.add(state.buffer, items, state.update_step)
     learner = Learner(state.params, state.avg_params, state.opt_state)
     learner, metrics = update(learner, segments, state.hparams, static, network)
 
     def replay_once(learner: Learner, key):
         sampled, _, _ = uniform.sample(buffer, key, static.replay_batch)
         ready = buffer.size >= static.replay_start
-        new, m = update(learner, from_replay(sampled, static), state.hparams, static, network)
+        new, m = update(learner, from_replay(sampled, static, shape), state.hparams, static,
+                        network)
         return jax.tree.map(lambda a, b: jnp.where(ready, a, b), new, learner), (m, ready)
 
     learner, (replayed, ready) = jax.lax.scan(
@@ -327,6 +303,8 @@ def train_step(state: ACERState, static: ACERStatic, env, env_params):
                                               jnp.sum(replayed[name] * weight) / count, jnp.nan)
     metrics["replay_fraction"] = weight.mean()
     metrics["buffer_fill"] = uniform.fill_fraction(buffer)
+    if static.frame_replay:  # segments whose frames would not rebuild exactly: must stay 0
+        metrics["frame_mismatches"] = mismatches.astype(jnp.float32)
     metrics.update(completed_episode_summary(info))
     metrics["env_steps"] = (state.env_steps + static.steps_per_update).astype(jnp.float32)
     state = dataclasses.replace(state, params=learner.params, avg_params=learner.avg_params,
@@ -372,15 +350,17 @@ def make_act(static: ACERStatic, env, env_params):
 def memory_model(config: ACERStatic, state: ACERState, obs_bytes: int,
                  action_bytes: int) -> memory.Footprint:
     """Replay is ``state.buffer`` (segments); the working set of a train step: the rollout
-    ``[T, N]`` and a replayed batch ``[T, K]`` (obs, next obs, mu, flags), three forward passes
-    (online on obs and next obs, average on obs) and the backward pass over the larger batch,
-    and ``memory.LEARNER_TEMPORARIES`` copies of the learner (params, average, optimizer)."""
+    ``[T, N]`` and a replayed batch ``[T, K]``, each as stored items and as float obs and next
+    obs, three forward passes (online on obs and next obs, average on obs) and the backward
+    pass over the larger batch, and ``memory.LEARNER_TEMPORARIES`` copies of the learner
+    (params, average, optimizer)."""
     replay = memory.tree_bytes(state.buffer)
     learner = memory.tree_bytes((state.params, state.avg_params, state.opt_state))
     units = memory.activation_units(state.params, config)
     samples = config.num_steps * max(config.num_envs, config.replay_batch)
     item = -(-replay // max(1, config.buffer_segments))
-    data = item * (config.num_envs + config.replay_batch)
+    floats = config.num_steps * 2 * obs_bytes
+    data = (item + floats) * (config.num_envs + config.replay_batch)
     activations = samples * units * 4 * (3 + memory.ACTIVATION_STORE)
     work = data + activations + memory.LEARNER_TEMPORARIES * learner
     return memory.Footprint(replay_bytes=replay, working_bytes=work)

@@ -168,8 +168,9 @@ def buffer_module(static: OffPolicyStatic):
     return prioritized if static.prioritized else uniform
 
 
-def frame_shape(env, env_params, static: OffPolicyStatic) -> tuple[int, int, int] | None:
-    """``(H, W, S)`` of the observations when ``frame_replay`` is on (None when off)."""
+def frame_shape(env, env_params, static: Any) -> tuple[int, int, int] | None:
+    """``(H, W, S)`` of the observations when ``static.frame_replay`` is on (None when off);
+    the off-policy algorithms' and ACER's."""
     if not static.frame_replay:
         return None
     shape = tuple(env.observation_space(env_params).shape)

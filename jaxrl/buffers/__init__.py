@@ -6,8 +6,10 @@
   termination and truncation.
 - `frames`: stacked image observations (Atari's) kept once per frame as uint8 beside a buffer
   whose items point to them; sampled stacks are rebuilt exactly.
+- `segment_frames`: ACER's replayed segments of stacked image observations, each segment
+  keeping its frames once as uint8 (a stream its observations are windows of).
 """
 
-from jaxrl.buffers import frames, nstep, prioritized, uniform
+from jaxrl.buffers import frames, nstep, prioritized, segment_frames, uniform
 
-__all__ = ["frames", "nstep", "prioritized", "uniform"]
+__all__ = ["frames", "nstep", "prioritized", "segment_frames", "uniform"]

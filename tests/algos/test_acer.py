@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import envs
-from jaxrl.algos import acer
+from jaxrl.algos import acer, acer_segments
 from jaxrl.buffers import uniform
 
 
@@ -34,7 +34,7 @@ def cartpole_segments():
         for i in range(3):
             key = jax.random.fold_in(jax.random.key(1), i)
             carry, seg, _ = acer.collect_segments(state, key, config, env, params, network)
-            buffer = uniform.add(buffer, acer.transpose(seg), i)
+            buffer = uniform.add(buffer, acer_segments.transpose(seg), i)
             state = state.replace(carry=carry)
             collected.append(seg)
         logits, _ = network.apply(state.params, collected[-1].obs)
@@ -67,7 +67,8 @@ def test_collected_segments_are_aligned(cartpole_segments):
 def test_replayed_segments_are_whole_and_aligned(cartpole_segments):
     buffer, last, _ = cartpole_segments
     assert int(buffer.size) == 8
-    stored = acer.transpose(jax.tree.map(np.asarray, uniform.gather(buffer, jnp.arange(8))))
+    gathered = uniform.gather(buffer, jnp.arange(8))
+    stored = acer_segments.transpose(jax.tree.map(np.asarray, gathered))
     _aligned(stored)  # [T, 8]: every stored segment keeps its steps in order
     # the newest four slots hold the last rollout's segments, env by env
     slots = (np.arange(4) + int(buffer.position) - 4) % 8
@@ -116,16 +117,15 @@ def test_uint8_replay_gives_back_atari_frames_exactly():
     """Frames k * STEP (as `envs.atari` makes them) stored as uint8 come back bit for bit."""
     from jaxrl.buffers.frames import STEP
 
-    config = acer.default_config("atari:Pong")
-    assert config.uint8_replay and config.torso == "nature_cnn"
+    config = acer.default_config("atari:Pong").replace(frame_replay=False, uint8_replay=True)
     k = np.random.default_rng(0).integers(0, 256, (5, 3, 12)).astype(np.float32)
-    seg = acer.Segment(obs=jnp.asarray(k * STEP), action=jnp.zeros((5, 3), jnp.int32),
-                       reward=jnp.zeros((5, 3)), terminated=jnp.zeros((5, 3), bool),
-                       truncated=jnp.zeros((5, 3), bool), next_obs=jnp.asarray(k[::-1] * STEP),
-                       mu=jnp.full((5, 3, 2), 0.5))
-    stored = acer.to_replay(seg, config)
-    assert stored.obs.dtype == jnp.uint8 and stored.obs.shape == (3, 5, 12)
-    back = acer.from_replay(stored, config)
+    flags = jnp.zeros((5, 3), bool)
+    seg = acer_segments.Segment(obs=jnp.asarray(k * STEP), action=jnp.zeros((5, 3), jnp.int32),
+                                reward=jnp.zeros((5, 3)), terminated=flags, truncated=flags,
+                                next_obs=jnp.asarray(k[::-1] * STEP), mu=jnp.full((5, 3, 2), 0.5))
+    stored, mismatches = acer_segments.to_replay(seg, config, None)
+    assert stored.obs.dtype == jnp.uint8 and stored.obs.shape == (3, 5, 12) and mismatches == 0
+    back = acer_segments.from_replay(stored, config, None)
     for name in ("obs", "next_obs", "mu"):
         np.testing.assert_array_equal(np.asarray(getattr(back, name)),
                                       np.asarray(getattr(seg, name)), err_msg=name)

@@ -223,6 +223,45 @@ def test_dqn_frame_replay_learns_exactly_what_float_replay_learns():
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+def test_acer_preset_keeps_vels_replay_in_frames_kept_once_per_segment():
+    """ACER's Atari replay is vel's and baselines': 50k steps per env (30k segments of 12 x 20
+    steps), replayed from 10k per env. With each segment's frames kept once (28 uint8 frames per
+    20 steps) that is 5.9 GB per seed; whole uint8 stacks for obs and next obs would be 34 GB."""
+    from jaxrl import algos, memory
+    from jaxrl.algos import acer
+
+    c = acer.default_config("atari:Breakout")
+    assert (c.num_envs, c.num_steps, c.buffer_segments, c.replay_start) == (12, 20, 30_000, 6_000)
+    assert c.frame_replay and not c.uint8_replay and c.segment_restarts == 1
+    env, params = envs.make("atari:Breakout")
+    replay = memory.estimate(algos.get("acer"), c, env, params, members=1).replay_bytes
+    assert 5.9e9 < replay < 6.0e9
+    whole = memory.estimate(algos.get("acer"), c.replace(frame_replay=False, uint8_replay=True),
+                            env, params, members=1).replay_bytes
+    assert 33e9 < whole < 35e9
+
+
+def test_acer_frame_replay_learns_exactly_what_whole_stacks_learn():
+    """Segments keeping their frames once rebuild every replayed observation exactly: an ACER
+    run on Pong with frame replay ends with the same parameters, bit for bit, as the same run
+    storing whole uint8 stacks. Games are cut at 25 steps, so segments of 8 steps hold resets;
+    with no room for one, the segments that hold one are counted."""
+    from jaxrl import train
+
+    kw = dict(seeds=1, total_steps=2 * 8 * 8, store=False, progress=False, num_envs=2,
+              num_steps=8, buffer_segments=6, replay_start=2, replay_batch=2, replay_ratio=2,
+              hidden=(8,), torso="mlp", eval_episodes=0, env_kwargs={"max_frames": 100})
+    kept_once = train("acer", "atari:Pong", frame_replay=True, **kw)
+    whole = train("acer", "atari:Pong", frame_replay=False, uint8_replay=True, **kw)
+    m = kept_once.metrics
+    assert (m.frame_mismatches == 0).all() and m.episode_count.sum() > 0
+    assert m.replay_fraction.iloc[-1] == 1.0
+    for a, b in zip(jax.tree.leaves(kept_once.state.params), jax.tree.leaves(whole.state.params)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    no_room = train("acer", "atari:Pong", frame_replay=True, segment_restarts=0, **kw)
+    assert no_room.metrics.frame_mismatches.sum() > 0
+
+
 def test_a_killed_atari_run_resumes_in_a_new_process(tmp_path):
     """The emulators' handles in a checkpoint point into the process that wrote it: a resumed
     Atari run keeps its learner from the checkpoint and starts fresh emulators (reading the old
