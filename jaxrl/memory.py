@@ -276,14 +276,15 @@ def device_label(device=None) -> str:
     return f"{device.platform}:{device.id}"
 
 
-def device_capacity_bytes(device=None) -> int:
+def device_capacity_bytes(device=None, sharing: int | None = None) -> int:
     """Usable memory of one device (default: the first local device), in bytes.
 
     * ``$JAXRL_DEVICE_MEMORY_BYTES`` when set (any platform; lets users and tests override);
     * GPU / TPU: ``device.memory_stats()["bytes_limit"]`` (the allocator's limit), falling back
       to ``bytes_reservable_limit``, then to the physical RAM if the backend reports neither;
-    * CPU: the physical RAM (``SC_PAGE_SIZE * SC_PHYS_PAGES``) divided among the local CPU
-      devices, which share it.
+    * CPU: the physical RAM (``SC_PAGE_SIZE * SC_PHYS_PAGES``) divided among the CPU devices
+      that share it: ``sharing``, the devices the program runs on (a program on one device of
+      two has all of it), or by default all the local CPU devices.
     """
     override = os.environ.get(MEMORY_ENV_VAR, "").strip()
     if override:
@@ -298,21 +299,23 @@ def device_capacity_bytes(device=None) -> int:
             if stats.get(name):
                 return int(stats[name])
         return _physical_ram()
-    sharing = sum(1 for d in jax.local_devices() if d.platform == "cpu") or 1
-    return _physical_ram() // sharing
+    if sharing is None:
+        sharing = sum(1 for d in jax.local_devices() if d.platform == "cpu") or 1
+    return _physical_ram() // max(1, sharing)
 
 
 def check(algorithm, config, env, env_params, members: int, devices: int = 1,
           capacity_bytes: int | None = None, seeds_per_config: int | None = None,
           device=None) -> MemoryEstimate:
     """`estimate`, then raise `MemoryPlanError` if the busiest device would need more than
-    ``capacity_bytes`` (default: `device_capacity_bytes` of ``device``). With
+    ``capacity_bytes`` (default: `device_capacity_bytes` of ``device``, whose RAM, on the CPU,
+    the ``devices`` the program runs on share). With
     ``seeds_per_config`` (members = configs x seeds) the message says how many seeds per config
     would fit. Returns the estimate when the plan fits."""
     est = estimate(algorithm, config, env, env_params, members, devices)
     label = device_label(device)
     if capacity_bytes is None:
-        capacity_bytes = device_capacity_bytes(device)
+        capacity_bytes = device_capacity_bytes(device, sharing=devices)
         note = f" (${MEMORY_ENV_VAR})" if os.environ.get(MEMORY_ENV_VAR, "").strip() else ""
     else:
         note = " (capacity given)"

@@ -95,7 +95,7 @@ def test_huge_replay_request_is_refused_fast_without_allocating(no_override):
     assert memory.format_bytes(est.per_member()) + " per seed" in message
     assert f"replay buffer {memory.format_bytes(est.replay_bytes)}" in message
     fit = int(re.search(r"at most (\d+) seeds fit", message).group(1))
-    assert fit == est.max_members(memory.device_capacity_bytes()) < 10_000
+    assert fit == est.max_members(memory.device_capacity_bytes(sharing=1)) < 10_000
 
 
 def test_max_members_is_the_boundary():
@@ -152,6 +152,20 @@ def test_cpu_capacity_is_physical_ram(no_override):
     ram = memory._physical_ram()
     cpus = len([d for d in jax.local_devices() if d.platform == "cpu"]) or 1
     assert memory.device_capacity_bytes(device) == ram // cpus > 0
+    # a program on one CPU device has the whole RAM; on two, half each
+    assert memory.device_capacity_bytes(device, sharing=1) == ram
+    assert memory.device_capacity_bytes(device, sharing=2) == ram // 2
+
+
+def test_a_program_on_one_cpu_device_may_use_all_the_ram(no_override, monkeypatch):
+    """An Atari run keeps its seeds on one device (one emulator pool): its plan counts the
+    whole RAM, not the share of one device among the idle others."""
+    algorithm, config, env, env_params = build("dqn", "CartPole-v1", buffer_size=1_000_000)
+    per_member = memory.estimate(algorithm, config, env, env_params, members=1).per_member()
+    monkeypatch.setattr(memory, "_physical_ram", lambda: 3 * per_member)
+    memory.check(algorithm, config, env, env_params, members=3, devices=1)
+    with pytest.raises(memory.MemoryPlanError, match="at most 2 seeds fit"):
+        memory.check(algorithm, config, env, env_params, members=6, devices=2)
 
 
 def test_small_run_fits_and_bounds_the_compiled_program(no_override):
