@@ -4,8 +4,8 @@
         roll the current policy pi for T steps in N envs; keep mu(.|s_t), the probabilities
         the actions were drawn from                                          (collect_segments)
         add the N segments of T steps to the segment replay (on device: whole segments, so
-        every step keeps its own obs, action, reward, episode flags and mu; the forms the
-        replay keeps them in are `acer_segments`')
+        every step keeps its own obs, action, reward, episode flags and mu, in one of the
+        forms of `acer_segments`)
         update on the N on-policy segments, then replay_ratio times on replay_batch replayed
         ones (once replay_start segments are stored):                        (update)
             rho(a) = pi(a|s) / mu(a|s);  c = min(1, rho(a_t))
