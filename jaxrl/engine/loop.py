@@ -40,7 +40,7 @@ from jaxrl.engine.spec import (
 )
 from jaxrl.evaluate import eval_horizon
 from jaxrl.results import TrainResult
-from jaxrl.runs.frames import eval_frame, metrics_frame
+from jaxrl.runs.frames import eval_frame, finished_mean, metrics_frame
 from jaxrl.runs.store import package_versions
 
 
@@ -87,7 +87,7 @@ class GroupOutcome:
             algo=algo, env=env, config=m.configs[i], seeds=m.seeds,
             total_steps_per_seed=done * self.steps_per_update,
             metrics=metrics_frame(chunks), evaluations=eval_frame(evals, self.steps_per_update),
-            final_eval_return=(np.nanmean(evals[-1][1], axis=1) if evals
+            final_eval_return=(finished_mean(evals[-1][1], axis=1) if evals
                                else np.full(m.seeds, np.nan)),
             state=m.of_config(self.state, i), compile_seconds=self.compile_seconds,
             run_seconds=self.run_seconds,

@@ -5,6 +5,8 @@ Pure numpy/pandas (no JAX), so the run store can rebuild them without loading th
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -25,6 +27,21 @@ def metrics_frame(chunks: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(frame)
 
 
+def finished_mean(returns: np.ndarray, axis: int | None = None) -> np.ndarray:
+    """The mean over finished evaluation episodes (NaN ones, unfinished, left out), NaN where
+    none finished, without numpy's "Mean of empty slice" warning (a policy that never ends a
+    game, e.g. one that never presses FIRE in Breakout, is a result, not an error)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(returns, axis=axis)
+
+
+def _finished_std(returns: np.ndarray) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(np.nanstd(returns))
+
+
 def eval_frame(evals: list, steps_per_update: int) -> pd.DataFrame:
     """``[(updates done, [seeds, episodes])]`` -> one row per (evaluation, seed): the mean and
     std of that seed's evaluation episodes (NaN episodes, unfinished, left out)."""
@@ -32,6 +49,6 @@ def eval_frame(evals: list, steps_per_update: int) -> pd.DataFrame:
     for updates, returns in evals:
         for s, per_seed in enumerate(returns):
             rows.append({"seed": s, "update": updates - 1, "env_steps": updates * steps_per_update,
-                         "eval_return": float(np.nanmean(per_seed)),
-                         "eval_return_std": float(np.nanstd(per_seed))})
+                         "eval_return": float(finished_mean(per_seed)),
+                         "eval_return_std": _finished_std(per_seed)})
     return pd.DataFrame(rows, columns=EVAL_COLUMNS)
