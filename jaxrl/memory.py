@@ -157,8 +157,6 @@ class MemoryEstimate:
             parts.append(f"rest of state {format_bytes(self.state_bytes - self.replay_bytes)}")
         else:
             parts.append(f"state {format_bytes(self.state_bytes)}")
-        if STATE_COPIES != 1:
-            parts.append(f"x{STATE_COPIES} while a chunk runs")
         parts.append(f"working set {format_bytes(self.transient_bytes)}")
         return ", ".join(parts)
 

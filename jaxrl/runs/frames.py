@@ -27,19 +27,14 @@ def metrics_frame(chunks: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(frame)
 
 
-def finished_mean(returns: np.ndarray, axis: int | None = None) -> np.ndarray:
-    """The mean over finished evaluation episodes (NaN ones, unfinished, left out), NaN where
-    none finished, without numpy's "Mean of empty slice" warning (a policy that never ends a
-    game, e.g. one that never presses FIRE in Breakout, is a result, not an error)."""
+def finished_mean(returns: np.ndarray, axis: int | None = None, stat=np.nanmean) -> np.ndarray:
+    """``stat`` (the mean, or ``np.nanstd``) over finished evaluation episodes (NaN ones,
+    unfinished, left out), NaN where none finished, without numpy's "Mean of empty slice"
+    warning: a policy that never ends a game (one that never presses FIRE in Breakout) is a
+    result, not an error."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(returns, axis=axis)
-
-
-def _finished_std(returns: np.ndarray) -> float:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(np.nanstd(returns))
+        return stat(returns, axis=axis)
 
 
 def eval_frame(evals: list, steps_per_update: int) -> pd.DataFrame:
@@ -50,5 +45,5 @@ def eval_frame(evals: list, steps_per_update: int) -> pd.DataFrame:
         for s, per_seed in enumerate(returns):
             rows.append({"seed": s, "update": updates - 1, "env_steps": updates * steps_per_update,
                          "eval_return": float(finished_mean(per_seed)),
-                         "eval_return_std": _finished_std(per_seed)})
+                         "eval_return_std": float(finished_mean(per_seed, stat=np.nanstd))})
     return pd.DataFrame(rows, columns=EVAL_COLUMNS)
