@@ -15,6 +15,9 @@
 #   bash experiments/gpu_lease.sh threads         # the floor, adapter and PPO rollout at 48
 #                                                 # envs with ale-py's default thread count and
 #                                                 # with one thread per usable core
+#   bash experiments/gpu_lease.sh smoke [GAME]    # A2C, TRPO, DQN and ACER's presets at 6 seeds,
+#                                                 # a few updates each: compile, env-steps/s,
+#                                                 # and that the replay entries fit
 #   bash experiments/gpu_lease.sh bench SUITE SCALE PATTERN...
 #                                                 # one detached `jaxrl bench` per pattern, side
 #                                                 # by side (e.g. atari 0.25 ppo/atari:Pong
@@ -79,6 +82,22 @@ backend-check)
   python3 experiments/atari_backend_check.py --members 6 --envs 8 --steps 1000 2>&1 \
     | grep -v '^\[XLA FFI\]' | tail -n 3 | tee "$OUT/backend_check.json"
   ;;
+smoke)
+  # the other Atari presets at 6 seeds on the GPU, a few updates each: compile time, env-steps/s
+  # and that the replay entries fit (their replay starts moved early so replay runs; not a
+  # learning run). About 6 minutes in all.
+  game=${2:-Breakout}
+  for spec in "a2c 48000" "trpo 49152" "dqn 40000 --set learning_starts=8000" \
+              "acer 48000 --set replay_start=120"; do
+    set -- $spec
+    algo=$1 steps=$2
+    shift 2
+    python3 -m jaxrl.cli train "$algo" --env "atari:$game" --seeds 6 --total-steps "$steps" \
+      "$@" --no-store --no-progress --eval-episodes 1 --json "$OUT/smoke_$algo.json" 2>&1 \
+      | grep -v '^\[XLA FFI\]' | tail -n 3
+    python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(sys.argv[2], 'compile', round(r['compile_seconds'], 1), 's,', round(r['env_steps_per_second']), 'env-steps/s,', r['devices'])" "$OUT/smoke_$algo.json" "$algo" || true
+  done
+  ;;
 threads)
   for th in 0 "$(nproc)"; do
     python3 experiments/atari_floor.py --envs 48 --steps 128 --game Pong --threads $th \
@@ -119,6 +138,6 @@ PY
   ls -la "$OUT"
   ;;
 *)
-  echo "usage: $0 wheels|setup|atari-floor|backend-check|threads|bench SUITE SCALE PATTERN...|wait SECONDS|collect" >&2
+  echo "usage: $0 wheels|setup|atari-floor|backend-check|threads|smoke [GAME]|bench SUITE SCALE PATTERN...|wait SECONDS|collect" >&2
   exit 2 ;;
 esac
