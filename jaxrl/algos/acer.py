@@ -6,8 +6,9 @@
         add the N segments of T steps to the segment replay (on device: whole segments, so
         every step keeps its own obs, action, reward, episode flags and mu, in one of the
         forms of `acer_segments`)
-        update on the N on-policy segments, then replay_ratio times on replay_batch replayed
-        ones (once replay_start segments are stored):                        (update)
+        update on the N on-policy segments, then n times on replay_batch replayed ones, once
+        replay_start segments are stored (n = replay_ratio, or ~ Poisson(replay_ratio) as in
+        vel and baselines: replay_schedule)                       (update, replay_updates)
             rho(a) = pi(a|s) / mu(a|s);  c = min(1, rho(a_t))
             Q_ret = Retrace(r, Q(s, a), V(s'), c)                            (ops.retrace)
             g = min(c_bar, rho(a_t)) grad log pi(a_t|s) (Q_ret - V(s))
@@ -56,6 +57,10 @@ from jaxrl.ops import (
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
 
 MU_FLOOR = 1e-8  # behaviour probabilities are softmax outputs (> 0); guard the division anyway
+REPLAY_SCHEDULES = ("fixed", "poisson")
+#: the replayed updates' diagnostics, reported as ``replay_<name>`` (their mean over the updates)
+REPLAY_METRICS = ("q_loss", "rho_mean", "rho_truncated_fraction", "bias_correction_share",
+                  "trust_region_active_fraction", "kl_from_average", "q_taken_mean", "v_mean")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +70,10 @@ class ACERStatic(StaticConfig):
     num_envs: int = static(16, "parallel envs per seed (on-policy segments per update)")
     num_steps: int = static(20, "segment length T")
     buffer_segments: int = static(2_500, "replay capacity per seed, in segments of T steps")
-    replay_ratio: int = static(4, "replayed updates per on-policy update")
+    replay_ratio: int = static(4, "replayed updates per on-policy update (their mean, poisson)")
+    replay_schedule: str = static("fixed", "replayed updates per on-policy update: fixed "
+                                  "(replay_ratio) | poisson (drawn with mean replay_ratio each "
+                                  "time, as vel and baselines)")
     replay_batch: int = static(16, "segments per replayed update")
     replay_start: int = static(100, "segments stored before replay starts (>= 1)")
     trust_region: bool = static(True, "ACER's efficient trust region against the average net")
@@ -94,6 +102,9 @@ class ACERStatic(StaticConfig):
         problem = optimizer_problem(self.optimizer, self.rmsprop_style)
         if problem:
             raise ConfigError(problem)
+        if self.replay_schedule not in REPLAY_SCHEDULES:
+            raise ConfigError(f"replay_schedule must be one of {REPLAY_SCHEDULES}, got "
+                              f"{self.replay_schedule!r}")
         if self.uint8_replay and self.frame_replay:
             raise ConfigError("uint8_replay and frame_replay are two ways to store observations:"
                               " choose one (frame_replay for stacked image observations)")
@@ -134,14 +145,16 @@ def default_config(env_name: str) -> ACERConfig:
                           replay_batch=16, replay_ratio=8, gamma=0.9, hidden=(32, 32),
                           learning_rate=1e-2)
     if env_family(env_name) == "atari":
-        # Reading 002's Atari ACER (vel's): 12 envs x 20 steps, 4 replays per rollout, c_bar
+        # Reading 002's Atari ACER (vel's): 12 envs x 20 steps, Poisson(4) replays per rollout
+        # (vel's stochastic_experience_replay, on by default; baselines draws them so too), c_bar
         # 10, trust region delta 1, Nature CNN, and its optimizer: torch's RMSprop, lr 7e-4,
         # alpha 0.99, eps 1e-3, clipped at 10. Its replay: 50k steps per env (600k steps,
         # 30k segments) and replay from 10k per env (6k segments), as vel's tagged versions
         # and baselines keep it. Frames kept once per segment (28 uint8 frames per 20 steps)
         # make that 5.9 GB per seed; whole uint8 stacks for obs and next obs would be 34 GB.
         return ACERConfig(num_envs=12, num_steps=20, buffer_segments=30_000, replay_start=6_000,
-                          replay_batch=12, torso="nature_cnn", frame_replay=True,
+                          replay_batch=12, replay_schedule="poisson", torso="nature_cnn",
+                          frame_replay=True,
                           optimizer="rmsprop", rmsprop_style="pytorch", learning_rate=7e-4,
                           rmsprop_decay=0.99, rmsprop_eps=1e-3)
     if env_family(env_name) == "minatar":
@@ -274,34 +287,50 @@ def update(learner: Learner, seg: Segment, hp: ACERHparams, static: ACERStatic, 
     return Learner(params, avg_params, opt_state), metrics
 
 
+def replay_count(key: jax.Array, static: ACERStatic) -> jax.Array:
+    """``[]`` int32: how many replayed updates follow this on-policy one (``replay_schedule``)."""
+    if static.replay_schedule == "poisson":
+        return jax.random.poisson(key, static.replay_ratio).astype(jnp.int32)
+    return jnp.asarray(static.replay_ratio, jnp.int32)
+
+
+def replay_updates(learner: Learner, buffer, count: jax.Array, key: jax.Array,
+                   hp: ACERHparams, static: ACERStatic, network, shape) -> tuple[Learner, dict]:
+    """``count`` updates (``[]`` int32, traced) on ``replay_batch`` segments each, sampled
+    uniformly from ``buffer``. Returns the learner and the sum of each of `REPLAY_METRICS`
+    over the updates (``[]`` each; 0 when ``count`` is 0)."""
+
+    def one(i, carry):
+        learner, sums = carry
+        sampled, _, _ = uniform.sample(buffer, jax.random.fold_in(key, i), static.replay_batch)
+        learner, m = update(learner, from_replay(sampled, static, shape), hp, static, network)
+        return learner, {name: sums[name] + m[name] for name in REPLAY_METRICS}
+
+    zeros = {name: jnp.zeros((), jnp.float32) for name in REPLAY_METRICS}
+    return jax.lax.fori_loop(0, count, one, (learner, zeros))
+
+
 def train_step(state: ACERState, static: ACERStatic, env, env_params):
-    """One on-policy update and ``replay_ratio`` replayed ones (see the module docstring)."""
+    """One on-policy update and ``replay_ratio`` replayed ones on average (see the module
+    docstring)."""
     network = make_network(static, env, env_params)
     shape = frame_shape(env, env_params, static)
-    key, rollout_key, replay_key = jax.random.split(state.key, 3)
+    key, rollout_key, count_key, replay_key = jax.random.split(state.key, 4)
     carry, segments, info = collect_segments(state, rollout_key, static, env, env_params,
                                              network)
     items, mismatches = to_replay(segments, static, shape)
     buffer = uniform.add(state.buffer, items, state.update_step)
     learner = Learner(state.params, state.avg_params, state.opt_state)
     learner, metrics = update(learner, segments, state.hparams, static, network)
-
-    def replay_once(learner: Learner, key):
-        sampled, _, _ = uniform.sample(buffer, key, static.replay_batch)
-        ready = buffer.size >= static.replay_start
-        new, m = update(learner, from_replay(sampled, static, shape), state.hparams, static,
-                        network)
-        return jax.tree.map(lambda a, b: jnp.where(ready, a, b), new, learner), (m, ready)
-
-    learner, (replayed, ready) = jax.lax.scan(
-        replay_once, learner, jax.random.split(replay_key, static.replay_ratio))
-    weight = ready.astype(jnp.float32)
-    count = jnp.maximum(weight.sum(), 1.0)
-    for name in ("q_loss", "rho_mean", "rho_truncated_fraction", "bias_correction_share",
-                 "trust_region_active_fraction", "kl_from_average", "q_taken_mean", "v_mean"):
-        metrics[f"replay_{name}"] = jnp.where(weight.sum() > 0,
-                                              jnp.sum(replayed[name] * weight) / count, jnp.nan)
-    metrics["replay_fraction"] = weight.mean()
+    ready = buffer.size >= static.replay_start
+    count = jnp.where(ready, replay_count(count_key, static), 0)
+    learner, sums = replay_updates(learner, buffer, count, replay_key, state.hparams, static,
+                                   network, shape)
+    for name in REPLAY_METRICS:
+        metrics[f"replay_{name}"] = jnp.where(count > 0, sums[name] / jnp.maximum(count, 1),
+                                              jnp.nan)
+    metrics["replay_fraction"] = ready.astype(jnp.float32)  # 1 once replay has started
+    metrics["replay_updates"] = count.astype(jnp.float32)
     metrics["buffer_fill"] = uniform.fill_fraction(buffer)
     if static.frame_replay:  # segments whose frames would not rebuild exactly: must stay 0
         metrics["frame_mismatches"] = mismatches.astype(jnp.float32)

@@ -147,3 +147,45 @@ def test_the_atari_presets_rmsprop_climbs_the_truncation_rung():
     (result,) = run_ladder("acer", seeds=4, rungs=["probe:truncation"], optimizer="rmsprop",
                            rmsprop_decay=a.rmsprop_decay, rmsprop_eps=a.rmsprop_eps)
     assert result.passed, (result.measured, result.expected)
+
+
+def test_replay_counts_fixed_and_poisson():
+    """vel and baselines draw the replayed updates per rollout from Poisson(replay_ratio);
+    ``fixed`` takes exactly replay_ratio."""
+    fixed = acer.default_config("CartPole-v1").replace(replay_ratio=3)
+    assert int(acer.replay_count(jax.random.key(0), fixed)) == 3
+    poisson = fixed.replace(replay_schedule="poisson")
+    keys = jax.random.split(jax.random.key(1), 4000)
+    counts = np.asarray(jax.vmap(lambda k: acer.replay_count(k, poisson))(keys))
+    assert counts.dtype == np.int32 and counts.min() == 0 and len(np.unique(counts)) > 5
+    assert abs(counts.mean() - 3) < 0.15 and abs(counts.var() - 3) < 0.4
+    assert acer.default_config("atari:Pong").replay_schedule == "poisson"
+    with pytest.raises(ValueError, match="replay_schedule"):
+        fixed.replace(replay_schedule="often").static().validate()
+
+
+def test_each_train_step_replays_its_drawn_count_once_replay_starts():
+    """Before replay_start no replayed update runs (NaN replay metrics); after it, each step
+    runs as many as it drew, seed by seed under vmap, and reports their mean."""
+    env, params, config, _, _ = _setup("CartPole-v1", num_envs=2, num_steps=4,
+                                       buffer_segments=16, replay_start=4, replay_batch=2,
+                                       replay_ratio=2, replay_schedule="poisson",
+                                       hidden=(8, 8))
+    static = config.static()
+
+    def run(key):
+        state = acer.init(key, env, params, config)
+        return jax.lax.scan(lambda s, _: acer.train_step(s, static, env, params), state,
+                            None, length=12)[1]
+
+    keys = jax.random.split(jax.random.key(3), 2)
+    m = jax.jit(jax.vmap(run))(keys)
+    updates, ready = np.asarray(m["replay_updates"]), np.asarray(m["replay_fraction"])
+    np.testing.assert_array_equal(ready, np.tile(np.arange(12) >= 1, (2, 1)))  # 2 a step
+    assert np.all(updates[:, 0] == 0) and updates[:, 1:].sum() > 0
+    assert np.any(updates[0] != updates[1])  # each seed draws its own counts
+    q = np.asarray(m["replay_q_loss"])
+    np.testing.assert_array_equal(np.isnan(q), updates == 0)
+    one = jax.jit(run)(keys[1])  # the second seed alone: the same draws
+    np.testing.assert_array_equal(np.asarray(one["replay_updates"]), updates[1])
+    np.testing.assert_allclose(np.asarray(one["replay_q_loss"]), q[1], rtol=1e-5)
