@@ -24,6 +24,18 @@
 #                                                 # ppo/atari:Breakout); keep the machine warm
 #                                                 # with further calls while they run:
 #   bash experiments/gpu_lease.sh wait SECONDS    # sleep, then each run's chunks so far
+# An entry longer than a lease (CKPT=1 before `bench` checkpoints every chunk) goes on in the
+# next lease from its store, carried in parts (experiments/lease_relay.py):
+#   bash experiments/gpu_lease.sh stop            # end the benches (their newest checkpoint
+#                                                 # is what the next lease resumes from)
+#   bash experiments/gpu_lease.sh relay-out FIRST COUNT
+#                                                 # pack the store once; parts FIRST.. into
+#                                                 # $OUT (4 parts of 15 MiB a call at most)
+# here: copy the parts that came back into one folder, then
+#   python experiments/lease_relay.py arrange PARTS .relay   # .relay/in1, in2, ... a call each
+# and in the next lease, after `setup`, one call per folder (carry [".relay/inK"]):
+#   bash experiments/gpu_lease.sh relay-in        # gather the carried parts; with all of
+#                                                 # them, unpack the store for `bench`
 #   bash experiments/gpu_lease.sh collect         # logs and reports in reports.tgz, every run's
 #                                                 # metrics in metrics.parquet, into $OUT (a
 #                                                 # store's many small files and its checkpoints
@@ -112,6 +124,7 @@ bench)
     name=$(echo "$pattern" | tr -c 'A-Za-z0-9_\n' '_')
     XLA_PYTHON_CLIENT_MEM_FRACTION=$share setsid nohup python3 -m jaxrl.cli bench "$suite" \
       --only "$pattern" --budget-scale "$scale" --out "$W/bench_$name" --no-progress \
+      ${CKPT:+--checkpoint-every "$CKPT"} \
       > "$W/bench_$name.log" 2>&1 < /dev/null &
   done
   sleep 5
@@ -122,6 +135,28 @@ wait)
   sleep "${2:-540}"
   for d in "$W"/runs/*/metrics; do echo "$(ls "$d" | wc -l) chunks  $(basename "$(dirname "$d")")"; done
   for f in "$W"/bench_*.log; do echo "== $f"; tail -n 2 "$f"; done
+  ;;
+stop)
+  # SIGKILL, as a lease's end would: the runs store marks them interrupted when packed
+  pkill -KILL -f "jaxrl.cli bench" && sleep 2
+  pgrep -fa "jaxrl.cli bench" || echo "no bench running"
+  ;;
+relay-out)
+  first=${2:-0} count=${3:-4}
+  if [ ! -f "$W/relay/relay.json" ]; then
+    python3 experiments/lease_relay.py pack "$W/runs" "$W/relay" || exit 1
+  fi
+  cp "$W/relay/relay.json" "$OUT/"
+  for ((i = first; i < first + count; i++)); do
+    f=$(printf "%s/relay/relay-%03d.part" "$W" "$i")
+    [ -f "$f" ] && cp "$f" "$OUT/"
+  done
+  ls -la "$OUT"
+  ;;
+relay-in)
+  mkdir -p "$W/relay_in"
+  for f in .relay/in*/*; do [ -f "$f" ] && cp "$f" "$W/relay_in/"; done
+  python3 experiments/lease_relay.py unpack "$W/relay_in" "$W/runs" --if-complete
   ;;
 collect)
   # two files, whatever the number of benches: a call brings back at most 8
@@ -138,6 +173,6 @@ PY
   ls -la "$OUT"
   ;;
 *)
-  echo "usage: $0 wheels|setup|atari-floor|backend-check|threads|smoke [GAME]|bench SUITE SCALE PATTERN...|wait SECONDS|collect" >&2
+  echo "usage: $0 wheels|setup|atari-floor|backend-check|threads|smoke [GAME]|bench SUITE SCALE PATTERN...|wait SECONDS|stop|relay-out FIRST COUNT|relay-in|collect" >&2
   exit 2 ;;
 esac

@@ -337,11 +337,7 @@ class Checkpointer:
 
     def steps(self) -> list[int]:
         """Steps with a complete checkpoint on disk, ascending (pending saves not included)."""
-        try:
-            entries = list(self.directory.iterdir())
-        except OSError:
-            return []
-        return sorted(int(p.name) for p in entries if p.name.isdigit() and _is_complete(p))
+        return complete_steps(self.directory)
 
     def restore_latest(self, like) -> tuple[int, Any, dict] | None:
         """Newest checkpoint that restores and verifies, as (step, state, meta), or None.
@@ -483,6 +479,17 @@ def _orbax_read_leftovers_silenced():
                 time.sleep(0.01)
                 gc.collect()
         sys.unraisablehook = previous
+
+
+def complete_steps(directory) -> list[int]:
+    """Steps with a complete checkpoint in ``directory`` (a `Checkpointer`'s), ascending: what
+    a restore may read; pending or cut-short saves are left out. ``[]`` if it cannot be read."""
+    try:
+        folder = directory if isinstance(directory, epath.Path) else epath.Path(directory)
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    return sorted(int(p.name) for p in entries if p.name.isdigit() and _is_complete(p))
 
 
 def _is_complete(step_dir: epath.Path) -> bool:
