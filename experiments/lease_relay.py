@@ -69,6 +69,9 @@ def left_out(root: Path) -> set[Path]:
     skip = {root / ".catalog", *root.rglob(".*.tmp")}
     for folder in run_folders(root):
         meta = repair_if_dead(folder / RUN_JSON, json.loads((folder / RUN_JSON).read_text()))
+        if meta.get("status") == "running":  # alive here, or from a host that cannot tell
+            raise RelayError(f"run {folder.name} is still running (pid {meta.get('pid')} on "
+                             f"{meta.get('host')}): stop it first (gpu_lease.sh stop)")
         ckpt = Run(folder, meta).checkpoint_dir
         if ckpt is None or not ckpt.is_dir():
             continue

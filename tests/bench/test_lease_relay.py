@@ -98,6 +98,12 @@ def test_bad_relays_name_what_is_wrong(killed_bench, tmp_path):
     manifest = relay.pack(store, parts, part_mib=0.02)
     with pytest.raises(relay.RelayError, match="not empty"):
         relay.pack(store, parts)
+    meta_path = _run_folder(store) / "run.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "status": "running", "pid": os.getpid()}))
+    with pytest.raises(relay.RelayError, match=r"still running.*stop it first"):
+        relay.pack(store, tmp_path / "live")  # a bench still training here is not packed
+    meta_path.write_text(json.dumps(meta))
     names = [p["name"] for p in manifest["parts"]]
     first = parts / names[1]
     data = first.read_bytes()
