@@ -115,8 +115,12 @@ def print_result(result) -> None:
     print(f"{'seed':>6}  {'final eval return':>18}")
     for s, r in enumerate(returns):
         print(f"{s:>6}  {r:>18.2f}")
-    print(f"{'mean':>6}  {np.nanmean(returns):>18.2f}")
+    print(f"{'mean':>6}  {stats.mean(returns):>18.2f}")
     print(f"{'IQM':>6}  {stats.iqm(returns):>18.2f}")
+    finished = int(np.isfinite(np.asarray(returns, dtype=np.float64)).sum())
+    if finished < len(returns):
+        print(f"(mean and IQM over {finished} of {len(returns)} seeds: the other final "
+              "evaluations finished no episode)")
     cached = "" if result.compile_source == "compiled" else f" ({result.compile_source})"
     print(f"compile {result.compile_seconds:.1f} s{cached} | run {result.run_seconds:.1f} s | "
           f"{result.env_steps_per_second:,.0f} env-steps/s (all seeds) | {result.devices}")

@@ -274,3 +274,21 @@ def test_demos_flag_is_the_demos_config_key():
     args = build_parser().parse_args(["train", "gail", "--env", "Pendulum-v1", "--demos", "d-1",
                                       "--set", "grad_penalty=10"])
     assert run_overrides(args) == {"demos": "d-1", "grad_penalty": "10"}
+
+
+def test_the_summary_says_when_a_seed_finished_no_evaluation_episode(capsys):
+    """A seed whose final evaluation finished no episode is NaN; the summary's mean and IQM
+    are over the others, and it says so instead of passing them off as every seed's."""
+    from types import SimpleNamespace
+
+    from jaxrl.cli.common import print_result
+
+    base = dict(algo="a2c", env="atari:Breakout", seeds=3, total_steps_per_seed=100,
+                compile_seconds=1.0, compile_source="compiled", run_seconds=2.0,
+                env_steps_per_second=50.0, devices="1 x cpu")
+    print_result(SimpleNamespace(**base, final_eval_return=[0.0, float("nan"), 4.0]))
+    out = capsys.readouterr().out
+    assert "nan" in out and "2.00" in out  # the mean of the two that finished
+    assert "over 2 of 3 seeds" in out
+    print_result(SimpleNamespace(**base, final_eval_return=[1.0, 2.0, 3.0]))
+    assert "of 3 seeds" not in capsys.readouterr().out
