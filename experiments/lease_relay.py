@@ -39,7 +39,7 @@ from pathlib import Path
 
 from jaxrl.checkpoint import complete_steps
 from jaxrl.runs.layout import RUN_JSON
-from jaxrl.runs.store import Run, repair_if_dead
+from jaxrl.runs.store import Run, RunStore, repair_if_dead
 
 MANIFEST = "relay.json"
 FORMAT = 1
@@ -58,16 +58,11 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def run_folders(root: Path) -> list[Path]:
-    """The run folders of a store (a folder with ``run.json``), in name order."""
-    return sorted(p for p in root.iterdir() if p.is_dir() and (p / RUN_JSON).is_file())
-
-
 def left_out(root: Path) -> set[Path]:
     """What ``pack`` leaves out of the store at ``root``: the derived catalog, writes cut
     short, and checkpoint steps no resume reads (a dead run is repaired to interrupted)."""
     skip = {root / ".catalog", *root.rglob(".*.tmp")}
-    for folder in run_folders(root):
+    for folder in RunStore(root).run_dirs():
         meta = repair_if_dead(folder / RUN_JSON, json.loads((folder / RUN_JSON).read_text()))
         if meta.get("status") == "running":  # alive here, or from a host that cannot tell
             raise RelayError(f"run {folder.name} is still running (pid {meta.get('pid')} on "
@@ -105,7 +100,7 @@ def pack(root: Path, parts_dir: Path, part_mib: float = 15.0) -> dict:
         manifest = {"format": FORMAT, "made_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                time.gmtime()),
                     "bytes": whole.stat().st_size, "sha256": sha256_file(whole),
-                    "runs": [p.name for p in run_folders(root)], "parts": parts}
+                    "runs": [p.name for p in RunStore(root).run_dirs()], "parts": parts}
     (parts_dir / MANIFEST).write_text(json.dumps(manifest, indent=2))
     return manifest
 
