@@ -1,0 +1,80 @@
+"""Every package the code imports is declared: a module-level import in ``dependencies`` (the
+README's main-job command installs those alone, with no lock file), a function-level one (an
+optional feature: Ray, W&B, TensorBoard, Atari, notebooks) in ``dependencies`` or an extra.
+`.ci/plain_install_check` proves the same on a real plain install; this test names the
+missing package in seconds."""
+
+import ast
+import re
+import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = [ROOT / "jaxrl", ROOT / "envs"]
+# needed at run time though no module of ours imports it
+RUNTIME_ONLY = {"filelock": "JAX's persistent compilation cache with a size bound locks with it"}
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s<>=!~\[;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _declared() -> tuple[set[str], set[str]]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    required = {_name(r) for r in project["dependencies"]}
+    extras = {_name(r) for group in project["optional-dependencies"].values() for r in group}
+    return required, extras
+
+
+def _imports(path: Path) -> tuple[set[str], set[str]]:
+    """Top-level names imported by ``path``: (at module level, inside functions)."""
+    tree = ast.parse(path.read_text())
+    inner = {id(n) for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for n in ast.walk(fn)}
+    top, local = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        (local if id(node) in inner else top).update(n.split(".")[0] for n in names)
+    return top, local
+
+
+def _third_party(names: set[str]) -> set[str]:
+    return {n for n in names if n not in sys.stdlib_module_names and n not in ("jaxrl", "envs")}
+
+
+def _distributions(module: str) -> set[str]:
+    return {d.lower().replace("_", "-") for d in metadata.packages_distributions().get(module, [])}
+
+
+def _undeclared(modules: set[str], allowed: set[str]) -> dict[str, set[str]]:
+    return {m: _distributions(m) for m in modules if not _distributions(m) & allowed}
+
+
+def test_every_import_is_a_declared_dependency():
+    required, extras = _declared()
+    top, local = set(), set()
+    for package in PACKAGES:
+        for path in package.rglob("*.py"):
+            t, f = _imports(path)
+            top |= _third_party(t)
+            local |= _third_party(f)
+    missing = _undeclared(top, required)
+    assert not missing, f"imported at module level, not in dependencies: {missing}"
+    missing = _undeclared(local - top, required | extras)
+    assert not missing, f"imported inside functions, in no extra: {missing}"
+
+
+def test_runtime_only_needs_are_declared():
+    required, _ = _declared()
+    assert set(RUNTIME_ONLY) <= required
+
+
+def test_the_check_finds_an_undeclared_import():
+    assert _undeclared({"yaml", "duckdb"}, {"duckdb"}) == {"yaml": {"pyyaml"}}
