@@ -188,7 +188,8 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_import_graph_sees_imports_and_submodules():
     graph = import_graph()
-    assert "jaxrl.engine.programs" in graph["jaxrl.engine.loop"]  # from jaxrl.engine import programs
+    # from jaxrl.engine import programs
+    assert "jaxrl.engine.programs" in graph["jaxrl.engine.loop"]
     assert "jaxrl.algos.acting" in graph["jaxrl.algos"]  # from jaxrl.algos import (..., acting)
     assert "envs.core" in graph["jaxrl.api"]
 

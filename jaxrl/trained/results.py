@@ -64,8 +64,8 @@ class TrainResult:
 
     def render(self, seed: int = 0, episodes: int = 1, deterministic: bool = True,
                key_seed: int = 0, height: int = 240) -> Video:
-        """A `jaxrl.trained.video.Video` of ``episodes`` fresh episodes of seed ``seed``'s policy: it
-        plays inline in a notebook; ``.save("run.mp4")`` (or ``.gif``) writes it."""
+        """A `jaxrl.trained.video.Video` of ``episodes`` fresh episodes of seed ``seed``'s
+        policy: it plays inline in a notebook; ``.save("run.mp4")`` (or ``.gif``) writes it."""
         return render_policy(self.policy(), seed, episodes, deterministic, key_seed, height)
 
     def summary(self) -> dict:

@@ -7,7 +7,9 @@ or an int that became a float shows too. Rewrite it, after a deliberate change o
 import json
 from pathlib import Path
 
+from envs.registry import FAMILIES
 from jaxrl import algos
+from jaxrl.algos.families import FAMILY_DEFAULTS
 from jaxrl.cli.discover import config_rows
 
 SNAPSHOT = Path(__file__).with_name("defaults_snapshot.json")
@@ -35,6 +37,13 @@ def test_the_defaults_of_every_algorithm_and_family_are_unchanged():
     for name in want:
         for env in want[name]:
             assert got[name][env] == want[name][env], (name, env)
+
+
+def test_every_family_declares_its_defaults_once():
+    """One table per env family, naming built-in algorithms only."""
+    assert sorted(FAMILY_DEFAULTS) == sorted(FAMILIES)
+    for family, table in FAMILY_DEFAULTS.items():
+        assert set(table) <= algos.BUILT_IN, family
 
 
 if __name__ == "__main__":
