@@ -8,7 +8,7 @@ continuous reaching task.
 * ``reach``: SAC on ``goal:PointReach`` with HER and without.
 
 Success rate: after training, each seed's deterministic policy plays 128 fresh episodes
-(`jaxrl.demonstrations.play`); an episode succeeded when it reached its goal before the step
+(`jaxrl.trained.demonstrations.play`); an episode succeeded when it reached its goal before the step
 limit (return above ``-max_steps``, `envs.goals.succeeded`). Prints the success rate per seed
 and its mean, with training time; every run is recorded in the run store.
 """
@@ -21,7 +21,7 @@ import numpy as np
 
 import jaxrl
 from envs.goals import succeeded
-from jaxrl.demonstrations import play
+from jaxrl.trained.demonstrations import play
 
 EPISODES = 128
 

@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jaxrl.checkpoint import complete_steps
+from jaxrl.engine.checkpoint import complete_steps
 from jaxrl.runs.layout import RUN_JSON
 from jaxrl.runs.store import Run, RunStore, repair_if_dead
 

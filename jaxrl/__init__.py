@@ -17,14 +17,14 @@ _PUBLIC = {
     "resume": "jaxrl.api",
     "make_train": "jaxrl.api",
     "seed_keys": "jaxrl.engine.members",
-    "TrainResult": "jaxrl.results",
-    "NonFiniteMetricError": "jaxrl.results",
+    "TrainResult": "jaxrl.trained.results",
+    "NonFiniteMetricError": "jaxrl.trained.results",
     "sweep": "jaxrl.sweeps",
     "bench": "jaxrl.benchmarks",
-    "load_policy": "jaxrl.policies",
-    "render": "jaxrl.video",
-    "demos": "jaxrl.demonstrations",
-    "load_demos": "jaxrl.demonstrations",
+    "load_policy": "jaxrl.api",
+    "render": "jaxrl.api",
+    "demos": "jaxrl.api",
+    "load_demos": "jaxrl.api",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -1,4 +1,6 @@
-"""The public entry points: `train` (recorded or not), `resume`, and the fused `make_train`."""
+"""The public entry points: `train` (recorded or not), `resume`, and the fused `make_train`;
+and the loaders of what a stored run left, by its run id: `load_policy`, `render`, `demos`
+(and `load_demos`, by demo id). What they give back lives in `jaxrl.trained`."""
 
 from __future__ import annotations
 
@@ -7,14 +9,21 @@ from collections.abc import Callable
 import jax
 
 from envs.core import frames_per_step
+from jaxrl.algos import acting
 from jaxrl.config import ConfigError
 from jaxrl.engine.loop import run_group
+from jaxrl.engine.members import seed_keys
 from jaxrl.engine.programs import act_program
 from jaxrl.engine.recorded import resume_group, run_recorded
 from jaxrl.engine.spec import plan_memory, resolve, resolve_group, single_spec
-from jaxrl.results import NonFiniteMetricError, TrainResult
-from jaxrl.runs.demos import with_demos_found
-from jaxrl.runs.store import RunStore
+from jaxrl.runs.demos import load_demos, with_demos_found
+from jaxrl.runs.store import RunStore, StoreError
+from jaxrl.trained.demonstrations import check_episodes, record_demos
+from jaxrl.trained.policies import POLICY_FILE, StoredPolicy, acting_state, read_acting_state
+from jaxrl.trained.results import NonFiniteMetricError, TrainResult
+from jaxrl.trained.video import Video, render_policy
+
+__all__ = ["demos", "load_demos", "load_policy", "make_train", "render", "resume", "train"]
 
 
 def train(
@@ -91,3 +100,45 @@ def make_train(algo: str, env: str, total_steps: int, env_kwargs=None, **overrid
         return jax.lax.scan(step, state, None, length=num_updates)
 
     return fused
+
+
+def load_policy(run_id: str, runs_dir: str | None = None) -> StoredPolicy:
+    """The trained policy of run ``run_id`` (`jaxrl.trained.policies`). Raises `StoreError`
+    (one line) for an unknown run, a run that kept no policy, or a file that does not fit."""
+    store = RunStore(runs_dir)
+    meta = store.load(run_id)
+    path = store.root / run_id / POLICY_FILE
+    if not path.is_file():
+        raise StoreError(f"run {run_id!r} kept no policy ({POLICY_FILE} is missing: the run "
+                         f"is {meta.get('status')}, or older than saved policies)")
+    spec = (meta.get("group") or {}).get("spec") or {}
+    env_kwargs = spec.get("env_kwargs")
+    overrides = {k: v for k, v in meta["config"].items() if k != "total_steps"}
+    algorithm, env, env_params, config, _ = resolve(
+        meta["algo"], meta["env"], meta["total_steps_per_seed"], meta["seeds"], env_kwargs,
+        **overrides)
+    init = lambda k: algorithm.init(k, env, env_params, config)
+    like = acting_state(jax.eval_shape(jax.vmap(init), seed_keys(0, int(meta["seeds"]))))
+    state = read_acting_state(path, like, run_id)
+    policy = algorithm.policy(config.static(), env, env_params)
+    jitted = acting.Policy(policy.initial, jax.jit(policy.step, static_argnums=4))
+    return StoredPolicy(run_id, meta["algo"], meta["env"], env_kwargs, algorithm, env,
+                        env_params, config, state, jitted)
+
+
+def render(run_id: str, seed: int = 0, episodes: int = 1, deterministic: bool = True,
+           key_seed: int = 0, height: int = 240, runs_dir: str | None = None) -> Video:
+    """A `jaxrl.trained.video.Video` of ``episodes`` episodes of stored run ``run_id``'s
+    seed-``seed`` policy (`render_policy`)."""
+    return render_policy(load_policy(run_id, runs_dir), seed, episodes, deterministic,
+                         key_seed, height)
+
+
+def demos(run_id: str, seed: int = 0, episodes: int = 10, deterministic: bool = True,
+          key_seed: int = 0, runs_dir: str | None = None) -> str:
+    """Record ``episodes`` whole episodes of run ``run_id``'s seed-``seed`` policy into the run
+    store as a demonstration set (`jaxrl.trained.demonstrations.record_demos`); returns its demo
+    id, which `load_demos` reads back."""
+    check_episodes(episodes)
+    return record_demos(load_policy(run_id, runs_dir), seed, episodes, deterministic, key_seed,
+                        runs_dir)

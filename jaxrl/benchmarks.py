@@ -55,9 +55,9 @@ from jaxrl.config import ConfigError, check_run_args
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
 from jaxrl.measures import MEASURES
-from jaxrl.results import NonFiniteMetricError
 from jaxrl.runs import bench_report
 from jaxrl.runs.store import Run, RunStore
+from jaxrl.trained.results import NonFiniteMetricError
 
 SUITES_DIR = Path(__file__).resolve().parents[1] / "experiments" / "benchmarks"
 _ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "reference", "name",

@@ -19,7 +19,7 @@ from envs.probes import PROBES
 from envs.spaces import Discrete
 from jaxrl import algos
 from jaxrl.api import train
-from jaxrl.results import NonFiniteMetricError
+from jaxrl.trained.results import NonFiniteMetricError
 
 PROBE_STEPS = 40_960  # env steps per seed per rung (160 updates of the probe configs)
 

@@ -30,11 +30,11 @@ from jaxrl.engine.loop import run_group
 from jaxrl.engine.programs import act_program
 from jaxrl.engine.recorded import run_recorded
 from jaxrl.engine.spec import ENGINE_OPTIONS, GroupSpec, group_spec, plan_memory, resolve_group
-from jaxrl.results import TrainResult
 from jaxrl.runs.demos import with_demos_found
 from jaxrl.runs.files import stamped_id
 from jaxrl.runs.store import RunStore
 from jaxrl.runs.sweep_table import format_table, load_sweep, sweep_table  # noqa: F401
+from jaxrl.trained.results import TrainResult
 
 DISTRIBUTIONS = ("loguniform", "uniform", "randint", "choice")
 

@@ -91,3 +91,113 @@ def test_public_api_loads_lazily():
         assert getattr(jaxrl, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'train_unrecorded'"):
         jaxrl.train_unrecorded  # noqa: B018  (one name per idea: train(store=False))
+
+
+# ---- import cycles, found statically ---------------------------------------------------------
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_statements(body):
+    """The statements Python runs on import: everything but function bodies and
+    ``if TYPE_CHECKING:`` blocks (class bodies and other blocks included)."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from _top_level_statements(node.orelse)
+            continue
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            yield from _top_level_statements(getattr(node, field, []) or [])
+
+
+def _resolve(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[:len(package) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph(packages=PACKAGES) -> dict[str, set[str]]:
+    """``{module: the project modules it imports at module level}``. ``from x import y`` names
+    the submodule ``x.y`` when there is one, else ``x``; ``import x.y`` names ``x.y``."""
+    paths = {_module_name(p): p for package in packages for p in sorted(package.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        targets = set()
+        for node in _top_level_statements(ast.parse(path.read_text()).body):
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(node, module, path.name == "__init__.py")
+                subs = {f"{base}.{a.name}" for a in node.names} & set(paths)
+                targets |= subs or {base}
+                if len(subs) < len(node.names):
+                    targets.add(base)
+        graph[module] = {t for t in targets if t in paths and t != module}
+    return graph
+
+
+def collapse(graph: dict[str, set[str]], depth: int) -> dict[str, set[str]]:
+    """The graph between units of the first ``depth`` name parts (``jaxrl.engine`` for
+    ``jaxrl.engine.loop`` at depth 2; a top-level module is a unit of its own), without
+    imports inside a unit."""
+    unit = lambda m: ".".join(m.split(".")[:depth])
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        out.setdefault(unit(module), set()).update(
+            unit(t) for t in targets if unit(t) != unit(module))
+    return out
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as ``[a, b, ..., a]``, or None when there is none."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        state[node] = 2
+        path.pop()
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"x": {"x"}}) == ["x", "x"]
+    folders = collapse({"p.e.loop": {"p.policies"}, "p.policies": {"p.e.spec"}, "p.e.spec": set()},
+                       depth=2)
+    assert find_cycle(folders) == ["p.e", "p.policies", "p.e"]
+
+
+def test_the_import_graph_sees_imports_and_submodules():
+    graph = import_graph()
+    # from jaxrl.engine import programs
+    assert "jaxrl.engine.programs" in graph["jaxrl.engine.loop"]
+    assert "jaxrl.algos.acting" in graph["jaxrl.algos"]  # from jaxrl.algos import (..., acting)
+    assert "envs.core" in graph["jaxrl.api"]
+
+
+@pytest.mark.parametrize("depth", [None, 2, 1], ids=["modules", "subpackages", "packages"])
+def test_no_import_cycles(depth):
+    """No cycle between modules, between subpackages and top-level modules (``jaxrl.engine``,
+    ``jaxrl.trained``, ``jaxrl.api``, ...), or between ``jaxrl`` and ``envs``."""
+    graph = import_graph() if depth is None else collapse(import_graph(), depth)
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)

@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.registry import env_family
 from jaxrl.algos import onpolicy
+from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.ops import clipped_optimizer, optimizer_problem
 
@@ -62,33 +62,8 @@ class A2CConfig(AlgoConfig, A2CHparams, A2CStatic):
 
 
 def default_config(env_name: str) -> A2CConfig:
-    """Configs that work without tuning flags, per env family."""
-    family = env_family(env_name)
-    if family == "probe":
-        # Small batches need the annealed LR to settle (constant LR left values +-0.06 off).
-        return onpolicy.probe_config(A2CConfig, ent_coef=0.0, learning_rate=3e-3, num_envs=4,
-                                     num_steps=4, anneal_lr=True)
-    if family == "continuous":
-        # Pendulum, 4 seeds x 1M steps: lr 7e-4 stayed near random (IQM -1003 on 8 seeds);
-        # lr 3e-3 with standardized advantages reached IQM -203.
-        return A2CConfig(num_envs=16, num_steps=8, gamma=0.9, gae_lambda=0.9, ent_coef=0.0,
-                         learning_rate=3e-3, normalize_advantages=True, normalize_reward=True)
-    if family == "atari":
-        # Reading 002's A2C Atari runs (vel's atari_a2c config, the same in every tagged
-        # version): 16 envs x 5 steps, RMSprop 7e-4 held constant (no scheduler; baselines
-        # anneals it), decay 0.99, epsilon 1e-3 outside the square root (PyTorch's convention,
-        # which its author credits for beating baselines' TF A2C), entropy 0.01, value
-        # coefficient 0.5 on 0.5 MSE (baselines weighs 0.5 MSE: vf_coef 1.0 here), one Nature
-        # CNN shared by the two heads.
-        return A2CConfig(num_envs=16, num_steps=5, optimizer="rmsprop", rmsprop_style="pytorch",
-                         rmsprop_eps=1e-3, learning_rate=7e-4, anneal_lr=False, vf_coef=0.5,
-                         ent_coef=0.01, torso="nature_cnn", shared_network=True,
-                         normalize_obs=False)
-    if family in ("minatar", "brax"):
-        return A2CConfig(num_envs=64, num_steps=5, hidden=(256, 256), ent_coef=0.01,
-                         activation="relu" if family == "minatar" else "tanh",
-                         normalize_reward=family == "brax")
-    return A2CConfig(normalize_obs=False)
+    """A2C's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return A2CConfig(**family_defaults("a2c", env_name))
 
 
 def a2c_loss(params, network, batch: onpolicy.Batch, hp: A2CHparams, static: A2CStatic):

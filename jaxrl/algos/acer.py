@@ -35,13 +35,13 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from envs.registry import env_family
 from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.algos.acer_segments import Segment, from_replay, replay_example, to_replay
+from jaxrl.algos.families import family_defaults
 from jaxrl.algos.offpolicy import frame_shape
 from jaxrl.buffers import uniform
 from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
@@ -137,29 +137,8 @@ class ACERConfig(AlgoConfig, ACERHparams, ACERStatic):
 
 
 def default_config(env_name: str) -> ACERConfig:
-    """Configs that work without tuning flags, per env family."""
-    if env_family(env_name) == "probe":
-        # the zero-observation rungs learn V through the output bias alone: enough steps for
-        # a value of 1 / (1 - 0.9) = 10 take lr 1e-2 and 8 replayed updates per rollout
-        return ACERConfig(num_envs=16, num_steps=8, buffer_segments=256, replay_start=32,
-                          replay_batch=16, replay_ratio=8, gamma=0.9, hidden=(32, 32),
-                          learning_rate=1e-2)
-    if env_family(env_name) == "atari":
-        # Reading 002's Atari ACER (vel's): 12 envs x 20 steps, Poisson(4) replays per rollout
-        # (vel's stochastic_experience_replay, on by default; baselines draws them so too), c_bar
-        # 10, trust region delta 1, Nature CNN, and its optimizer: torch's RMSprop, lr 7e-4,
-        # alpha 0.99, eps 1e-3, clipped at 10. Its replay: 50k steps per env (600k steps,
-        # 30k segments) and replay from 10k per env (6k segments), as vel's tagged versions
-        # and baselines keep it. Frames kept once per segment (28 uint8 frames per 20 steps)
-        # make that 5.9 GB per seed; whole uint8 stacks for obs and next obs would be 34 GB.
-        return ACERConfig(num_envs=12, num_steps=20, buffer_segments=30_000, replay_start=6_000,
-                          replay_batch=12, replay_schedule="poisson", torso="nature_cnn",
-                          frame_replay=True,
-                          optimizer="rmsprop", rmsprop_style="pytorch", learning_rate=7e-4,
-                          rmsprop_decay=0.99, rmsprop_eps=1e-3)
-    if env_family(env_name) == "minatar":
-        return ACERConfig(hidden=(256, 256))  # A2C's MinAtar widths
-    return ACERConfig()
+    """ACER's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return ACERConfig(**family_defaults("acer", env_name))
 
 
 @struct.dataclass

@@ -28,6 +28,7 @@ from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import imitation, onpolicy
+from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, Hparams, StaticConfig, static, traced
 from jaxrl.networks import check_network_fields
 from jaxrl.ops import (
@@ -85,7 +86,8 @@ class BCConfig(AlgoConfig, BCHparams, BCStatic):
 
 
 def default_config(env_name: str) -> BCConfig:
-    return BCConfig()
+    """BC's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return BCConfig(**family_defaults("bc", env_name))
 
 
 @struct.dataclass

@@ -16,15 +16,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import chex
 import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.registry import env_family
 from jaxrl.algos import offpolicy
+from jaxrl.algos.families import family_defaults
 from jaxrl.algos.offpolicy import ActorCriticGroups
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import DeterministicActor
@@ -62,25 +61,9 @@ class DDPGConfig(AlgoConfig, DDPGHparams, DDPGStatic):
     """DDPG's config: the fields of `DDPGStatic` and `DDPGHparams` as one."""
 
 
-def continuous_defaults(family: str) -> dict:
-    """Shared defaults of DDPG/TD3 (and the replay settings of SAC), per env family."""
-    if family == "probe":
-        return dict(num_envs=4, buffer_size=4096, batch_size=64, learning_starts=256,
-                    log_interval=32, hidden=(32, 32), gamma=0.9)
-    if family == "brax":
-        return dict(num_envs=16, buffer_size=1_000_000, batch_size=256, learning_starts=10_000,
-                    gradient_steps=8, log_interval=50)
-    # Classic control: 64x64 MLPs. 256x256 (the MuJoCo default) costs ~16x the FLOPs per
-    # update, which on a CPU makes 16 seeds x 50k updates take hours.
-    return dict(num_envs=1, buffer_size=50_000, batch_size=256, learning_starts=1_000,
-                log_interval=200, hidden=(64, 64))
-
-
 def default_config(env_name: str) -> DDPGConfig:
-    family = env_family(env_name)
-    extra: dict[str, Any] = (dict(actor_lr=3e-3, critic_lr=3e-3, tau=0.02)
-                             if family == "probe" else {})
-    return DDPGConfig(**continuous_defaults(family), **extra)
+    """DDPG's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return DDPGConfig(**family_defaults("ddpg", env_name))
 
 
 def networks(static: offpolicy.OffPolicyStatic, space):

@@ -27,10 +27,10 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from envs.registry import env_family
 from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
 from jaxrl.algos import offpolicy
+from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import QNetwork
 from jaxrl.ops import (
@@ -86,38 +86,8 @@ class DQNConfig(AlgoConfig, DQNHparams, DQNStatic):
 
 
 def default_config(env_name: str) -> DQNConfig:
-    """Configs that work without tuning flags, per env family."""
-    family = env_family(env_name)
-    if family == "probe":
-        return DQNConfig(num_envs=8, buffer_size=4096, batch_size=64, learning_starts=256,
-                         log_interval=16, gradient_steps=2, hidden=(32, 32), gamma=0.9,
-                         learning_rate=3e-3, target_update_period=1, tau=0.05,
-                         eps_decay_fraction=0.3)
-    if family == "atari":
-        # Reading 002's DQN (vel's Nature-like double DQN): 250k replay of frames stored once
-        # as uint8, 30k random steps first, eps 1 -> 0.1 over the first 10% of the run, a batch
-        # of 32 every 4 env steps, hard target copy every 10k updates, gradients clipped at
-        # 0.5, Nature CNN, and its optimizer: torch's RMSprop, lr 2.5e-4, alpha 0.95, momentum
-        # 0.95, eps 0.1 (outside the square root).
-        return DQNConfig(num_envs=4, gradient_steps=1, batch_size=32, buffer_size=250_000,
-                         learning_starts=30_000, log_interval=250, frame_replay=True,
-                         torso="nature_cnn", double_q=True, target_update_period=10_000,
-                         tau=1.0, max_grad_norm=0.5, optimizer="rmsprop",
-                         rmsprop_style="pytorch", learning_rate=2.5e-4, rmsprop_decay=0.95,
-                         rmsprop_momentum=0.95, rmsprop_eps=0.1,
-                         eps_start=1.0, eps_end=0.1, eps_decay_fraction=0.1)
-    if family == "minatar":
-        return DQNConfig(num_envs=16, buffer_size=100_000, batch_size=64, learning_starts=5_000,
-                         gradient_steps=4, hidden=(256, 256), learning_rate=2.5e-4,
-                         target_update_period=1000, eps_decay_fraction=0.2, eps_end=0.01)
-    # Discrete classic control. On CartPole-v1 (200k steps) hard target copies every 500
-    # updates gave IQM 386 over 16 seeds and Polyak 0.005 per update 172 (8 seeds); a slow
-    # Polyak target once per env-step round (tau 0.01 every 5 updates), squared loss, SiLU
-    # and a short exploration phase gave 500 on 7 of 8 seeds.
-    return DQNConfig(num_envs=10, buffer_size=50_000, batch_size=100, learning_starts=1_000,
-                     gradient_steps=5, log_interval=50, learning_rate=1e-3,
-                     target_update_period=5, tau=0.01, loss="mse", activation="silu",
-                     eps_decay_fraction=0.1, eps_end=0.05)
+    """DQN's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return DQNConfig(**family_defaults("dqn", env_name))
 
 
 def make_network(static: DQNStatic, space: Discrete) -> QNetwork:

@@ -30,9 +30,9 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from envs.registry import env_family
 from envs.spaces import Discrete
 from jaxrl.algos import imitation, onpolicy, ppo
+from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import MLP
 from jaxrl.ops import clipped_adam, permutation
@@ -76,12 +76,10 @@ class GAILConfig(AlgoConfig, GAILHparams, GAILStatic):
 
 
 def default_config(env_name: str) -> GAILConfig:
-    """PPO's defaults for the env's family, and the discriminator's. Continuous control takes
-    the ``airl`` reward: on Pendulum-v1 (25 expert episodes, 8 seeds x 2M steps) it reached an
-    IQM of -242 against -366 with ``gail``'s. Discrete classic control keeps ``gail``'s
-    positive reward, which pays for surviving, as CartPole's does."""
+    """PPO's defaults for the env's family, and the discriminator's, with GAIL's entry of the
+    family (`jaxrl.algos.families`: continuous control takes the ``airl`` reward)."""
     config = GAILConfig(**ppo.default_config(env_name).to_dict())
-    return config.replace(reward="airl") if env_family(env_name) == "continuous" else config
+    return config.replace(**family_defaults("gail", env_name))
 
 
 @struct.dataclass

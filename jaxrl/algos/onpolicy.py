@@ -130,12 +130,6 @@ class SeparateValueHparams(OnPolicyHparams):
     vf_learning_rate: float = traced(1e-3, "Adam learning rate of the value regression")
 
 
-def probe_config(config_cls, **overrides):
-    """Small, fast settings for the probe ladder (gamma 0.9 so answers are well separated)."""
-    base = dict(num_envs=16, num_steps=16, gamma=0.9, hidden=(32, 32), anneal_lr=False)
-    return config_cls(**{**base, **overrides})
-
-
 @struct.dataclass
 class RewardScaler:
     """Running statistics of the discounted return, for reward scaling."""

@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.registry import env_family
 from jaxrl.algos import onpolicy
+from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.ops import clipped_adam
 
@@ -66,34 +66,8 @@ class PPOConfig(AlgoConfig, PPOHparams, PPOStatic):
 
 
 def default_config(env_name: str) -> PPOConfig:
-    """Configs that work without tuning flags, per env family."""
-    family = env_family(env_name)
-    if family == "continuous":  # Pendulum-like classic control: short horizon, many epochs
-        return PPOConfig(num_envs=8, num_steps=256, update_epochs=10, num_minibatches=16,
-                         gamma=0.9, gae_lambda=0.95, learning_rate=1e-3, ent_coef=0.0,
-                         normalize_reward=True, clip_value_loss=False)
-    if family == "minatar":
-        return PPOConfig(num_envs=64, num_steps=128, update_epochs=4, num_minibatches=8,
-                         learning_rate=5e-3 / 10, hidden=(256, 256), activation="relu")
-    if family == "atari":
-        # Reading 002's PPO Atari runs (baselines' ppo2 settings of the time): 8 envs x 128
-        # steps, 4 epochs of 4 minibatches of 256, clip 0.1 annealed to 0 (policy and value
-        # clip alike), Adam 2.5e-4 annealed, one Nature CNN shared by the two heads; frames
-        # already scaled to [0, 1].
-        return PPOConfig(num_envs=8, num_steps=128, update_epochs=4, num_minibatches=4,
-                         clip_eps=0.1, anneal_clip=True, ent_coef=0.01, vf_coef=0.5,
-                         learning_rate=2.5e-4,
-                         torso="nature_cnn", shared_network=True, normalize_obs=False)
-    if family == "brax":
-        return PPOConfig(num_envs=64, num_steps=64, update_epochs=4, num_minibatches=32,
-                         hidden=(256, 256), learning_rate=3e-4, ent_coef=0.0, gamma=0.99,
-                         normalize_reward=True, clip_value_loss=False, max_grad_norm=0.5)
-    if family == "probe":
-        return onpolicy.probe_config(PPOConfig, ent_coef=0.0, learning_rate=3e-3)
-    # Discrete classic control: no obs normalization. As the policy improves the state
-    # distribution narrows, the running variance shrinks and the inputs drift under a fixed
-    # policy; on CartPole-v1 (8 seeds, 500k steps) that took the eval IQM from 500 to 267.
-    return PPOConfig(normalize_obs=False)
+    """PPO's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return PPOConfig(**family_defaults("ppo", env_name))
 
 
 def ppo_loss(params, network, batch: onpolicy.Batch, hp: PPOHparams, static: PPOStatic,

@@ -26,8 +26,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.registry import env_family
-from jaxrl.algos import ddpg, offpolicy
+from jaxrl.algos import offpolicy
+from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, static, traced
 from jaxrl.networks import SquashedGaussianActor
 from jaxrl.ops import clipped_adam, polyak_update
@@ -66,11 +66,8 @@ class SACGroups(offpolicy.ActorCriticGroups):
 
 
 def default_config(env_name: str) -> SACConfig:
-    family = env_family(env_name)
-    extra: dict[str, Any] = {}
-    if family == "probe":
-        extra = dict(actor_lr=3e-3, critic_lr=3e-3, alpha_lr=3e-3, tau=0.02, init_alpha=0.1)
-    return SACConfig(**ddpg.continuous_defaults(family), **extra)
+    """SAC's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return SACConfig(**family_defaults("sac", env_name))
 
 
 def networks(static: offpolicy.OffPolicyStatic, space):

@@ -27,8 +27,8 @@ import jax.numpy as jnp
 from flax import struct
 from jax.flatten_util import ravel_pytree
 
-from envs.registry import env_family
 from jaxrl.algos import onpolicy
+from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, static, traced
 from jaxrl.ops import clipped_adam, conjugate_gradient
 
@@ -59,32 +59,8 @@ class TRPOConfig(AlgoConfig, TRPOHparams, TRPOStatic):
 
 
 def default_config(env_name: str) -> TRPOConfig:
-    """Configs that work without tuning flags, per env family."""
-    family = env_family(env_name)
-    if family == "probe":
-        return onpolicy.probe_config(TRPOConfig, max_kl=0.05, vf_learning_rate=3e-3)
-    if family == "continuous":
-        return TRPOConfig(num_envs=8, num_steps=256, gamma=0.9, gae_lambda=0.95, max_kl=0.01,
-                          vf_learning_rate=3e-3, value_epochs=10, value_minibatches=16,
-                          normalize_reward=True)
-    if family == "atari":
-        # Reading 002's Atari TRPO (vel's breakout_trpo, in place of baselines' poor one): 16
-        # envs x 32 steps, a policy and a value net of vel's small CNN (8 and 16 filters, 128
-        # units), delta 0.001, damping 0.001, an entropy bonus of 0.1 in the surrogate, the
-        # Fisher on the whole batch, a line search halving the step, lambda 1, three value
-        # passes with Adam 1e-4 (eps 1e-3); frames already scaled to [0, 1]. (vel accepts a
-        # step up to 1.5 delta of KL; this TRPO keeps KL <= delta.)
-        return TRPOConfig(num_envs=16, num_steps=32, torso="nature_cnn_small",
-                          activation="relu", normalize_obs=False, max_kl=0.001,
-                          cg_damping=0.001, cg_iters=10, backtrack_iters=10, backtrack_coef=0.5,
-                          fisher_subsample=1, ent_coef=0.1, gae_lambda=1.0, value_epochs=3,
-                          value_minibatches=1, vf_learning_rate=1e-4, adam_eps=1e-3)
-    if family in ("minatar", "brax"):
-        return TRPOConfig(num_envs=64, num_steps=64, hidden=(256, 256),
-                          activation="relu" if family == "minatar" else "tanh",
-                          normalize_reward=family == "brax")
-    return TRPOConfig(num_envs=8, num_steps=128, normalize_obs=False, max_kl=0.01,
-                      vf_learning_rate=3e-3)
+    """TRPO's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return TRPOConfig(**family_defaults("trpo", env_name))
 
 
 def optimizers(hp: TRPOHparams, static: TRPOStatic, lr_scale: jax.Array) -> onpolicy.ParamGroups:

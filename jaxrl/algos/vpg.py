@@ -17,8 +17,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.registry import env_family
 from jaxrl.algos import onpolicy
+from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, static, traced
 from jaxrl.ops import clipped_adam
 
@@ -44,20 +44,8 @@ class VPGConfig(AlgoConfig, VPGHparams, VPGStatic):
 
 
 def default_config(env_name: str) -> VPGConfig:
-    """Configs that work without tuning flags, per env family."""
-    family = env_family(env_name)
-    if family == "probe":
-        return onpolicy.probe_config(VPGConfig, learning_rate=1e-2, vf_learning_rate=3e-3)
-    if family == "continuous":
-        return VPGConfig(num_envs=8, num_steps=256, gamma=0.9, gae_lambda=0.95,
-                         learning_rate=3e-3, vf_learning_rate=3e-3, value_epochs=10,
-                         value_minibatches=16, normalize_reward=True)
-    if family in ("minatar", "brax"):
-        return VPGConfig(num_envs=64, num_steps=64, hidden=(256, 256),
-                         activation="relu" if family == "minatar" else "tanh",
-                         learning_rate=1e-3, normalize_reward=family == "brax")
-    return VPGConfig(num_envs=8, num_steps=128, learning_rate=3e-3, vf_learning_rate=3e-3,
-                     normalize_obs=False, value_epochs=5, value_minibatches=4)
+    """VPG's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return VPGConfig(**family_defaults("vpg", env_name))
 
 
 def policy_gradient_loss(policy_params, params, network, batch: onpolicy.Batch, hp: VPGHparams,

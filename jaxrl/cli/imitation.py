@@ -1,11 +1,11 @@
-"""``jaxrl demos``: record a stored run's policy as demonstrations (`jaxrl.demonstrations`)."""
+"""``jaxrl demos``: record a stored run's policy as demonstrations (`jaxrl.api.demos`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from jaxrl.api import demos
 from jaxrl.cli.common import check_writable, write_json
-from jaxrl.demonstrations import demos
 from jaxrl.runs.demos import load_demos
 
 

@@ -22,8 +22,8 @@ from jaxrl.cli.common import (
 )
 from jaxrl.output_paths import check_folder
 from jaxrl.probe import PROBE_STEPS, run_ladder
-from jaxrl.results import NonFiniteMetricError
 from jaxrl.sweeps import format_table, parse_grid, parse_random, sweep
+from jaxrl.trained.results import NonFiniteMetricError
 
 
 # -- train, sweep, bench, resume --------------------------------------------------------------------------------------

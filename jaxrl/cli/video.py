@@ -1,12 +1,13 @@
-"""``jaxrl render``: a video of a stored run's policy (`jaxrl.video`)."""
+"""``jaxrl render``: a video of a stored run's policy (`jaxrl.trained.video`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from envs.render import RenderError
+from jaxrl.api import render
 from jaxrl.cli.common import check_writable
-from jaxrl.video import FORMATS, render
+from jaxrl.trained.video import FORMATS
 
 
 def cmd_render(args) -> int:

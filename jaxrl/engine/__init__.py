@@ -20,6 +20,9 @@ One concept per module:
 - `programs`: the compile cache and the init / chunk / eval programs.
 - `loop`:     `run_group`, the chunk loop (progress, evaluation, NaN guard, checkpoints).
 - `recorded`: a group run streamed into run-store folders, and its resumption.
+- `checkpoint`: atomic, verified orbax checkpoints of the train state (what `resume` reads).
 
-The public entry points (`train`, `make_train`, `resume`) are in `jaxrl.api`.
+The public entry points (`train`, `make_train`, `resume`) are in `jaxrl.api`; what a run gives
+back (results, policies, demonstrations, videos) in `jaxrl.trained`, which never imports the
+engine.
 """

@@ -20,9 +20,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from envs.core import runs_on_host
-from jaxrl.checkpoint import Checkpointer, CheckpointWarning
 from jaxrl.diagnostics import first_non_finite
 from jaxrl.engine import programs
+from jaxrl.engine.checkpoint import Checkpointer, CheckpointWarning
 from jaxrl.engine.members import (
     Members,
     describe_devices,
@@ -39,9 +39,9 @@ from jaxrl.engine.spec import (
     resolve_group,
 )
 from jaxrl.evaluate import eval_horizon
-from jaxrl.results import TrainResult
 from jaxrl.runs.frames import eval_frame, finished_mean, metrics_frame
 from jaxrl.runs.store import package_versions
+from jaxrl.trained.results import TrainResult
 
 
 def chunk_length(num_updates: int, max_chunk: int = MAX_CHUNK_UPDATES) -> int:

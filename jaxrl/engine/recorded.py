@@ -10,11 +10,11 @@ from jaxrl.engine.loop import GroupOutcome, run_group
 from jaxrl.engine.members import Members
 from jaxrl.engine.programs import act_program
 from jaxrl.engine.spec import GroupSpec, Resolved, resolve_group
-from jaxrl.policies import save_policy
-from jaxrl.results import NonFiniteMetricError, TrainResult, stored_summary
 from jaxrl.runs.catalog import catalogue_finished
 from jaxrl.runs.report import write_report
 from jaxrl.runs.store import RunStore, StoreError
+from jaxrl.trained.policies import save_policy
+from jaxrl.trained.results import NonFiniteMetricError, TrainResult, stored_summary
 
 
 def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: bool = True,
@@ -69,7 +69,7 @@ def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: b
 
 
 def finish_run(run, status: str, result: TrainResult, message: str | None) -> None:
-    """End ``run`` with ``result``: its trained policy (`jaxrl.policies`), summary and
+    """End ``run`` with ``result``: its trained policy (`jaxrl.trained.policies`), summary and
     evaluations into the store, then its report and curves."""
     if result.state is not None:
         save_policy(run.folder, result.state)

@@ -1,4 +1,4 @@
-"""The demonstration sets of a run store (recorded by `jaxrl.demonstrations`)::
+"""The demonstration sets of a run store (recorded by `jaxrl.trained.demonstrations`)::
 
     <store>/.demos/<demo_id>/demo.json       the source run and seed, env and its options,
                                              the policy (deterministic or sampled), shapes,
@@ -54,7 +54,7 @@ class Demos:
 
 def write_demos(played: dict[str, np.ndarray], kept: np.ndarray, meta: dict,
                 runs_dir: str | None = None) -> str:
-    """Store the episodes ``kept`` of ``played`` (`jaxrl.demonstrations.play`'s arrays) with
+    """Store the episodes ``kept`` of ``played`` (`jaxrl.trained.demonstrations.play`'s arrays) with
     ``meta`` as a new set; returns its demo id. The steps file is written before ``demo.json``,
     which marks the set complete."""
     demo_id = new_demo_id(meta["env"])

@@ -238,7 +238,7 @@ class Run:
     def finish(self, status: str, message: str | None = None, summary: dict | None = None,
                evaluations: pd.DataFrame | None = None) -> None:
         """Record the end state. ``summary``: JSON fields for ``run.json`` (final returns,
-        timings, see `jaxrl.results.stored_summary`); ``evaluations``: one row per (evaluation,
+        timings, see `jaxrl.trained.results.stored_summary`); ``evaluations``: one row per (evaluation,
         seed), stored as ``evaluations.parquet``."""
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}")

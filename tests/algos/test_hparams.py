@@ -15,9 +15,9 @@ from flax import struct
 import envs
 from jaxrl import algos
 from jaxrl.algos import onpolicy, ppo
-from jaxrl.checkpoint import Checkpointer
 from jaxrl.config import AlgoConfig, Hparams, StaticConfig
 from jaxrl.engine import programs
+from jaxrl.engine.checkpoint import Checkpointer
 from jaxrl.engine.members import Members
 from jaxrl.engine.spec import resolve
 

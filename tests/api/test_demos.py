@@ -11,8 +11,8 @@ from jaxrl import algos
 from jaxrl.cli import main
 from jaxrl.engine.members import seed_keys
 from jaxrl.engine.spec import resolve
-from jaxrl.policies import POLICY_FILE, acting_state
 from jaxrl.runs.store import StoreError
+from jaxrl.trained.policies import POLICY_FILE, acting_state
 
 ENVS = {"discrete": "CartPole-v1", "continuous": "Pendulum-v1"}
 

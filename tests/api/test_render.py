@@ -9,7 +9,7 @@ from PIL import Image
 
 import jaxrl
 from jaxrl.cli import main
-from jaxrl.video import HOLD_SECONDS
+from jaxrl.trained.video import HOLD_SECONDS
 
 
 def _frames_in(path) -> np.ndarray:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jaxrl import benchmarks as benchmod
-from jaxrl.checkpoint import complete_steps
+from jaxrl.engine.checkpoint import complete_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = """

@@ -14,7 +14,7 @@ import numpy as np
 import optax
 import pytest
 
-from jaxrl.checkpoint import Checkpointer, CheckpointError, CheckpointWarning
+from jaxrl.engine.checkpoint import Checkpointer, CheckpointError, CheckpointWarning
 
 
 @flax.struct.dataclass
@@ -241,7 +241,7 @@ def test_meta_must_be_json(tmp_path):
 SHARDED_SCRIPT = r"""
 import json, sys, jax, jax.numpy as jnp, numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
-from jaxrl.checkpoint import Checkpointer
+from jaxrl.engine.checkpoint import Checkpointer
 mesh = jax.make_mesh((2,), ("seed",))
 sharded = NamedSharding(mesh, P("seed"))
 state = {"w": jax.device_put(jnp.arange(24, dtype=jnp.float32).reshape(4, 6) / 7, sharded),

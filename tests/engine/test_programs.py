@@ -8,7 +8,7 @@ import pytest
 
 from jaxrl.api import make_train, train
 from jaxrl.engine.members import seed_keys
-from jaxrl.results import NonFiniteMetricError
+from jaxrl.trained.results import NonFiniteMetricError
 
 
 def test_fused_train_matches_chunked_driver():

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from jaxrl.api import resume, train
-from jaxrl.checkpoint import CheckpointWarning
+from jaxrl.engine.checkpoint import CheckpointWarning
 from jaxrl.runs.store import RunStore
 
 K = 2  # chunks before the kill; 2K in all

@@ -13,10 +13,10 @@ import pytest
 
 from jaxrl.api import train
 from jaxrl.cli import main
-from jaxrl.results import NonFiniteMetricError
 from jaxrl.runs import query, snapshot
 from jaxrl.runs.report import ran_on
 from jaxrl.runs.store import RunStore, StoreError, code_provenance
+from jaxrl.trained.results import NonFiniteMetricError
 
 TINY = dict(num_envs=4, num_steps=16, update_epochs=1, num_minibatches=1, hidden=(8,),
             progress=False, max_chunk_updates=2)

@@ -13,9 +13,9 @@ from jaxrl import stats
 from jaxrl.algos import acting
 from jaxrl.config import AlgoConfig
 from jaxrl.measures import train_return_last100
-from jaxrl.policies import StoredPolicy, acting_state
 from jaxrl.runs.files import finite_or_none
-from jaxrl.video import Video, render_policy
+from jaxrl.trained.policies import StoredPolicy, acting_state
+from jaxrl.trained.video import Video, render_policy
 
 
 @dataclasses.dataclass
@@ -64,8 +64,8 @@ class TrainResult:
 
     def render(self, seed: int = 0, episodes: int = 1, deterministic: bool = True,
                key_seed: int = 0, height: int = 240) -> Video:
-        """A `jaxrl.video.Video` of ``episodes`` fresh episodes of seed ``seed``'s policy: it
-        plays inline in a notebook; ``.save("run.mp4")`` (or ``.gif``) writes it."""
+        """A `jaxrl.trained.video.Video` of ``episodes`` fresh episodes of seed ``seed``'s
+        policy: it plays inline in a notebook; ``.save("run.mp4")`` (or ``.gif``) writes it."""
         return render_policy(self.policy(), seed, episodes, deterministic, key_seed, height)
 
     def summary(self) -> dict:

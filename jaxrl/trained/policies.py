@@ -5,10 +5,11 @@ state that acting reads, all seeds, as ``<run>/policy.npz``: `acting_state` drop
 buffer, the envs, the rollout memory, the optimizer state, target networks and the PRNG key,
 so a DQN run's file holds its Q-network and statistics, not its million transitions.
 
-`load_policy(run_id)` rebuilds the run's algorithm, env and config from its ``run.json``,
-takes the tree structure from an abstract ``init`` (no compile), fills it from the file, and
-returns a `StoredPolicy`: ``act(obs, seed=...)`` as `TrainResult.act`, ``policy`` (the jitted
-`jaxrl.algos.acting.Policy`) for rollouts, e.g. `jaxrl.demonstrations`.
+`jaxrl.api.load_policy(run_id)` rebuilds the run's algorithm, env and config from its
+``run.json``, takes the tree structure from an abstract ``init`` (no compile), fills it from
+the file (`read_acting_state`), and returns a `StoredPolicy`: ``act(obs, seed=...)`` as
+`TrainResult.act`, ``policy`` (the jitted `jaxrl.algos.acting.Policy`) for rollouts, e.g.
+`jaxrl.trained.demonstrations`.
 
 File layout: one array per leaf of the acting state in tree order (``leaf_00000``, ...), each
 with the seed axis first, and ``paths`` (their key paths, for messages). Written to a temp
@@ -28,10 +29,8 @@ import numpy as np
 
 from jaxrl.algos import acting
 from jaxrl.config import AlgoConfig
-from jaxrl.engine.members import seed_keys
-from jaxrl.engine.spec import resolve
 from jaxrl.runs.files import atomic_write_bytes
-from jaxrl.runs.store import RunStore, StoreError
+from jaxrl.runs.store import StoreError
 
 POLICY_FILE = "policy.npz"
 # train-state fields that acting never reads (learning, exploration and env bookkeeping)
@@ -85,37 +84,14 @@ class StoredPolicy:
         return jax.tree.map(lambda x: x[seed], self.state)
 
     def act(self, obs, key=None, seed: int = 0, deterministic: bool = True, memory=None):
-        """As `jaxrl.results.TrainResult.act`."""
+        """As `jaxrl.trained.results.TrainResult.act`."""
         return acting.act_with(self.policy, self.config, self.seed_state(seed), obs, key, seed,
                                deterministic, memory)
 
 
-def load_policy(run_id: str, runs_dir: str | None = None) -> StoredPolicy:
-    """The trained policy of run ``run_id`` (see the module docstring). Raises `StoreError`
-    (one line) for an unknown run, a run that kept no policy, or a file that does not fit."""
-    store = RunStore(runs_dir)
-    meta = store.load(run_id)
-    path = store.root / run_id / POLICY_FILE
-    if not path.is_file():
-        raise StoreError(f"run {run_id!r} kept no policy ({POLICY_FILE} is missing: the run "
-                         f"is {meta.get('status')}, or older than saved policies)")
-    spec = (meta.get("group") or {}).get("spec") or {}
-    env_kwargs = spec.get("env_kwargs")
-    overrides = {k: v for k, v in meta["config"].items() if k != "total_steps"}
-    algorithm, env, env_params, config, _ = resolve(
-        meta["algo"], meta["env"], meta["total_steps_per_seed"], meta["seeds"], env_kwargs,
-        **overrides)
-    init = lambda k: algorithm.init(k, env, env_params, config)
-    like = acting_state(jax.eval_shape(jax.vmap(init), seed_keys(0, int(meta["seeds"]))))
-    state = _read(path, like, run_id)
-    policy = algorithm.policy(config.static(), env, env_params)
-    jitted = acting.Policy(policy.initial, jax.jit(policy.step, static_argnums=4))
-    return StoredPolicy(run_id, meta["algo"], meta["env"], env_kwargs, algorithm, env,
-                        env_params, config, state, jitted)
-
-
-def _read(path: Path, like, run_id: str):
-    """The acting state in ``path``, in the structure of ``like`` (ShapeDtypeStructs)."""
+def read_acting_state(path: Path, like, run_id: str):
+    """The acting state in ``path`` (a run's ``policy.npz``), in the structure of ``like``
+    (ShapeDtypeStructs). Raises `StoreError` (one line) for a file that does not fit."""
     leaves, treedef = jax.tree_util.tree_flatten(like)
     try:
         with np.load(path) as data:

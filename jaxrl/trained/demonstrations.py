@@ -1,10 +1,10 @@
 """Expert demonstrations: whole episodes of a stored policy, recorded into the run store.
 
-`demos(run_id, seed=0, episodes=10)` loads a run's trained policy (`jaxrl.policies`), plays
-``episodes`` fresh envs for one whole episode each in one jitted loop, and stores them as a
-demonstration set (`jaxrl.runs.demos`: Parquet steps and a ``demo.json``); `load_demos` reads
-one back. An episode ends at its first ``terminated`` or ``truncated``; the steps after it are
-never written.
+`jaxrl.demos(run_id, seed=0, episodes=10)` (`jaxrl.api`) loads a run's trained policy
+(`jaxrl.trained.policies`); `record_demos` plays ``episodes`` fresh envs for one whole episode
+each in one jitted loop, and stores them as a demonstration set (`jaxrl.runs.demos`: Parquet
+steps and a ``demo.json``); `jaxrl.load_demos` reads one back. An episode ends at its first
+``terminated`` or ``truncated``; the steps after it are never written.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrl.evaluate import eval_horizon
-from jaxrl.policies import StoredPolicy, load_policy
 from jaxrl.recurrent import reset_memory
-from jaxrl.runs.demos import Demos, list_demos, load_demos, write_demos  # noqa: F401
+from jaxrl.runs.demos import write_demos
+from jaxrl.trained.policies import StoredPolicy
 
 MAX_RECORD_BYTES = 2 << 30  # the on-device record of one call (steps x envs x obs)
 
@@ -74,15 +74,21 @@ def play(stored: StoredPolicy, seed: int, episodes: int, key: jax.Array,
     return out
 
 
-def demos(run_id: str, seed: int = 0, episodes: int = 10, deterministic: bool = True,
-          key_seed: int = 0, runs_dir: str | None = None) -> str:
-    """Record ``episodes`` whole episodes of run ``run_id``'s seed-``seed`` policy (its mode, or
+def check_episodes(episodes: int) -> None:
+    """Refuse fewer than one episode (before any policy is loaded)."""
+    if int(episodes) < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+
+
+def record_demos(stored: StoredPolicy, seed: int = 0, episodes: int = 10,
+                 deterministic: bool = True, key_seed: int = 0,
+                 runs_dir: str | None = None) -> str:
+    """Record ``episodes`` whole episodes of ``stored``'s seed-``seed`` policy (its mode, or
     samples with ``deterministic=False``; env and sampling keys from ``key_seed``) into the run
     store; returns the new demo id. Episodes that do not end within the env's horizon are
     dropped (the count kept is in ``demo.json``)."""
-    if int(episodes) < 1:
-        raise ValueError(f"episodes must be >= 1, got {episodes}")
-    stored = load_policy(run_id, runs_dir)
+    check_episodes(episodes)
+    run_id = stored.run_id
     played = play(stored, int(seed), int(episodes), jax.random.key(key_seed), deterministic)
     kept = np.flatnonzero(np.isfinite(played["returns"]))
     if kept.size == 0:

@@ -1,12 +1,12 @@
 """Episode videos of a trained policy: played in one jitted loop, drawn, labelled, encoded.
 
-    video = jaxrl.render("20261124-...", seed=0, episodes=2)   # a stored run
+    video = jaxrl.render("20261124-...", seed=0, episodes=2)   # a stored run (jaxrl.api)
     video = result.render(episodes=1, deterministic=False)     # a TrainResult
     video.save("cartpole.mp4")                                 # or .gif
     video                                                      # plays inline in Jupyter
 
 `render_policy` plays ``episodes`` fresh episodes of one seed's policy with
-`jaxrl.demonstrations.play`, capturing at each step what the env's `envs.render.Renderer`
+`jaxrl.trained.demonstrations.play`, capturing at each step what the env's `envs.render.Renderer`
 needs; each frame is then drawn on the host and labelled with the policy (deterministic or
 sampled), the episode, the step and the return so far (the game's score, as the run store
 reports returns). The episode's last frame is held half a second, labelled with its final
@@ -27,8 +27,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from envs.render import Renderer, RenderError, renderer
-from jaxrl.demonstrations import play
-from jaxrl.policies import StoredPolicy, load_policy
+from jaxrl.trained.demonstrations import play
+from jaxrl.trained.policies import StoredPolicy
 
 FORMATS = (".mp4", ".gif")
 HOLD_SECONDS = 0.5  # the last frame of an episode stays this long
@@ -68,13 +68,6 @@ class Video:
             data = self.save(Path(folder) / "episode.mp4").read_bytes()
         src = "data:video/mp4;base64," + base64.b64encode(data).decode()
         return f'<video controls loop autoplay muted src="{src}"></video>'
-
-
-def render(run_id: str, seed: int = 0, episodes: int = 1, deterministic: bool = True,
-           key_seed: int = 0, height: int = 240, runs_dir: str | None = None) -> Video:
-    """A `Video` of ``episodes`` episodes of stored run ``run_id``'s seed-``seed`` policy."""
-    return render_policy(load_policy(run_id, runs_dir), seed, episodes, deterministic,
-                         key_seed, height)
 
 
 def render_policy(stored: StoredPolicy, seed: int = 0, episodes: int = 1,
