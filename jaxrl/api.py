@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import jax
@@ -14,6 +15,7 @@ from jaxrl.engine.recorded import resume_group, run_recorded
 from jaxrl.engine.spec import plan_memory, resolve, resolve_group, single_spec
 from jaxrl.results import NonFiniteMetricError, TrainResult
 from jaxrl.runs.demos import with_demos_found
+from jaxrl.runs.run_lock import held
 from jaxrl.runs.store import RunStore, user_meta
 
 
@@ -68,7 +70,9 @@ def train(
                             total_steps, command, frames_per_step=frames_per_step(resolved.env))
     run.meta.update(extra)
     run.set_group(spec, [run.run_id], run.folder / "checkpoints" if spec.checkpoint_every else None)
-    return run_recorded(spec, resolved, [run], progress=progress, on_chunk=on_chunk)[0]
+    lock = held(run.folder, run.run_id) if spec.checkpoint_every else contextlib.nullcontext()
+    with lock:  # a checkpointed run: no `resume` of it while it trains
+        return run_recorded(spec, resolved, [run], progress=progress, on_chunk=on_chunk)[0]
 
 
 def check_names(algo, env) -> None:
