@@ -153,8 +153,10 @@ def _make_family(name: str, reward_scale: float | None, **kwargs) -> tuple[Any, 
 
 
 def unknown_name_message(name: str) -> str:
-    """'Unknown environment ...; closest registered names: ...' (one line)."""
-    candidates = registered_names(include_brax=name.startswith("brax:") or ":" not in name)
+    """'Unknown environment ...; closest registered names: ...' (one line). brax's names are
+    candidates only for a ``brax:`` name: importing brax to suggest them prints lines of its
+    own ("Failed to import warp") before the error."""
+    candidates = registered_names(include_brax=name.startswith("brax:"))
     lowered = {c.lower(): c for c in candidates}
     close = difflib.get_close_matches(name.lower(), list(lowered), n=5, cutoff=0.4)
     hint = ", ".join(lowered[c] for c in close) if close else ", ".join(candidates[:8]) + ", ..."

@@ -4,6 +4,7 @@ and the loaders of what a stored run left, by its run id: `load_policy`, `render
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import jax
@@ -17,7 +18,8 @@ from jaxrl.engine.programs import act_program
 from jaxrl.engine.recorded import resume_group, run_recorded
 from jaxrl.engine.spec import plan_memory, resolve, resolve_group, single_spec
 from jaxrl.runs.demos import load_demos, with_demos_found
-from jaxrl.runs.store import RunStore, StoreError
+from jaxrl.runs.run_lock import held
+from jaxrl.runs.store import RunStore, StoreError, user_meta
 from jaxrl.trained.demonstrations import check_episodes, record_demos
 from jaxrl.trained.policies import POLICY_FILE, StoredPolicy, acting_state, read_acting_state
 from jaxrl.trained.results import NonFiniteMetricError, TrainResult
@@ -56,6 +58,8 @@ def train(
     it wrote; ``result.run_id`` / ``result.run_dir`` name it. Raises `NonFiniteMetricError`
     (with the partial result attached) if a metric goes NaN/Inf.
     """
+    check_names(algo, env)
+    extra = user_meta(meta)
     spec = single_spec(algo, env, seeds, total_steps, **with_demos_found(kwargs, runs_dir))
     if not store:
         if spec.checkpoint_every:
@@ -73,9 +77,19 @@ def train(
     plan_memory(spec, resolved)  # refuse before a run is recorded
     run = run_store.new_run(resolved.algorithm.name, env, resolved.config.to_dict(), seeds,
                             total_steps, command, frames_per_step=frames_per_step(resolved.env))
-    run.meta.update(meta or {})
+    run.meta.update(extra)
     run.set_group(spec, [run.run_id], run.folder / "checkpoints" if spec.checkpoint_every else None)
-    return run_recorded(spec, resolved, [run], progress=progress, on_chunk=on_chunk)[0]
+    lock = held(run.folder, run.run_id) if spec.checkpoint_every else contextlib.nullcontext()
+    with lock:  # a checkpointed run: no `resume` of it while it trains
+        return run_recorded(spec, resolved, [run], progress=progress, on_chunk=on_chunk)[0]
+
+
+def check_names(algo, env) -> None:
+    """A one-line `ConfigError` unless ``algo`` and ``env`` are names (strings)."""
+    for what, value, example in (("algo", algo, "'ppo'"), ("env", env, "'CartPole-v1'")):
+        if not isinstance(value, str):
+            raise ConfigError(f"{what} must be a name (a string such as {example}), got "
+                              f"{type(value).__name__} {value!r}"[:200])
 
 
 def resume(run_id: str, runs_dir: str | None = None, progress: bool = True) -> list:

@@ -14,6 +14,7 @@ stored as its own run, tied together by a sweep id (``jaxrl runs ls --sweep ID``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import math
@@ -32,6 +33,7 @@ from jaxrl.engine.recorded import run_recorded
 from jaxrl.engine.spec import ENGINE_OPTIONS, GroupSpec, group_spec, plan_memory, resolve_group
 from jaxrl.runs.demos import with_demos_found
 from jaxrl.runs.files import stamped_id
+from jaxrl.runs.run_lock import held
 from jaxrl.runs.store import RunStore
 from jaxrl.runs.sweep_table import format_table, load_sweep, sweep_table  # noqa: F401
 from jaxrl.trained.results import TrainResult
@@ -245,7 +247,9 @@ def _run_one_group(spec: GroupSpec, resolved, outcome, *, store, runs_dir, sweep
     for run, (index, params) in zip(runs, swept):
         run.meta.update(sweep_params=params, sweep_index=index)
         run.set_group(spec, [r.run_id for r in runs], checkpoints)
-    results = run_recorded(spec, resolved, runs, progress=progress, stop_on_non_finite=False,
-                           outcome=outcome)
+    lock = held(runs[0].folder, runs[0].run_id) if checkpoints else contextlib.nullcontext()
+    with lock:  # a checkpointed group: no `resume` of it while it trains
+        results = run_recorded(spec, resolved, runs, progress=progress,
+                               stop_on_non_finite=False, outcome=outcome)
     failures = {i: r.meta["message"] for i, r in enumerate(runs) if r.meta["status"] == "failed"}
     return results, failures

@@ -131,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_parser("latest")
     q = rs.add_parser("sql", help="read-only SQL over the views runs, metrics, evaluations")
     q.add_argument("query")
+    q.add_argument("--limit", type=whole_number, default=1000,
+                   help="print at most this many rows (default 1000; 0: all)")
+    q.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="stop a query running longer (default 60; 0: no limit)")
     ck = rs.add_parser("check", help="read every file of the store; list the bad ones")
     ck.add_argument("--quarantine", action="store_true",
                     help="move bad files to <runs-dir>/.quarantine/<run_id>/ (never deletes)")

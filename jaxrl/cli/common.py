@@ -32,6 +32,23 @@ def parse_sets(items: list[str], flag: str = "--set") -> dict[str, str]:
     return out
 
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML safe loader that refuses a mapping with the same key twice (plain YAML keeps
+    the last value silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):
+                continue
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def load_config_file(path: str | None) -> dict:
     """The config keys of a YAML file (``--config``): a mapping of key -> value, values typed
     as YAML reads them (checked like ``--set`` values when the config is built). One line
@@ -43,11 +60,13 @@ def load_config_file(path: str | None) -> dict:
     except OSError as err:
         raise UsageError(f"--config {path}: cannot read it ({err.strerror or err})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader
     except yaml.YAMLError as err:
         where = getattr(err, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""
-        raise UsageError(f"--config {path}: not valid YAML{line}") from None
+        problem = getattr(err, "problem", "") or ""
+        what = problem if problem.startswith("duplicate key") else "not valid YAML"
+        raise UsageError(f"--config {path}: {what}{line}") from None
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):

@@ -35,6 +35,18 @@ def _runs_check(store, move: bool) -> int:
     return 1
 
 
+def _runs_sql(store, text: str, limit: int, timeout: float) -> None:
+    """``jaxrl runs sql``: the first ``limit`` rows (0: all) within ``timeout`` seconds (0: no
+    limit), and a line saying when rows were left out."""
+    if limit < 0 or not timeout >= 0:
+        raise UsageError(f"--limit and --timeout must be >= 0, got {limit} and {timeout}")
+    frame, more = query.sql_head(text, store, limit=limit or None, timeout=timeout or None)
+    print_frame(frame)
+    if more:
+        print(f"… more rows not shown: only the first {limit:,} (--limit N shows N, --limit 0 "
+              "all)")
+
+
 def print_demos(sets: list[dict]) -> None:
     """One line per demonstration set: id, source run and seed, episodes, mean return."""
     if not sets:
@@ -63,7 +75,7 @@ def cmd_runs(args) -> int:
     elif args.runs_command == "latest":
         print_frame(query.latest(store))
     elif args.runs_command == "sql":
-        print_frame(query.sql(args.query, store))
+        _runs_sql(store, args.query, args.limit, args.timeout)
     elif args.runs_command == "demos":
         print_demos(list_demos(store.root))
     elif args.runs_command == "check":

@@ -12,6 +12,7 @@ from jaxrl.engine.programs import act_program
 from jaxrl.engine.spec import GroupSpec, Resolved, resolve_group
 from jaxrl.runs.catalog import catalogue_finished
 from jaxrl.runs.report import write_report
+from jaxrl.runs.run_lock import held
 from jaxrl.runs.store import RunStore, StoreError
 from jaxrl.trained.policies import save_policy
 from jaxrl.trained.results import NonFiniteMetricError, TrainResult, stored_summary
@@ -94,6 +95,15 @@ def resume_group(run_store: RunStore, run_id: str, progress: bool = True) -> lis
     group = meta.get("group")
     if not group or not group.get("checkpoint_dir"):
         raise StoreError(f"run {run_id!r} was not checkpointed (train with --checkpoint-every)")
+    first = run_store.open(group["runs"][0])
+    with held(first.folder, run_id):  # one writer at a time; read the runs again under it
+        return _resume_locked(run_store, run_id, progress)
+
+
+def _resume_locked(run_store: RunStore, run_id: str, progress: bool) -> list:
+    """`resume_group` once this process holds the group's lock."""
+    meta = run_store.load(run_id)
+    group = meta["group"]
     runs = [run_store.open(rid) for rid in group["runs"]]
     statuses = {run.meta["status"] for run in runs}
     if "running" in statuses:

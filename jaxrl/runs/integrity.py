@@ -34,7 +34,9 @@ from jaxrl.runs.layout import (  # noqa: F401  (re-exported: the store's file na
     METRICS_DIR,
     QUARANTINE_DIR,
     RUN_JSON,
+    is_run_id,
     quarantined_runs,
+    warn_not_a_run,
 )
 
 PARQUET_MAGIC = b"PAR1"
@@ -75,10 +77,15 @@ def is_run_folder(path: Path) -> bool:
 
 
 def run_folders(root: Path) -> list[Path]:
-    """The run folders of a store, sorted by run id."""
+    """The run folders of a store, sorted by run id (a folder whose name is not a run id is
+    skipped with a warning)."""
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if is_run_folder(p))
+    found = sorted(p for p in root.iterdir() if is_run_folder(p))
+    for p in found:
+        if not is_run_id(p.name):
+            warn_not_a_run(p.name)
+    return [p for p in found if is_run_id(p.name)]
 
 
 def chunk_files(folder: Path) -> list[Path]:

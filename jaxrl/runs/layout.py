@@ -14,6 +14,8 @@ only, so `jaxrl runs ls` can answer without loading pandas or Arrow).
 from __future__ import annotations
 
 import os
+import re
+import warnings
 from pathlib import Path
 
 DEFAULT_ROOT = "runs"
@@ -25,6 +27,15 @@ QUARANTINE_DIR = ".quarantine"
 CATALOG_DIR = ".catalog"
 
 Fingerprint = tuple[int, int, int, int]
+# A run id (and a sweep, bench or demonstration-set id) is one folder name: what `stamped_id`
+# makes (letters, digits, "-", "_"), and at most "." besides; never a path, never hidden.
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+ID_RULE = "one name of letters, digits, '.', '_' and '-', never a path"
+
+
+def is_run_id(name: object) -> bool:
+    """Whether ``name`` is a valid run id (`ID_PATTERN`, no ``..``)."""
+    return isinstance(name, str) and bool(ID_PATTERN.fullmatch(name)) and ".." not in name
 
 
 def default_root() -> Path:
@@ -57,16 +68,26 @@ def fingerprint(entry: os.DirEntry) -> Fingerprint:
 
 def scan(root: Path) -> dict[str, Fingerprint]:
     """``{run_id: fingerprint}`` of the folders that may hold a run (not hidden; with a
-    ``run.json``, a ``metrics`` folder or evaluations)."""
+    ``run.json``, a ``metrics`` folder or evaluations). A folder whose name is not a run id
+    (`is_run_id`, e.g. a copy named ``2*``) is skipped with a warning."""
     seen = {}
     with os.scandir(root) as entries:
         for entry in entries:
             if entry.name.startswith(".") or not entry.is_dir():
                 continue
+            if not is_run_id(entry.name):
+                warn_not_a_run(entry.name)
+                continue
             fp = fingerprint(entry)
             if fp[1] != -1 or fp[3] != -1 or os.path.exists(f"{entry.path}/{EVALUATIONS}"):
                 seen[entry.name] = fp
     return seen
+
+
+def warn_not_a_run(name: str) -> None:
+    """The one-line warning for a store folder whose name is not a run id."""
+    warnings.warn(f"skipping folder {name!r} of the run store: its name is not a run id "
+                  f"({ID_RULE})", stacklevel=3)
 
 
 def quarantined_runs(root: Path) -> set[str]:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 from pathlib import Path
 
 import duckdb
@@ -42,8 +44,8 @@ from jaxrl.runs.integrity import (
     warn_bad,
 )
 from jaxrl.runs.listing import load_catalog, ls, runs_frame
-from jaxrl.runs.segments import named_file, sql_list
-from jaxrl.runs.store import RunStore, StoreError
+from jaxrl.runs.segments import glob_literal, named_file, parquet_list, sql_list
+from jaxrl.runs.store import RunStore, StoreError, valid_run_id
 
 __all__ = ["RUN_COLUMNS", "QueryError", "check", "connect", "latest", "load_evaluations",
            "load_metrics", "ls", "runs_frame", "show", "sql", "top"]
@@ -56,6 +58,10 @@ EMPTY_VIEWS = {
                    "NULL::DOUBLE AS eval_return_std WHERE false",
 }
 READ_STATEMENTS = (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN)
+MAX_QUERY_CHARS = 100_000  # longer query text is refused before DuckDB parses it
+ROW_CAP = 1_000_000  # rows `sql` returns at most, unless its ``limit`` says otherwise
+TIMEOUT_SECONDS = 60.0  # a query running longer is interrupted
+MEMORY_FRACTION = 0.5  # of the machine's memory, DuckDB's cap (its own default is 0.8)
 
 
 class QueryError(ValueError):
@@ -63,9 +69,13 @@ class QueryError(ValueError):
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, readable: list[str]) -> None:
-    """From now on ``con`` reads no file but ``readable`` (absolute paths), writes no file and
-    changes no setting."""
-    con.execute(f"SET allowed_paths = {sql_list(readable)}")
+    """From now on ``con`` reads no file but ``readable`` (absolute paths), writes no file,
+    uses at most `memory_limit` and changes no setting. (DuckDB checks both the pattern a
+    view reads, `glob_literal`, and the file it names, so both are allowed.)"""
+    allowed = sorted({*readable, *map(glob_literal, readable)})
+    con.execute(f"SET allowed_paths = {sql_list(allowed)}")
+    con.execute(f"SET memory_limit = '{memory_limit()}'")
+    con.execute("SET enable_progress_bar = false")
     con.execute("SET python_enable_replacements = false")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
@@ -79,7 +89,7 @@ def _materialize(con: duckdb.DuckDBPyConnection, name: str, root: Path,
     while files:
         try:
             con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM read_parquet("
-                        f"{sql_list(files)}, union_by_name=true)")
+                        f"{parquet_list(files)}, union_by_name=true)")
             return bad
         except duckdb.Error as err:
             culprit = named_file(err, files)
@@ -95,7 +105,7 @@ def _table_view(con: duckdb.DuckDBPyConnection, table: str, cat: catalog.Catalog
     parts, bad = [], []
     if cat.segments[table]:
         stale = " WHERE run_id NOT IN (SELECT run_id FROM stale_runs)" if cat.stale else ""
-        parts.append(f"SELECT * FROM read_parquet({sql_list(_absolute(cat.segments[table]))}, "
+        parts.append(f"SELECT * FROM read_parquet({parquet_list(_absolute(cat.segments[table]))}, "
                      f"union_by_name=true){stale}")
     if cat.loose[table]:
         bad = _materialize(con, f"{table}_loose", cat.root, cat.loose[table])
@@ -138,10 +148,17 @@ def _refusal(statement) -> str | None:
             f"to the store)")
 
 
-def sql(query: str, store: RunStore | None = None) -> pd.DataFrame:
-    """Run read-only SQL over the views; a refused or failing query is a `QueryError` (one
-    line)."""
-    con = connect(store)
+def memory_limit() -> str:
+    """DuckDB's memory cap for a query: `MEMORY_FRACTION` of the machine's memory."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return "4GB"
+    return f"{max(256, int(total * MEMORY_FRACTION) >> 20)}MB"
+
+
+def _checked_statements(con: duckdb.DuckDBPyConnection, query: str) -> list:
+    """The statements of ``query``, each one that only reads; else a `QueryError`."""
     try:
         statements = con.extract_statements(query)
     except duckdb.Error as err:
@@ -151,10 +168,92 @@ def sql(query: str, store: RunStore | None = None) -> pd.DataFrame:
     for statement in statements:
         if (reason := _refusal(statement)) is not None:
             raise QueryError(reason)
+    return statements
+
+
+def bounded(con: duckdb.DuckDBPyConnection, work, timeout: float | None):
+    """``work()`` (DuckDB calls on ``con``) in a worker thread, while this thread waits: past
+    ``timeout`` seconds (None: never) the query is interrupted, a `QueryError`; a Ctrl-C
+    interrupts it too and is raised as ``KeyboardInterrupt`` (DuckDB running in this thread
+    would hold both off until it returned). A DuckDB error is a one-line `QueryError`."""
+    box: dict = {}
+    done = threading.Event()  # not Thread.join: an interrupted join can mark a thread ended
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as err:  # handed to the waiting thread
+            box["error"] = err
+        finally:
+            done.set()
+
+    end = None if timeout is None else time.monotonic() + timeout
+    threading.Thread(target=run, daemon=True, name="jaxrl-query").start()
     try:
-        return con.execute(query).df()
-    except duckdb.Error as err:
-        raise QueryError(one_line(err)) from None
+        while not done.wait(0.05):
+            if end is not None and time.monotonic() > end:
+                con.interrupt()
+                done.wait()
+                raise QueryError(f"the query ran longer than its time limit of {timeout:g} s "
+                                 f"(--timeout S, or timeout= in Python)")
+    except KeyboardInterrupt:
+        while not done.wait(0.05):  # until DuckDB takes the interrupt (it may be starting)
+            con.interrupt()
+        raise
+    if isinstance(box.get("error"), duckdb.Error):
+        raise QueryError(one_line(box["error"])) from None
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _head(result, limit: int | None) -> tuple[pd.DataFrame, bool]:
+    """The first ``limit`` rows of a streaming DuckDB result (None: all) and whether it has
+    more: at most ``limit`` + one vector of rows is ever fetched."""
+    if limit is None:
+        return result.df(), False
+    vectors = max(1, -(-(limit + 1) // 2048))  # DuckDB hands rows over 2048 at a time
+    frames = [result.fetch_df_chunk(vectors)]
+    rows = len(frames[0])
+    while 0 < rows <= limit:
+        frames.append(result.fetch_df_chunk(vectors))
+        if frames[-1].empty:
+            break
+        rows += len(frames[-1])
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return frame.head(limit), rows > limit
+
+
+def sql_head(query: str, store: RunStore | None = None, limit: int | None = ROW_CAP,
+             timeout: float | None = TIMEOUT_SECONDS) -> tuple[pd.DataFrame, bool]:
+    """The first ``limit`` rows (None: all) of read-only SQL over the views, and whether it
+    has more rows; see `sql`. Of several statements, the last one's rows (the others only
+    read, so running them changes nothing)."""
+    if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS:
+        size = f"{len(query):,} characters" if isinstance(query, str) else type(query).__name__
+        raise QueryError(f"the query must be text of at most {MAX_QUERY_CHARS:,} characters, "
+                         f"got {size}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise QueryError(f"limit must be a whole number >= 0 or None, got {limit!r}")
+    con = connect(store)
+    try:
+        statements = _checked_statements(con, query)
+        return bounded(con, lambda: _head(con.execute(statements[-1].query), limit), timeout)
+    finally:
+        con.close()  # also ends a result not read to its end
+
+
+def sql(query: str, store: RunStore | None = None, limit: int | None = ROW_CAP,
+        timeout: float | None = TIMEOUT_SECONDS) -> pd.DataFrame:
+    """Run read-only SQL over the views. Bounded: query text of at most `MAX_QUERY_CHARS`,
+    ``timeout`` seconds (None: no limit), `memory_limit`, and ``limit`` rows (None: no cap;
+    a result with more is refused, never cut silently). A refused, failing or too long
+    query is a `QueryError` (one line)."""
+    frame, more = sql_head(query, store, limit, timeout)
+    if more:
+        raise QueryError(f"the query returns more than {limit:,} rows; pass limit=N for more "
+                         f"(limit=None: no cap), or aggregate in SQL")
+    return frame
 
 
 def show(run_id: str, store: RunStore | None = None) -> dict:
@@ -224,7 +323,7 @@ def _read_good(folder: Path, files: list[str]) -> list[pd.DataFrame]:
 
 def load_metrics(run_id: str, store: RunStore | None = None) -> pd.DataFrame:
     """The metrics of one run, from its own chunk files (bad ones skipped, with a warning)."""
-    folder = Path((store or RunStore()).root) / run_id
+    folder = Path((store or RunStore()).root) / valid_run_id(run_id)
     files = [f"{METRICS_DIR}/{p.name}" for p in chunk_files(folder)]
     frames = _read_good(folder, files)
     if not frames:
@@ -234,7 +333,7 @@ def load_metrics(run_id: str, store: RunStore | None = None) -> pd.DataFrame:
 
 def load_evaluations(run_id: str, store: RunStore | None = None) -> pd.DataFrame:
     """The evaluations of one run (empty if it has none, or only a bad file, with a warning)."""
-    folder = Path((store or RunStore()).root) / run_id
+    folder = Path((store or RunStore()).root) / valid_run_id(run_id)
     frames = _read_good(folder, [EVALUATIONS]) if (folder / EVALUATIONS).is_file() else []
     return frames[0] if frames else pd.DataFrame()
 

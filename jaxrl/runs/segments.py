@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import secrets
 import time
 import warnings
@@ -55,6 +56,19 @@ def sql_list(items: list) -> str:
     return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in items) + "]"
 
 
+def glob_literal(path) -> str:
+    """``path`` as a DuckDB file pattern that matches that one file: DuckDB expands ``*``,
+    ``?`` and ``[`` in every path it reads (a run folder copied as ``2*`` would read every
+    run starting with 2), so each is escaped as ``[*]``, ``[?]``, ``[[]``."""
+    return re.sub(r"([*?\[])", r"[\1]", str(path))
+
+
+def parquet_list(files: list) -> str:
+    """A DuckDB list literal of ``files`` for ``read_parquet``, each taken literally
+    (`glob_literal`). DuckDB's errors name the files themselves, not the patterns."""
+    return sql_list([glob_literal(f) for f in files])
+
+
 def named_file(err: Exception, files: list) -> str | None:
     """The file of ``files`` that a DuckDB error message names, if any."""
     text = str(err)
@@ -75,8 +89,9 @@ def copy_parquet(files: list[str], out: Path, keep: list[str] | None = None) -> 
     try:
         while files:
             try:
-                con.execute(f"COPY (SELECT * FROM read_parquet({sql_list(files)}, "
-                            f"union_by_name=true){where}) TO '{tmp}' "
+                target = str(tmp).replace("'", "''")
+                con.execute(f"COPY (SELECT * FROM read_parquet({parquet_list(files)}, "
+                            f"union_by_name=true){where}) TO '{target}' "
                             "(FORMAT parquet, ROW_GROUP_SIZE 122880)")
             except _duckdb().Error as err:
                 culprit = named_file(err, files)

@@ -37,13 +37,48 @@ from jaxrl.runs.files import (  # noqa: F401  (re-exported: the store's file hel
     stamped_id,
 )
 from jaxrl.runs.frames import metrics_frame
-from jaxrl.runs.layout import DEFAULT_ROOT, default_root  # noqa: F401  (re-exported)
+from jaxrl.runs.layout import (  # noqa: F401  (re-exported)
+    DEFAULT_ROOT,
+    ID_RULE,
+    default_root,
+    is_run_id,
+    warn_not_a_run,
+)
 
 STATUSES = ("running", "finished", "failed", "interrupted")
 
 
 class StoreError(ValueError):
     """A run-store problem with a one-line message (e.g. a root that is not writable)."""
+
+
+def valid_run_id(run_id, what: str = "run id") -> str:
+    """``run_id`` if it names a run folder of a store (`jaxrl.runs.layout.is_run_id`), else a
+    one-line `StoreError`: an id is a name, never a path out of the store."""
+    if not is_run_id(run_id):
+        raise StoreError(f"{run_id!r} is not a {what}: a {what} is {ID_RULE}")
+    return run_id
+
+
+# run.json fields the store writes and reads back: user ``meta`` may not set them
+RESERVED_FIELDS = frozenset({
+    "run_id", "algo", "env", "seeds", "total_steps_per_seed", "frames_per_step", "status",
+    "config", "command", "command_line", "git_commit", "git_dirty", "versions", "platform",
+    "device_kind", "device_count", "started_at", "ended_at", "sweep_id", "sweep_index",
+    "sweep_params", "final_eval_return", "final_eval_return_mean", "final_eval_return_iqm",
+    "compile_seconds", "compile_source", "run_seconds", "env_steps_per_second", "message",
+    "pid", "host", "group", "resumed", "devices"})
+
+
+def user_meta(meta: dict | None) -> dict:
+    """Extra ``run.json`` fields given by a user, checked: a `StoreError` (one line) for a
+    non-string key or a field the store owns (`RESERVED_FIELDS`)."""
+    meta = dict(meta or {})
+    for key in meta:
+        if not isinstance(key, str) or key in RESERVED_FIELDS:
+            raise StoreError(f"meta key {key!r} is reserved by the run store (it writes "
+                             f"run_id, status, pid, ... itself); use another name")
+    return meta
 
 
 def _now() -> str:
@@ -134,17 +169,21 @@ class RunStore:
     def run_dirs(self) -> list[Path]:
         if not self.root.is_dir():
             return []
-        return sorted(p for p in self.root.iterdir() if (p / "run.json").is_file())
+        found = sorted(p for p in self.root.iterdir() if (p / "run.json").is_file())
+        for p in found:
+            if not is_run_id(p.name):
+                warn_not_a_run(p.name)
+        return [p for p in found if is_run_id(p.name)]
 
     def load(self, run_id: str) -> dict:
-        path = self.root / run_id / "run.json"
+        path = self.root / valid_run_id(run_id) / "run.json"
         if not path.is_file():
             raise StoreError(f"no run {run_id!r} in {str(self.root)!r}")
         return repair_if_dead(path, json.loads(path.read_text()))
 
     def open(self, run_id: str) -> Run:
         """An existing run folder, to continue writing it (`jaxrl resume`)."""
-        return Run(self.root / run_id, self.load(run_id))
+        return Run(self.root / valid_run_id(run_id), self.load(run_id))
 
 
 def _process_alive(pid: int) -> bool:

@@ -52,6 +52,9 @@ class TrainResult:
         next observation of the same episodes (None starts them, for ``[N, *obs_shape]``
         observations; zero an env's memory with `jaxrl.recurrent.reset_memory` when its episode
         ends)."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
+                or not 0 <= seed < self.seeds:
+            raise ValueError(f"this result has seeds 0..{self.seeds - 1}; got seed {seed!r}")
         state = jax.tree.map(lambda x: x[seed], self.state)
         return acting.act_with(self._act, self.config, state, obs, key, seed, deterministic,
                                memory)
