@@ -14,7 +14,7 @@ from jaxrl.engine.recorded import resume_group, run_recorded
 from jaxrl.engine.spec import plan_memory, resolve, resolve_group, single_spec
 from jaxrl.results import NonFiniteMetricError, TrainResult
 from jaxrl.runs.demos import with_demos_found
-from jaxrl.runs.store import RunStore
+from jaxrl.runs.store import RunStore, first_chunks_bytes
 
 
 def train(
@@ -59,7 +59,7 @@ def train(
             raise NonFiniteMetricError(outcome.failures[0], result)
         return result
     run_store = RunStore(runs_dir)
-    run_store.ensure_writable()
+    run_store.ensure_writable(first_chunks_bytes(1, spec.seeds, spec.max_chunk_updates))
     resolved = resolve_group(spec)
     plan_memory(spec, resolved)  # refuse before a run is recorded
     run = run_store.new_run(resolved.algorithm.name, env, resolved.config.to_dict(), seeds,

@@ -19,6 +19,7 @@ from jaxrl.evaluate import eval_horizon
 from jaxrl.policies import StoredPolicy, load_policy
 from jaxrl.recurrent import reset_memory
 from jaxrl.runs.demos import Demos, list_demos, load_demos, write_demos  # noqa: F401
+from jaxrl.runs.store import RunStore
 
 MAX_RECORD_BYTES = 2 << 30  # the on-device record of one call (steps x envs x obs)
 
@@ -82,6 +83,7 @@ def demos(run_id: str, seed: int = 0, episodes: int = 10, deterministic: bool = 
     dropped (the count kept is in ``demo.json``)."""
     if int(episodes) < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
+    RunStore(runs_dir).ensure_writable()  # they are recorded there: say so before playing
     stored = load_policy(run_id, runs_dir)
     played = play(stored, int(seed), int(episodes), jax.random.key(key_seed), deterministic)
     kept = np.flatnonzero(np.isfinite(played["returns"]))

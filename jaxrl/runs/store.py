@@ -18,6 +18,7 @@ the same second never collide.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import shlex
@@ -45,6 +46,15 @@ from jaxrl.runs.layout import DEFAULT_ROOT, default_root  # noqa: F401  (re-expo
 from jaxrl.runs.runmeta import STATUSES, as_read, process_identity
 
 RUN_JSON_BYTES = 64 * 1024  # room for a run.json and code.diff, when checking free space
+CHUNK_FILE_BYTES = 8 * 1024  # a metrics chunk file: Parquet footer and schema ...
+CHUNK_ROW_BYTES = 512  # ... and per seed per update (a few dozen float metrics), generously
+
+
+def first_chunks_bytes(runs: int, seeds: int, updates_per_chunk: int, chunks: int = 2) -> int:
+    """Roughly the bytes ``runs`` new runs of ``seeds`` seeds need for their ``run.json`` and
+    first ``chunks`` metrics chunks (checked free before anything compiles)."""
+    return runs * (RUN_JSON_BYTES + chunks * (CHUNK_FILE_BYTES
+                                              + seeds * updates_per_chunk * CHUNK_ROW_BYTES))
 
 
 def _now() -> str:
@@ -102,14 +112,17 @@ class RunStore:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise StoreError(f"run store {str(self.root)!r} cannot be created: {err.strerror}") from None
-        if not os.access(self.root, os.W_OK):
-            raise StoreError(f"run store {str(self.root)!r} is not writable")
         probe = self.root / f".write-probe-{os.getpid()}.tmp"
         try:
             probe.touch()
             probe.unlink()
         except OSError as err:
+            if err.errno == errno.EROFS:
+                raise StoreError(f"run store {str(self.root)!r} is read-only (a read-only file "
+                                 "system): it can be read, not written") from None
             raise write_error(self.root, err) from None
+        if not os.access(self.root, os.W_OK):
+            raise StoreError(f"run store {str(self.root)!r} is not writable")
         require_free(self.root, needed_bytes, "a new run")
 
     def new_run(self, algo: str, env: str, config: dict, seeds: int, total_steps: int,
