@@ -334,6 +334,7 @@ def check_run_args(*, seeds: Any = _UNSET, total_steps: Any = _UNSET, seed: Any 
     if seeds is not _UNSET:
         _check_whole("seeds", seeds, COUNT)
     if total_steps is not _UNSET:
+        _check_whole("total_steps", total_steps, COUNT, whole_floats=True)
         _check_whole("total_steps", total_steps, STEPS, whole_floats=True,
                      why=" (the env-step counters are 32-bit)")
     if seed is not _UNSET:
