@@ -79,16 +79,15 @@ def holder(fd: int) -> str:
 
 
 @contextmanager
-def locked(root: Path, doing: str = "cataloguing",
-           wait: float = LOCK_WAIT_SECONDS) -> Iterator[bool]:
+def locked(root: Path, doing: str = "cataloguing", wait: float | None = None) -> Iterator[bool]:
     """Hold the catalog lock; yields whether the catalog can be written. False when the lock
     cannot be opened for writing (a read-only store), or when another process holds it for
-    more than ``wait`` seconds (a one-line `CatalogWarning` names it): the caller then reads
+    more than ``wait`` seconds (default `LOCK_WAIT_SECONDS`; a one-line `CatalogWarning` names it): the caller then reads
     the catalog without writing it. ``doing``: what this process does under the lock, for such
     a warning of another process."""
     fd = _open_lock(root / CATALOG_DIR)
     try:
-        held = fd is not None and _acquire(fd, wait)
+        held = fd is not None and _acquire(fd, LOCK_WAIT_SECONDS if wait is None else wait)
         if held:
             _say_holder(fd, doing)
         elif fd is not None:
