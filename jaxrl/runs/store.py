@@ -192,6 +192,17 @@ class RunStore:
         return Run(self.root / run_id, self.load(run_id))
 
 
+def record_if_dead(folder: Path) -> dict:
+    """For a process that writes the store (never a reader): the run's ``run.json`` as read
+    (`jaxrl.runs.runmeta.as_read`), written back when it finds the run's process dead, so that
+    a copy of the store taken to another host says ``interrupted`` too."""
+    meta = json.loads((folder / "run.json").read_text())
+    seen = as_read(meta)
+    if seen is not meta:
+        Run(folder, seen).save_meta()
+    return seen
+
+
 class Run:
     """One run folder being written. Use `write_chunk` as training goes, then `finish`."""
 
