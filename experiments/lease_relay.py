@@ -38,8 +38,7 @@ import time
 from pathlib import Path
 
 from jaxrl.engine.checkpoint import complete_steps
-from jaxrl.runs.layout import RUN_JSON
-from jaxrl.runs.store import Run, RunStore, repair_if_dead
+from jaxrl.runs.store import Run, RunStore, record_if_dead
 
 MANIFEST = "relay.json"
 FORMAT = 1
@@ -63,7 +62,7 @@ def left_out(root: Path) -> set[Path]:
     short, and checkpoint steps no resume reads (a dead run is repaired to interrupted)."""
     skip = {root / ".catalog", *root.rglob(".*.tmp")}
     for folder in RunStore(root).run_dirs():
-        meta = repair_if_dead(folder / RUN_JSON, json.loads((folder / RUN_JSON).read_text()))
+        meta = record_if_dead(folder)
         if meta.get("status") == "running":  # alive here, or from a host that cannot tell
             raise RelayError(f"run {folder.name} is still running (pid {meta.get('pid')} on "
                              f"{meta.get('host')}): stop it first (gpu_lease.sh stop)")

@@ -19,7 +19,7 @@ from jaxrl.engine.recorded import resume_group, run_recorded
 from jaxrl.engine.spec import plan_memory, resolve, resolve_group, single_spec
 from jaxrl.runs.demos import load_demos, with_demos_found
 from jaxrl.runs.run_lock import held
-from jaxrl.runs.store import RunStore, StoreError, user_meta
+from jaxrl.runs.store import RunStore, StoreError, first_chunks_bytes, user_meta
 from jaxrl.trained.demonstrations import check_episodes, record_demos
 from jaxrl.trained.policies import POLICY_FILE, StoredPolicy, acting_state, read_acting_state
 from jaxrl.trained.results import NonFiniteMetricError, TrainResult
@@ -72,7 +72,7 @@ def train(
             raise NonFiniteMetricError(outcome.failures[0], result)
         return result
     run_store = RunStore(runs_dir)
-    run_store.ensure_writable()
+    run_store.ensure_writable(first_chunks_bytes(1, spec.seeds, spec.max_chunk_updates))
     resolved = resolve_group(spec)
     plan_memory(spec, resolved)  # refuse before a run is recorded
     run = run_store.new_run(resolved.algorithm.name, env, resolved.config.to_dict(), seeds,
@@ -154,5 +154,6 @@ def demos(run_id: str, seed: int = 0, episodes: int = 10, deterministic: bool = 
     store as a demonstration set (`jaxrl.trained.demonstrations.record_demos`); returns its demo
     id, which `load_demos` reads back."""
     check_episodes(episodes)
+    RunStore(runs_dir).ensure_writable()  # they are recorded there: say so before playing
     return record_demos(load_policy(run_id, runs_dir), seed, episodes, deterministic, key_seed,
                         runs_dir)

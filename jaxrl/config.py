@@ -33,6 +33,8 @@ from typing import Any, Self
 import jax.numpy as jnp
 from flax import struct
 
+from jaxrl.runs.runmeta import STEP_LIMIT
+
 
 class ConfigError(ValueError):
     """A bad config key or value. The message is one line that names the problem."""
@@ -319,6 +321,7 @@ def _is_real(x: Any) -> bool:
 
 # -- run arguments ------------------------------------------------------------------------------
 SEED_LIMIT = 2**32  # a PRNG key keeps 32 bits of the root seed: seed 2**32 would repeat seed 0
+STEPS = Interval(1, STEP_LIMIT)  # a budget the int32 env-step counters of the programs can count
 _UNSET: Any = object()
 
 
@@ -326,23 +329,27 @@ def check_run_args(*, seeds: Any = _UNSET, total_steps: Any = _UNSET, seed: Any 
                    eval_episodes: Any = _UNSET) -> None:
     """Refuse a run's whole-number arguments before anything is built (`int` would truncate
     them): ``seeds`` >= 1, the root ``seed`` in ``[0, 2**32)`` and ``eval_episodes`` >= 0 (0: no
-    evaluation) must be ints; ``total_steps`` >= 1 may also be a float with a whole value
-    (``1e6``). Arguments not given are not checked."""
+    evaluation) must be ints; ``total_steps`` in ``[1, 2**31 - 1]`` (what the int32 env-step
+    counters hold) may also be a float with a whole value (``1e6``). Arguments not given are not checked."""
     if seeds is not _UNSET:
         _check_whole("seeds", seeds, COUNT)
     if total_steps is not _UNSET:
         _check_whole("total_steps", total_steps, COUNT, whole_floats=True)
+        _check_whole("total_steps", total_steps, STEPS, whole_floats=True,
+                     why=" (the env-step counters are 32-bit)")
     if seed is not _UNSET:
         _check_whole("seed", seed, Interval(0, SEED_LIMIT, high_open=True))
     if eval_episodes is not _UNSET:
         _check_whole("eval_episodes", eval_episodes, Interval(0))
 
 
-def _check_whole(name: str, value: Any, interval: Interval, whole_floats: bool = False) -> None:
+def _check_whole(name: str, value: Any, interval: Interval, whole_floats: bool = False,
+                 why: str = "") -> None:
     whole = isinstance(value, numbers.Integral) or (
         whole_floats and _is_real(value) and math.isfinite(value) and value == int(value))
     if not whole or isinstance(value, bool):
         raise ConfigError(f"{name} must be a whole number, got {value!r}")
     if value not in interval:
-        raise ConfigError(f"{name} must be {interval}, got {value!r}")
+        shown = f"{value:g}" if abs(value) >= 1e15 else repr(value)
+        raise ConfigError(f"{name} must be {interval}{why}, got {shown}")
 

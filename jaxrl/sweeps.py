@@ -34,7 +34,7 @@ from jaxrl.engine.spec import ENGINE_OPTIONS, GroupSpec, group_spec, plan_memory
 from jaxrl.runs.demos import with_demos_found
 from jaxrl.runs.files import stamped_id
 from jaxrl.runs.run_lock import held
-from jaxrl.runs.store import RunStore
+from jaxrl.runs.store import RunStore, first_chunks_bytes
 from jaxrl.runs.sweep_table import format_table, load_sweep, sweep_table  # noqa: F401
 from jaxrl.trained.results import TrainResult
 
@@ -204,6 +204,9 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     groups = group_configs(algo, env, total_steps, seeds, configs, options.get("env_kwargs"))
     specs = [group_spec(algo, env, seeds, total_steps, [configs[i] for i in idx], seed, **options)
              for idx in groups]
+    if store:  # a read-only or full store: one line before anything compiles
+        RunStore(runs_dir).ensure_writable(first_chunks_bytes(len(configs), seeds,
+                                                              specs[0].max_chunk_updates))
     resolved = [resolve_group(spec) for spec in specs]
     for spec, r in zip(specs, resolved):  # every plan before anything compiles or is recorded
         plan_memory(spec, r)

@@ -4,6 +4,8 @@ of an interrupted group from its newest valid checkpoint."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from jaxrl.engine.loop import GroupOutcome, run_group
@@ -48,11 +50,11 @@ def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: b
                 first_update += metrics["env_steps"].shape[1]
     except KeyboardInterrupt:
         for run in runs:
-            run.finish("interrupted", message="interrupted by the user")
+            end_run(run, "interrupted", "interrupted by the user")
         raise
     except BaseException as err:
         for run in runs:
-            run.finish("failed", message=f"{type(err).__name__}: {err}")
+            end_run(run, "failed", f"{type(err).__name__}: {err}")
         raise
     act = act_program(resolved)
     results = []
@@ -67,6 +69,14 @@ def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: b
     if stop_on_non_finite and outcome.failures:
         raise NonFiniteMetricError(outcome.failures[0], results[0])
     return results
+
+
+def end_run(run, status: str, message: str) -> None:
+    """Record that ``run`` stopped early, if its store can still be written: on a full disk it
+    cannot, and the run then reads as ``interrupted`` (its process is gone), its finished
+    chunks kept; the error that stopped it is what is reported."""
+    with contextlib.suppress(StoreError):
+        run.finish(status, message=message)
 
 
 def finish_run(run, status: str, result: TrainResult, message: str | None) -> None:
@@ -91,6 +101,7 @@ def resume_group(run_store: RunStore, run_id: str, progress: bool = True) -> lis
     """Continue an interrupted run (or every run of its sweep group) from its newest valid
     checkpoint, writing into the same run folders. Returns the `TrainResult` of each config of
     the group (one for a plain run)."""
+    run_store.ensure_writable()  # a read-only store: one line before anything is rebuilt
     meta = run_store.load(run_id)
     group = meta.get("group")
     if not group or not group.get("checkpoint_dir"):

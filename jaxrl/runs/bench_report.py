@@ -26,7 +26,7 @@ from jaxrl import stats
 from jaxrl.measures import LAST_EPISODES, MEASURES, last_episodes_mean, per_seed
 from jaxrl.runs.plots import curve_band
 from jaxrl.runs.report import compile_text, frames_text
-from jaxrl.runs.store import RunStore, StoreError, atomic_write_text, json_default, repair_if_dead
+from jaxrl.runs.store import RunStore, StoreError, atomic_write_text, json_default
 
 CONFIDENCE = 0.95
 BOOTSTRAP_REPS = 2000
@@ -93,8 +93,8 @@ def bench_runs(store: RunStore, bench_id: str) -> dict[str, dict]:
     chosen: dict[str, dict] = {}
     for folder in store.run_dirs():
         try:
-            meta = repair_if_dead(folder / "run.json", json.loads((folder / "run.json").read_text()))
-        except (OSError, json.JSONDecodeError) as err:
+            meta = store.load(folder.name)
+        except StoreError as err:
             warnings.warn(f"skipping run {folder.name}: unreadable run.json ({err})", stacklevel=2)
             continue
         if not meta.get("bench_id") or run_spec_key(meta) not in names:

@@ -25,7 +25,10 @@ measured with ``experiments/make_big_store.py``); reading 10,000 ``run.json`` to
    hold a run read again are rewritten without it; small segments are merged.
 
 Running runs, and every run of a store the catalog cannot be written to, are read from their
-own files at each query (``loose``). A file damaged *in place* after its run was catalogued (a
+own files at each query (``loose``). The catalog is read without being written, in memory (with
+a one-line `CatalogWarning` where that is news), when the store is read-only, when a write fails
+(a full disk), and when another process has held the lock for a few seconds (stopped, say;
+`jaxrl.runs.catalog_lock`): no reader waits longer, and the warning names the holder's PID and what it is doing. A file damaged *in place* after its run was catalogued (a
 truncate by hand, bit rot) changes no folder fingerprint: queries go on serving the run's
 catalogued copy and do not flag it until ``jaxrl runs check``, which reads every file and
 re-reads the runs it found bad (`record_check`). The catalog is a cache: deleting ``.catalog``
@@ -34,14 +37,10 @@ loses nothing.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import secrets
 import sys
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +49,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jaxrl.runs import snapshot
+from jaxrl.runs.catalog_lock import CatalogWarning, locked
+from jaxrl.runs.files import StoreError, atomic_write_bytes, atomic_write_text
 from jaxrl.runs.integrity import (
     BadFile,
     chunk_files,
@@ -67,6 +68,7 @@ from jaxrl.runs.layout import (  # noqa: F401  (scan, fingerprint: re-exported)
     quarantined_runs,
     scan,
 )
+from jaxrl.runs.runmeta import as_read
 from jaxrl.runs.segments import (
     TABLES,
     collect_garbage,
@@ -74,10 +76,10 @@ from jaxrl.runs.segments import (
     drop_bad_segments,
     segment_path,
 )
-from jaxrl.runs.store import repair_if_dead
 
 CATALOG_VERSION = "1"
 NOTE_ABOVE_RUNS = 200  # say so on stderr when a refresh reads more runs than this
+INT64_MAX = 2**63 - 1
 
 RUN_COLUMNS = ["run_id", "algo", "env", "status", "seeds", "total_steps_per_seed",
                "final_eval_return_mean", "final_eval_return_iqm", "compile_seconds",
@@ -130,11 +132,12 @@ def _file_problem(path: Path, known: list | None) -> tuple | None:
 
 def read_row(folder: Path, fp: tuple, old: pd.Series | None) -> dict | None:
     """A catalog row read from the run folder itself (None: not a run, e.g. a folder being
-    created). A ``running`` run whose process is gone is marked ``interrupted`` first."""
+    created). A ``running`` run whose process is gone reads as ``interrupted``
+    (`jaxrl.runs.runmeta.as_read`); a ``run.json`` with bad fields gives its sound ones."""
     meta, json_problem = read_run_json(folder / RUN_JSON)
     known = _known_problems(old)
-    if meta is not None and meta.get("status") == "running":
-        meta = repair_if_dead(folder / RUN_JSON, meta)
+    if meta is not None:
+        meta = as_read(meta)
     data = [f"{METRICS_DIR}/{p.name}" for p in chunk_files(folder)]
     data += [EVALUATIONS] if (folder / EVALUATIONS).is_file() else []
     if meta is None and not data:
@@ -161,7 +164,7 @@ def normalize(frame: pd.DataFrame) -> pd.DataFrame:
     """Stable column types whatever ``run.json`` held (a stray string becomes null)."""
     frame = frame.reindex(columns=ROW_COLUMNS)
     for col in INT_COLUMNS:
-        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
+        frame[col] = frame[col].map(_int_or_none).astype("Int64")
     for col in FLOAT_COLUMNS:
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     frame["git_dirty"] = frame["git_dirty"].map(
@@ -169,6 +172,13 @@ def normalize(frame: pd.DataFrame) -> pd.DataFrame:
     for col in set(ROW_COLUMNS) - set(INT_COLUMNS) - set(FLOAT_COLUMNS) - {"git_dirty"}:
         frame[col] = frame[col].map(lambda v: None if v is None or v != v else str(v))
     return frame
+
+
+def _int_or_none(v) -> int | None:
+    """An int64 value, or None for anything else (text, a fraction, beyond 64 bits)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        return None
+    return int(v) if float(v).is_integer() and abs(v) <= INT64_MAX else None
 
 
 def unchanged_runs(old: pd.DataFrame, seen: dict) -> pd.Index:
@@ -243,15 +253,14 @@ def write_rows(root: Path, rows: pd.DataFrame) -> None:
     that goes with them."""
     table = pa.Table.from_pandas(rows.reset_index(drop=True), preserve_index=False)
     table = table.replace_schema_metadata({b"jaxrl_catalog": CATALOG_VERSION.encode()})
-    path = root / CATALOG_DIR / "runs.parquet"
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-    snapshot.write(root, snapshot_records(rows))
+    buffer = pa.BufferOutputStream()
+    pq.write_table(table, buffer)
+    atomic_write_bytes(root / CATALOG_DIR / "runs.parquet", buffer.getvalue().to_pybytes())
+    atomic_write_text(snapshot.path(root), snapshot.encode(snapshot_records(rows)))
 
 
 def snapshot_records(rows: pd.DataFrame) -> list[dict]:
-    """The listing snapshot's records (`jaxrl.runs.snapshot.write`) of catalog rows."""
+    """The listing snapshot's records (`jaxrl.runs.snapshot.encode`) of catalog rows."""
     plain = rows[snapshot.STORED].astype(object).where(rows[snapshot.STORED].notna(), None)
     records = plain.to_dict("records")
     fps = rows[FINGERPRINT].fillna(-2).astype("int64").to_numpy().tolist()
@@ -261,24 +270,6 @@ def snapshot_records(rows: pd.DataFrame) -> list[dict]:
     return records
 
 
-@contextmanager
-def locked(root: Path) -> Iterator[bool]:
-    """Hold the catalog lock; yields whether the catalog can be written."""
-    folder = root / CATALOG_DIR
-    try:
-        (folder / "segments").mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        fd = None
-    try:
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield fd is not None
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
 def record_check(root: Path, bad: list[BadFile]) -> None:
     """Tell the catalog what a deep check of the whole store (``jaxrl runs check``) found: the
     runs with bad files, and those that had some before, are read again at the next query
@@ -286,7 +277,7 @@ def record_check(root: Path, bad: list[BadFile]) -> None:
     root = Path(root)
     if not (root / CATALOG_DIR).is_dir():
         return
-    with locked(root) as writable:
+    with locked(root, "recording a check") as writable:
         rows = read_rows(root)
         if not writable or rows.empty:
             return
@@ -317,15 +308,29 @@ def load(root: os.PathLike, compact_new: bool = True) -> Catalog:
         rows, changed = refresh_rows(root, old, scan(root))
         drop_bad_segments(root, rows)
         stale = stale_runs(old, rows)
-        if writable:
-            before = rows["segment"].copy()
-            compact(root, rows, set(old.loc[list(stale), "segment"]), new=compact_new)
-            if (changed or not rows["segment"].equals(before)
-                    or not snapshot.path(root).is_file()):
-                write_rows(root, rows)
-            collect_garbage(root, rows)
+        if writable and store_catalog(root, rows, set(old.loc[list(stale), "segment"]),
+                                      changed, compact_new):
             stale = set()
     return catalog_from(root, rows, stale)
+
+
+def store_catalog(root: Path, rows: pd.DataFrame, dirty: set, changed: bool,
+                  compact_new: bool) -> bool:
+    """Compact (`jaxrl.runs.segments.compact`, ``dirty``: segments holding stale runs) and
+    write the refreshed ``rows``. False when a write fails (a full disk): ``rows`` keep the
+    segments they had, and the query reads without the catalog, with a one-line warning."""
+    before = rows["segment"].copy()
+    try:
+        compact(root, rows, dirty, new=compact_new)
+        if changed or not rows["segment"].equals(before) or not snapshot.path(root).is_file():
+            write_rows(root, rows)
+        collect_garbage(root, rows)
+        return True
+    except (OSError, StoreError) as err:
+        rows["segment"] = before
+        warnings.warn(f"the catalog of {root} was not written ({one_line(err)}); reading "
+                      "without it", CatalogWarning, stacklevel=3)
+        return False
 
 
 def catalogue_finished(root: os.PathLike) -> None:
@@ -336,7 +341,15 @@ def catalogue_finished(root: os.PathLike) -> None:
     run that trained: a store the catalog cannot refresh is one warning line, and the next
     query refreshes it the full way."""
     try:
-        load(root, compact_new=False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CatalogWarning)
+            load(root, compact_new=False)
+        unwritten = [w for w in caught if issubclass(w.category, CatalogWarning)]
+        for w in caught:
+            if w not in unwritten:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        if unwritten:
+            raise StoreError(str(unwritten[0].message).split("; reading")[0])
     except Exception as err:  # the runs are safely stored; only speed is lost
         print(f"jaxrl: warning: the catalog of {root} was not refreshed after the run "
               f"({type(err).__name__}: {one_line(err)}); the next `jaxrl runs` query refreshes "

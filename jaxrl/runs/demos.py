@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jaxrl.runs.files import atomic_write_text, stamped_id
+from jaxrl.runs.files import atomic_write_bytes, atomic_write_text, stamped_id, write_error
 from jaxrl.runs.layout import store_root
 from jaxrl.runs.store import StoreError
 
@@ -59,9 +60,17 @@ def write_demos(played: dict[str, np.ndarray], kept: np.ndarray, meta: dict,
     which marks the set complete."""
     demo_id = new_demo_id(meta["env"])
     folder = store_root(runs_dir) / DEMOS_DIR / demo_id
-    folder.mkdir(parents=True)
-    pq.write_table(steps_table(played, kept), folder / STEPS)
-    atomic_write_text(folder / META, json.dumps({"demo_id": demo_id, **meta}, indent=2))
+    buffer = pa.BufferOutputStream()
+    pq.write_table(steps_table(played, kept), buffer)
+    try:
+        folder.mkdir(parents=True)
+        atomic_write_bytes(folder / STEPS, buffer.getvalue().to_pybytes())
+        atomic_write_text(folder / META, json.dumps({"demo_id": demo_id, **meta}, indent=2))
+    except BaseException as err:  # a full disk, say: no half-written set left behind
+        shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(err, OSError):
+            raise write_error(folder, err) from None
+        raise
     return demo_id
 
 

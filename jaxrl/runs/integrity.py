@@ -9,7 +9,7 @@ the run ``damaged``. Two depths of check:
   bytes at both ends and a footer length that fits the file, which catches every truncation
   (the footer is at the end), empty and foreign files, in ~50 µs a file (reading the footer
   itself with pyarrow costs 0.3-1.5 ms a file: 15-75 s for 50,000 chunks). JSON: it parses to
-  an object.
+  an object whose fields are sound (`jaxrl.runs.runmeta.validate_meta`).
 * `deep_problem`: reads the whole file (``jaxrl runs check``).
 
 Nothing here deletes: `quarantine` moves bad files to ``<root>/.quarantine/<run_id>/<file>``,
@@ -38,6 +38,7 @@ from jaxrl.runs.layout import (  # noqa: F401  (re-exported: the store's file na
     quarantined_runs,
     warn_not_a_run,
 )
+from jaxrl.runs.runmeta import sound_part, validate_meta
 
 PARQUET_MAGIC = b"PAR1"
 
@@ -95,7 +96,7 @@ def chunk_files(folder: Path) -> list[Path]:
 
 def data_files(folder: Path) -> list[str]:
     """The data files a run folder holds, relative to it: run.json, chunks, evaluations."""
-    files = [RUN_JSON] if (folder / RUN_JSON).is_file() else []
+    files = [RUN_JSON] if (folder / RUN_JSON).exists() else []  # a folder named so is bad too
     files += [f"{METRICS_DIR}/{p.name}" for p in chunk_files(folder)]
     return files + ([EVALUATIONS] if (folder / EVALUATIONS).is_file() else [])
 
@@ -134,23 +135,26 @@ def parquet_read_problem(path: Path) -> str | None:
 
 
 def run_json_problem(path: Path) -> str | None:
-    """Why ``run.json`` cannot be used; None if it parses to an object."""
+    """Why ``run.json`` cannot be used; None if it is a JSON object with sound fields."""
     return read_run_json(path)[1]
 
 
 def read_run_json(path: Path) -> tuple[dict | None, str | None]:
-    """``(meta, None)``, or ``(None, reason)`` when the file is missing or not a JSON object."""
+    """``(meta, None)`` for a sound ``run.json``; ``(None, reason)`` when it is missing, not a
+    file or not a JSON object; ``(its sound fields, reason)`` when some fields are bad
+    (`jaxrl.runs.runmeta.validate_meta`)."""
     try:
         meta = json.loads(path.read_text())
     except FileNotFoundError:
         return None, "missing"
     except OSError as err:
         return None, f"unreadable: {err.strerror}"
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
         return None, f"not JSON: {one_line(err)}"
+    problems = validate_meta(meta)
     if not isinstance(meta, dict):
-        return None, "not a JSON object"
-    return meta, None
+        return None, problems[0]
+    return (sound_part(meta), "; ".join(problems)) if problems else (meta, None)
 
 
 def quick_problem(path: Path) -> str | None:
@@ -213,7 +217,7 @@ def quarantine(root: Path, bad_files: list[BadFile]) -> list[tuple[Path, Path]]:
     moved = []
     for bad in bad_files:
         source = Path(root) / bad.run_id / bad.file
-        if not source.is_file():
+        if not source.exists():  # a missing run.json has nothing to move; a folder named so moves
             continue
         target = quarantine_path(root, bad)
         target.parent.mkdir(parents=True, exist_ok=True)

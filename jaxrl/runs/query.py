@@ -343,6 +343,8 @@ def check(store: RunStore | None = None, move: bool = False) -> pd.DataFrame:
     ``reason``, and ``moved_to`` when ``move``: the file is then in the store's
     ``.quarantine`` folder). The catalog learns of them, so later queries skip them."""
     root = Path((store or RunStore()).root)
+    if move:  # moving files aside writes the store: one line now if it cannot be written
+        (store or RunStore(root)).ensure_writable(needed_bytes=0)
     bad = check_store(root)
     catalog.record_check(root, bad)
     frame = pd.DataFrame(bad, columns=list(BadFile._fields))

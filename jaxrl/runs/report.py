@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import numpy as np
 
 from jaxrl import stats
-from jaxrl.runs.files import atomic_write_text
+from jaxrl.runs.files import atomic_write_bytes, atomic_write_text
 from jaxrl.runs.plots import plot_runs
 
 
@@ -88,6 +89,6 @@ def _write_curves(folder: Path, meta: dict, result, plot_runs) -> None:
                   ax=axes[1])
     fig.suptitle(f"{meta['algo']} on {meta['env']}, {meta['seeds']} seeds")
     fig.tight_layout()
-    tmp = folder / ".curves.tmp.png"
-    fig.savefig(tmp)
-    tmp.replace(folder / "curves.png")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    atomic_write_bytes(folder / "curves.png", buffer.getvalue())

@@ -2,8 +2,8 @@
 catalog (``.catalog/ls.json``), so that listing a store that has not changed reads one small
 file and ``stat``s the run folders, with the standard library alone (no pandas, Arrow or JAX).
 
-The catalog (`jaxrl.runs.catalog`) writes the snapshot each time it writes its rows, under
-its lock, by renaming a temp file into place. `read_current` trusts it only while it
+The catalog (`jaxrl.runs.catalog`) writes the snapshot (`encode`) each time it writes its rows,
+under its lock, by renaming a temp file into place. `read_current` trusts it only while it
 describes the store exactly: the same run folders with the same fingerprints
 (`jaxrl.runs.layout.fingerprint`) and none of them ``running`` (a running run changes under
 the reader). Otherwise it returns None, and the caller refreshes the catalog the full way.
@@ -12,8 +12,6 @@ the reader). Otherwise it returns None, and the caller refreshes the catalog the
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from pathlib import Path
 
 from jaxrl.runs.layout import CATALOG_DIR, quarantined_runs, scan
@@ -32,13 +30,10 @@ def path(root: Path) -> Path:
     return Path(root) / CATALOG_DIR / NAME
 
 
-def write(root: Path, records: list[dict]) -> None:
-    """Store one record per run: `STORED` fields, ``fingerprint`` (4 ints) and ``bad``
-    (``[[file, reason], ...]``, the run's known bad files)."""
-    target = path(root)
-    tmp = target.with_name(f".{NAME}.{secrets.token_hex(4)}.tmp")
-    tmp.write_text(json.dumps({"version": VERSION, "runs": records}))
-    os.replace(tmp, target)
+def encode(records: list[dict]) -> str:
+    """The snapshot file's text: one record per run, `STORED` fields, ``fingerprint`` (4 ints)
+    and ``bad`` (``[[file, reason], ...]``, the run's known bad files)."""
+    return json.dumps({"version": VERSION, "runs": records})
 
 
 def read_current(root: Path) -> list[dict] | None:

@@ -18,10 +18,11 @@ the same second never collide.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import shlex
-import socket
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,14 +30,18 @@ from pathlib import Path
 import pandas as pd
 
 from jaxrl.runs.files import (  # noqa: F401  (re-exported: the store's file helpers)
+    StoreError,
     atomic_write_bytes,
     atomic_write_parquet,
     atomic_write_text,
     finite_or_none,
     json_default,
+    require_free,
     stamped_id,
+    write_error,
 )
 from jaxrl.runs.frames import metrics_frame
+from jaxrl.runs.integrity import read_run_json
 from jaxrl.runs.layout import (  # noqa: F401  (re-exported)
     DEFAULT_ROOT,
     ID_RULE,
@@ -44,12 +49,18 @@ from jaxrl.runs.layout import (  # noqa: F401  (re-exported)
     is_run_id,
     warn_not_a_run,
 )
+from jaxrl.runs.runmeta import STATUSES, as_read, process_identity
 
-STATUSES = ("running", "finished", "failed", "interrupted")
+RUN_JSON_BYTES = 64 * 1024  # room for a run.json and code.diff, when checking free space
+CHUNK_FILE_BYTES = 8 * 1024  # a metrics chunk file: Parquet footer and schema ...
+CHUNK_ROW_BYTES = 512  # ... and per seed per update (a few dozen float metrics), generously
 
 
-class StoreError(ValueError):
-    """A run-store problem with a one-line message (e.g. a root that is not writable)."""
+def first_chunks_bytes(runs: int, seeds: int, updates_per_chunk: int, chunks: int = 2) -> int:
+    """Roughly the bytes ``runs`` new runs of ``seeds`` seeds need for their ``run.json`` and
+    first ``chunks`` metrics chunks (checked free before anything compiles)."""
+    return runs * (RUN_JSON_BYTES + chunks * (CHUNK_FILE_BYTES
+                                              + seeds * updates_per_chunk * CHUNK_ROW_BYTES))
 
 
 def valid_run_id(run_id, what: str = "run id") -> str:
@@ -127,13 +138,27 @@ class RunStore:
     def __init__(self, root: os.PathLike | None = None):
         self.root = Path(root) if root is not None else default_root()
 
-    def ensure_writable(self) -> None:
+    def ensure_writable(self, needed_bytes: int = RUN_JSON_BYTES) -> None:
+        """A one-line `StoreError` now, before anything trains, if a run cannot be written
+        here: the root cannot be created, is read-only (a file is created and removed to
+        know, so a read-only mount is found even by root), or has less than ``needed_bytes``
+        free."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise StoreError(f"run store {str(self.root)!r} cannot be created: {err.strerror}") from None
+        probe = self.root / f".write-probe-{os.getpid()}.tmp"
+        try:
+            probe.touch()
+            probe.unlink()
+        except OSError as err:
+            if err.errno == errno.EROFS:
+                raise StoreError(f"run store {str(self.root)!r} is read-only (a read-only file "
+                                 "system): it can be read, not written") from None
+            raise write_error(self.root, err) from None
         if not os.access(self.root, os.W_OK):
             raise StoreError(f"run store {str(self.root)!r} is not writable")
+        require_free(self.root, needed_bytes, "a new run")
 
     def new_run(self, algo: str, env: str, config: dict, seeds: int, total_steps: int,
                 command: list[str] | None = None, sweep_id: str | None = None,
@@ -143,6 +168,19 @@ class RunStore:
         self.ensure_writable()
         run_id = stamped_id(algo, env)
         folder = self.root / run_id
+        try:
+            run = self._create(folder, algo, env, config, seeds, total_steps, command,
+                               sweep_id, frames_per_step)
+        except BaseException as err:  # a full disk, say: leave no half-made run folder
+            shutil.rmtree(folder, ignore_errors=True)
+            if isinstance(err, OSError):
+                raise write_error(folder, err) from None
+            raise
+        return run
+
+    def _create(self, folder: Path, algo, env, config, seeds, total_steps, command, sweep_id,
+                frames_per_step) -> Run:
+        run_id = folder.name
         folder.mkdir()
         (folder / "metrics").mkdir()
         prov = code_provenance()
@@ -159,8 +197,7 @@ class RunStore:
             "final_eval_return": None, "final_eval_return_mean": None,
             "final_eval_return_iqm": None, "compile_seconds": None, "compile_source": None,
             "run_seconds": None,
-            "env_steps_per_second": None, "message": None,
-            "pid": os.getpid(), "host": socket.gethostname(),
+            "env_steps_per_second": None, "message": None, **process_identity(),
         }
         run = Run(folder, meta)
         run.save_meta()
@@ -176,40 +213,34 @@ class RunStore:
         return [p for p in found if is_run_id(p.name)]
 
     def load(self, run_id: str) -> dict:
+        """A run's ``run.json`` as readers report it (`jaxrl.runs.runmeta.as_read`: a dead
+        ``running`` run is ``interrupted``; nothing is written). One line (`StoreError`) for a
+        run id that is a path, an unknown run or a damaged ``run.json`` (not JSON, the wrong
+        shape, a bad value)."""
         path = self.root / valid_run_id(run_id) / "run.json"
-        if not path.is_file():
+        if not path.exists():
             raise StoreError(f"no run {run_id!r} in {str(self.root)!r}")
-        return repair_if_dead(path, json.loads(path.read_text()))
+        meta, problem = read_run_json(path)
+        if problem:
+            raise StoreError(f"run {run_id!r} is damaged: its run.json is {problem}"
+                             if problem.startswith("not ") else
+                             f"run {run_id!r} is damaged: its run.json: {problem}")
+        return as_read(meta)
 
     def open(self, run_id: str) -> Run:
         """An existing run folder, to continue writing it (`jaxrl resume`)."""
         return Run(self.root / valid_run_id(run_id), self.load(run_id))
 
 
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
-def repair_if_dead(path: Path, meta: dict) -> dict:
-    """A run still marked ``running`` whose process (on this host) is gone was killed without a
-    chance to say so (SIGKILL, power loss): mark it ``interrupted``, keeping its chunks."""
-    if meta.get("status") != "running" or meta.get("host") != socket.gethostname():
-        return meta
-    pid = meta.get("pid")
-    if pid is None or _process_alive(int(pid)):
-        return meta
-    for leftover in path.parent.rglob(".*.tmp"):  # a write the kill cut short; never visible
-        leftover.unlink(missing_ok=True)
-    meta = {**meta, "status": "interrupted",
-            "message": "process ended without finishing (killed); repaired on query"}
-    atomic_write_text(path, json.dumps(meta, indent=2, default=json_default))
-    return meta
+def record_if_dead(folder: Path) -> dict:
+    """For a process that writes the store (never a reader): the run's ``run.json`` as read
+    (`jaxrl.runs.runmeta.as_read`), written back when it finds the run's process dead, so that
+    a copy of the store taken to another host says ``interrupted`` too."""
+    meta = json.loads((folder / "run.json").read_text())
+    seen = as_read(meta)
+    if seen is not meta:
+        Run(folder, seen).save_meta()
+    return seen
 
 
 class Run:
@@ -251,8 +282,9 @@ class Run:
 
     def reopen(self) -> None:
         """Mark a stopped run as running again in this process (resume)."""
-        self.meta.update(status="running", ended_at=None, message=None, pid=os.getpid(),
-                         host=socket.gethostname(),
+        for leftover in self.folder.rglob(".*.tmp"):  # a write a kill cut short; never visible
+            leftover.unlink(missing_ok=True)
+        self.meta.update(status="running", ended_at=None, message=None, **process_identity(),
                          resumed=[*self.meta.get("resumed", []), _now()])
         self.save_meta()
 

@@ -12,6 +12,7 @@ import pytest
 
 from jaxrl import benchmarks as benchmod
 from jaxrl.engine.checkpoint import complete_steps
+from jaxrl.runs.runmeta import process_identity
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = """
@@ -100,7 +101,7 @@ def test_bad_relays_name_what_is_wrong(killed_bench, tmp_path):
         relay.pack(store, parts)
     meta_path = _run_folder(store) / "run.json"
     meta = json.loads(meta_path.read_text())
-    meta_path.write_text(json.dumps({**meta, "status": "running", "pid": os.getpid()}))
+    meta_path.write_text(json.dumps({**meta, "status": "running", **process_identity()}))
     with pytest.raises(relay.RelayError, match=r"still running.*stop it first"):
         relay.pack(store, tmp_path / "live")  # a bench still training here is not packed
     meta_path.write_text(json.dumps(meta))
