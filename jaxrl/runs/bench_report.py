@@ -26,14 +26,21 @@ from jaxrl import stats
 from jaxrl.measures import LAST_EPISODES, MEASURES, last_episodes_mean, per_seed
 from jaxrl.runs.plots import curve_band
 from jaxrl.runs.report import compile_text, frames_text
-from jaxrl.runs.store import RunStore, StoreError, atomic_write_text, json_default
+from jaxrl.runs.store import (
+    RunStore,
+    StoreError,
+    atomic_write_text,
+    json_default,
+    valid_run_id,
+)
 
 CONFIDENCE = 0.95
 BOOTSTRAP_REPS = 2000
 
 
 def bench_dir(store: RunStore, bench_id: str) -> Path:
-    return Path(store.root) / "benches" / bench_id
+    """Where bench ``bench_id`` lives in the store (a name, never a path: `valid_run_id`)."""
+    return Path(store.root) / "benches" / valid_run_id(bench_id, "bench id")
 
 
 def write_manifest(store: RunStore, bench_id: str, manifest: dict) -> None:
@@ -236,7 +243,7 @@ def rolling_last_episodes(means: np.ndarray, counts: np.ndarray,
 def entry_curve(store: RunStore, meta: dict, measure: str) -> pd.DataFrame:
     """Columns seed, env_steps, value: evaluation returns (``final_eval``) or the running mean
     of the last 100 training episodes (``train_last100``)."""
-    folder = Path(store.root) / meta["run_id"]
+    folder = Path(store.root) / valid_run_id(meta["run_id"])
     if measure == "final_eval" and not (folder / "evaluations.parquet").is_file():
         return pd.DataFrame(columns=["seed", "env_steps", "value"])  # still running, or failed
     try:

@@ -18,6 +18,8 @@ import math
 import os
 import socket
 
+from jaxrl.runs.layout import is_run_id
+
 STATUSES = ("running", "finished", "failed", "interrupted")
 STEP_LIMIT = 2**31 - 1  # the env-step counters are int32 inside the compiled programs
 SEEDS_LIMIT = 2**31 - 1
@@ -52,6 +54,8 @@ def field_problem(name: str, value) -> str | None:
         return f"status {value!r} is not one of {', '.join(STATUSES)}"
     if name in TEXT and not isinstance(value, str):
         return f"{name} is not text ({type(value).__name__})"
+    if name == "run_id" and not is_run_id(value):
+        return f"run_id {value!r:.60} is not a run id (a name, never a path)"
     if name in NUMBERS and not _is_number(value):
         return f"{name} is not a finite number ({value!r:.40})"
     if name in COUNTS and not _is_count(value, COUNTS[name]):

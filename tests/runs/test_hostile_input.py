@@ -18,7 +18,8 @@ import jaxrl
 from jaxrl.cli import main
 from jaxrl.cli.common import UsageError, load_config_file
 from jaxrl.config import ConfigError
-from jaxrl.runs import query
+from jaxrl.runs import bench_report, query
+from jaxrl.runs.runmeta import validate_meta
 from jaxrl.runs.store import RunStore, StoreError
 from tests.runs.test_store_reliability import CHUNK_ROWS, CHUNKS, write_run
 
@@ -168,3 +169,17 @@ def test_a_duplicate_config_key_is_refused(tmp_path):
     path.write_text("learning_rate: 0.001\nnested: {a: 1, b: 2}\nlearning_rate: 0.01\n")
     with pytest.raises(UsageError, match=r"duplicate key 'learning_rate' \(line 3\)$"):
         load_config_file(str(path))
+
+
+def test_a_run_json_whose_run_id_is_a_path_is_damaged(tmp_path):
+    """A run.json that names its run ``../elsewhere`` is flagged, not followed (readers that
+    build paths from it, e.g. a bench report's curves, never leave the store)."""
+    assert any("not a run id" in p for p in validate_meta(
+        {"run_id": "../elsewhere", "algo": "ppo", "env": "CartPole-v1", "status": "finished",
+         "seeds": 1, "total_steps_per_seed": 10, "config": {}}))
+    assert not any("run_id" in p for p in validate_meta({"run_id": "20261125-ppo-a1b2c3"}))
+
+
+def test_bench_ids_are_names(tmp_path):
+    with pytest.raises(StoreError, match="is not a bench id"):
+        bench_report.bench_dir(RunStore(tmp_path), "../other")
