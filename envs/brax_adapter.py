@@ -28,7 +28,7 @@ Spaces: observations ``Box(-inf, inf, (observation_size,))``, actions
 Params: `BraxParams` (a ``flax.struct`` dataclass) with ``episode_length``, which may be a traced
 / vmapped integer. The physics system itself stays in the (static) env object.
 
-brax is imported lazily (inside `make_brax` / `BRAX_NAMES`) so that ``import envs`` stays fast.
+brax is imported lazily (`brax_envs`, inside `make_brax` / `BRAX_NAMES`) so that ``import envs`` stays fast.
 
 brax 0.14.2 quirks handled here: the raw env's ``reset`` and ``step`` return states whose
 leaves differ in JAX weak-typedness (e.g. ``done`` is a strong float32 after reset and a weak one
@@ -40,6 +40,8 @@ under jax 0.10 (``jnp.clip(a_min=...)``), so it cannot be built.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
 from typing import Any
@@ -62,11 +64,26 @@ BRAX_NAMES: tuple[str, ...]
 
 def __getattr__(attr: str) -> Any:
     if attr == "BRAX_NAMES":
-        headless_gl()
-        from brax import envs as brax_envs
-
-        return tuple(brax_envs._envs)
+        return tuple(brax_envs()._envs)
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+# what importing brax 0.14 prints to stdout when the optional warp packages are absent
+_IMPORT_NOISE = ("Failed to import warp:", "Failed to import mujoco_warp:")
+
+
+def brax_envs():
+    """``brax.envs``, imported with an offscreen OpenGL (`headless_gl`) and without the lines
+    brax prints on import when the optional ``warp`` packages are absent (any other line it
+    prints is passed on)."""
+    headless_gl()
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        from brax import envs
+    kept = [line for line in printed.getvalue().splitlines() if not line.startswith(_IMPORT_NOISE)]
+    if kept:
+        print("\n".join(kept))
+    return envs
 
 
 def headless_gl() -> None:
@@ -214,16 +231,14 @@ def make_brax(
         raise ValueError(
             f"unknown brax backend {backend!r}; valid backends: {', '.join(BRAX_BACKENDS)}"
         )
-    headless_gl()
-    from brax import envs as brax_envs
-
-    if name not in brax_envs._envs:
-        raise ValueError(f"unknown brax env {name!r}; known: {', '.join(brax_envs._envs)}")
+    registry = brax_envs()
+    if name not in registry._envs:
+        raise ValueError(f"unknown brax env {name!r}; known: {', '.join(registry._envs)}")
     make_args = (name, backend, int(action_repeat),
                  tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
     key = (*make_args, int(episode_length))
     if key not in _BUILT:  # build once per process: see `_BUILT`
-        raw = brax_envs.get_environment(name, backend=backend, **kwargs)
+        raw = registry.get_environment(name, backend=backend, **kwargs)
         env = BraxEnv(raw, name=name, backend=backend, episode_length=episode_length,
                       action_repeat=action_repeat)
         env._make_args = make_args

@@ -155,13 +155,16 @@ def test_train_refuses_a_non_string_algo_or_env():
         jaxrl.train("ppo", env=3, store=False)
 
 
-def test_an_unknown_env_is_one_line():
+@pytest.mark.parametrize("name", ["Nope-v9", "brax:nosuchbody"])
+def test_an_unknown_env_is_one_line(name):
+    """One line on stderr, nothing on stdout: not even the lines importing brax prints (a
+    ``brax:`` name is checked against brax's own names, so brax is imported there)."""
     proc = subprocess.run([sys.executable, "-m", "jaxrl.cli", "train", "ppo", "--env",
-                           "Nope-v9", "--no-store"], capture_output=True, text=True, timeout=120,
+                           name, "--no-store"], capture_output=True, text=True, timeout=120,
                           check=False, env=dict(os.environ, JAXRL_COMPILE_CACHE="0"))
     assert proc.returncode == 2
-    assert proc.stderr.strip().startswith("jaxrl: Unknown environment 'Nope-v9'."), proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1 and "warp" not in proc.stdout
+    assert proc.stderr.strip().startswith(f"jaxrl: Unknown environment '{name}'."), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stdout == ""
 
 
 def test_a_duplicate_config_key_is_refused(tmp_path):
