@@ -27,7 +27,6 @@ class CatalogWarning(UserWarning):
     failed): one line, and the query goes on."""
 
 
-
 def _open_lock(folder: Path) -> int | None:
     """The lock file's descriptor, opened for writing; None where it cannot be (read-only)."""
     try:
@@ -82,8 +81,8 @@ def holder(fd: int) -> str:
 def locked(root: Path, doing: str = "cataloguing", wait: float | None = None) -> Iterator[bool]:
     """Hold the catalog lock; yields whether the catalog can be written. False when the lock
     cannot be opened for writing (a read-only store), or when another process holds it for
-    more than ``wait`` seconds (default `LOCK_WAIT_SECONDS`; a one-line `CatalogWarning` names it): the caller then reads
-    the catalog without writing it. ``doing``: what this process does under the lock, for such
+    more than ``wait`` seconds (default `LOCK_WAIT_SECONDS`; a one-line `CatalogWarning` names
+    it): the caller then reads the catalog without writing it. ``doing``: what this process does under the lock, for such
     a warning of another process."""
     fd = _open_lock(root / CATALOG_DIR)
     try:
