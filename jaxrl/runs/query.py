@@ -44,7 +44,7 @@ from jaxrl.runs.integrity import (
     warn_bad,
 )
 from jaxrl.runs.listing import load_catalog, ls, runs_frame
-from jaxrl.runs.segments import glob_literal, named_file, parquet_list, sql_list
+from jaxrl.runs.segments import execute, glob_literal, named_file, parquet_list, sql_list
 from jaxrl.runs.store import RunStore, StoreError, valid_run_id
 
 __all__ = ["RUN_COLUMNS", "QueryError", "check", "connect", "latest", "load_evaluations",
@@ -88,8 +88,8 @@ def _materialize(con: duckdb.DuckDBPyConnection, name: str, root: Path,
     bad, files = [], [str(f) for f in files]
     while files:
         try:
-            con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM read_parquet("
-                        f"{parquet_list(files)}, union_by_name=true)")
+            execute(con, f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM read_parquet("
+                         f"{parquet_list(files)}, union_by_name=true)")
             return bad
         except duckdb.Error as err:
             culprit = named_file(err, files)

@@ -90,9 +90,9 @@ def copy_parquet(files: list[str], out: Path, keep: list[str] | None = None) -> 
         while files:
             try:
                 target = str(tmp).replace("'", "''")
-                con.execute(f"COPY (SELECT * FROM read_parquet({parquet_list(files)}, "
-                            f"union_by_name=true){where}) TO '{target}' "
-                            "(FORMAT parquet, ROW_GROUP_SIZE 122880)")
+                execute(con, f"COPY (SELECT * FROM read_parquet({parquet_list(files)}, "
+                             f"union_by_name=true){where}) TO '{target}' "
+                             "(FORMAT parquet, ROW_GROUP_SIZE 122880)")
             except _duckdb().Error as err:
                 culprit = named_file(err, files)
                 if culprit is None:
@@ -106,6 +106,22 @@ def copy_parquet(files: list[str], out: Path, keep: list[str] | None = None) -> 
         con.close()
         tmp.unlink(missing_ok=True)
     return bad + write_empty(out)
+
+
+def execute(con, statement: str):
+    """``con.execute(statement)``, where a Ctrl-C that DuckDB took is raised as the
+    ``KeyboardInterrupt`` it was. DuckDB reports it as an ``InterruptException`` (a
+    ``duckdb.Error``: callers that skip the files DuckDB cannot read would take it for one and
+    go on) or, when the signal stops a statement in flight, as ``RuntimeError: Query
+    interrupted`` (a traceback)."""
+    try:
+        return con.execute(statement)
+    except _duckdb().InterruptException:
+        raise KeyboardInterrupt from None
+    except RuntimeError as err:
+        if str(err).strip() == "Query interrupted":
+            raise KeyboardInterrupt from None
+        raise
 
 
 def write_empty(out: Path) -> list:

@@ -12,13 +12,14 @@ import subprocess
 import sys
 import time
 
+import duckdb
 import pytest
 
 import jaxrl
 from jaxrl.cli import main
 from jaxrl.cli.common import UsageError, load_config_file
 from jaxrl.config import ConfigError
-from jaxrl.runs import bench_report, query
+from jaxrl.runs import bench_report, query, segments
 from jaxrl.runs.runmeta import validate_meta
 from jaxrl.runs.store import RunStore, StoreError
 from tests.runs.test_store_reliability import CHUNK_ROWS, CHUNKS, write_run
@@ -186,3 +187,25 @@ def test_a_run_json_whose_run_id_is_a_path_is_damaged(tmp_path):
 def test_bench_ids_are_names(tmp_path):
     with pytest.raises(StoreError, match="is not a bench id"):
         bench_report.bench_dir(RunStore(tmp_path), "../other")
+
+
+class _Raising:
+    """A DuckDB connection whose every statement raises ``error``."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def execute(self, statement):
+        raise self.error
+
+
+@pytest.mark.parametrize("raised", [duckdb.InterruptException("INTERRUPT Error: Interrupted!"),
+                                    RuntimeError("Query interrupted")])
+def test_a_ctrl_c_duckdb_took_while_cataloguing_is_a_keyboard_interrupt(raised):
+    """DuckDB reports a Ctrl-C that stops a statement as one of its errors or as a RuntimeError;
+    compaction, which skips files DuckDB cannot read, must not take it for a bad file and go on
+    (the query then ran to its time limit), nor print a traceback."""
+    with pytest.raises(KeyboardInterrupt):
+        segments.execute(_Raising(raised), "COPY (SELECT 1) TO 'x.parquet'")
+    with pytest.raises(RuntimeError, match="other"):
+        segments.execute(_Raising(RuntimeError("other")), "SELECT 1")
