@@ -251,8 +251,9 @@ def bounded_queries(base: Path) -> dict:
     rows = [run(["runs", *d, "sql", big], timeout=300)]
     proc = subprocess.Popen([*CLI, "runs", *d, "sql", "SELECT sum(a.range * b.range) FROM "
                              "range(1000000) a, range(1000000) b"],  # about 10 min unbounded
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(8)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(8)  # SIGINT as in a terminal, even when this harness runs in the background
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     lines = [x for x in err.splitlines() if x.strip()]

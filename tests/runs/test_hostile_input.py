@@ -127,10 +127,16 @@ def test_the_python_api_bounds_rows_text_and_time(stores):
         query.sql(HUGE, stores, timeout=0.3)
 
 
+def _as_in_a_terminal() -> None:
+    """The child takes Ctrl-C as a foreground process does: a suite started in the background
+    (``cmd &`` in a script) ignores SIGINT, and Python keeps an ignored SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_a_query_is_one_line(stores):
     proc = subprocess.Popen([sys.executable, "-m", "jaxrl.cli", "runs", "--runs-dir",
                              str(stores.root), "sql", HUGE], stderr=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
     time.sleep(4)  # the store is catalogued and the query runs
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
