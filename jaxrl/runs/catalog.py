@@ -25,10 +25,11 @@ measured with ``experiments/make_big_store.py``); reading 10,000 ``run.json`` to
    hold a run read again are rewritten without it; small segments are merged.
 
 Running runs, and every run of a store the catalog cannot be written to, are read from their
-own files at each query (``loose``). The catalog is read without being written, in memory (with
-a one-line `CatalogWarning` where that is news), when the store is read-only, when a write fails
-(a full disk), and when another process has held the lock for a few seconds (stopped, say;
-`jaxrl.runs.catalog_lock`): no reader waits longer, and the warning names the holder's PID and what it is doing. A file damaged *in place* after its run was catalogued (a
+own files at each query (``loose``). The catalog is read without being written, in memory
+(with a one-line `CatalogWarning` where that is news), when the store is read-only, when a write
+fails (a full disk), and when another process has held the lock for a few seconds (stopped,
+say; `jaxrl.runs.catalog_lock`): no reader waits longer, and the warning names the holder's PID
+and what it is doing. A file damaged *in place* after its run was catalogued (a
 truncate by hand, bit rot) changes no folder fingerprint: queries go on serving the run's
 catalogued copy and do not flag it until ``jaxrl runs check``, which reads every file and
 re-reads the runs it found bad (`record_check`). The catalog is a cache: deleting ``.catalog``

@@ -34,9 +34,8 @@ from jaxrl.runs.layout import (  # noqa: F401  (re-exported: the store's file na
     METRICS_DIR,
     QUARANTINE_DIR,
     RUN_JSON,
-    is_run_id,
+    named_runs,
     quarantined_runs,
-    warn_not_a_run,
 )
 from jaxrl.runs.runmeta import sound_part, validate_meta
 
@@ -82,11 +81,7 @@ def run_folders(root: Path) -> list[Path]:
     skipped with a warning)."""
     if not root.is_dir():
         return []
-    found = sorted(p for p in root.iterdir() if is_run_folder(p))
-    for p in found:
-        if not is_run_id(p.name):
-            warn_not_a_run(p.name)
-    return [p for p in found if is_run_id(p.name)]
+    return named_runs(sorted(p for p in root.iterdir() if is_run_folder(p)))
 
 
 def chunk_files(folder: Path) -> list[Path]:

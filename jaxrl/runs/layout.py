@@ -84,6 +84,18 @@ def scan(root: Path) -> dict[str, Fingerprint]:
     return seen
 
 
+def named_runs(folders) -> list[Path]:
+    """``folders`` (paths of store folders that hold runs) without those whose name is not a
+    run id, each of those skipped with a one-line warning (`warn_not_a_run`)."""
+    kept = []
+    for folder in folders:
+        if is_run_id(folder.name):
+            kept.append(folder)
+        else:
+            warn_not_a_run(folder.name)
+    return kept
+
+
 def warn_not_a_run(name: str) -> None:
     """The one-line warning for a store folder whose name is not a run id."""
     warnings.warn(f"skipping folder {name!r} of the run store: its name is not a run id "

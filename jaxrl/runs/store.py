@@ -47,7 +47,7 @@ from jaxrl.runs.layout import (  # noqa: F401  (re-exported)
     ID_RULE,
     default_root,
     is_run_id,
-    warn_not_a_run,
+    named_runs,
 )
 from jaxrl.runs.runmeta import STATUSES, as_read, process_identity
 
@@ -78,7 +78,7 @@ RESERVED_FIELDS = frozenset({
     "device_kind", "device_count", "started_at", "ended_at", "sweep_id", "sweep_index",
     "sweep_params", "final_eval_return", "final_eval_return_mean", "final_eval_return_iqm",
     "compile_seconds", "compile_source", "run_seconds", "env_steps_per_second", "message",
-    "pid", "host", "group", "resumed", "devices"})
+    "pid", "host", "pid_started", "group", "resumed", "devices"})
 
 
 def user_meta(meta: dict | None) -> dict:
@@ -206,11 +206,7 @@ class RunStore:
     def run_dirs(self) -> list[Path]:
         if not self.root.is_dir():
             return []
-        found = sorted(p for p in self.root.iterdir() if (p / "run.json").is_file())
-        for p in found:
-            if not is_run_id(p.name):
-                warn_not_a_run(p.name)
-        return [p for p in found if is_run_id(p.name)]
+        return named_runs(sorted(p for p in self.root.iterdir() if (p / "run.json").is_file()))
 
     def load(self, run_id: str) -> dict:
         """A run's ``run.json`` as readers report it (`jaxrl.runs.runmeta.as_read`: a dead
