@@ -1,7 +1,7 @@
 """The ``jaxrl`` command line: ``train``, ``sweep``, ``bench``, ``resume``, ``probe``, ``runs``,
 ``plot``, ``compare``, ``export``, ``demos`` (a stored policy's episodes), ``render`` (a video of
 them), ``envs`` (the env names, by family), ``config`` (an algorithm's keys and defaults for an
-env).
+env), ``ladder`` (the throughput ladder).
 
 Bad input (unknown algorithm or env, unknown or ill-typed ``--set`` key, an out-of-range
 hyperparameter, seeds that are not a whole number >= 1, too few steps for one update, an
@@ -100,6 +100,28 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", metavar="PATH")
     b.add_argument("--no-progress", action="store_true")
     b.set_defaults(handler=("training", "cmd_bench"))
+
+    ld = sub.add_parser("ladder", help="throughput ladder: env-steps/s, compile and peak memory "
+                                       "at 1 ... 8,192 members, a peer beside it")
+    ld.add_argument("workloads", nargs="*", metavar="PATTERN",
+                    help="workload names or globs (default: every workload of the file)")
+    ld.add_argument("--file", default="throughput",
+                    help="a ladder name (experiments/ladders/NAME.yaml) or a YAML path")
+    ld.add_argument("--members", type=whole_number, nargs="+", default=None,
+                    help="member counts (default: the file's, 1 to 8192); climbing stops where "
+                         "the memory plan refuses a count")
+    ld.add_argument("--budget-scale", type=float, default=1.0,
+                    help="multiply every workload's steps per member")
+    ld.add_argument("--out", default="ladder",
+                    help="folder for results.json, report.md, ladder.png; a rerun with the same "
+                         "folder measures only the rungs it lacks")
+    ld.add_argument("--peer", action="append", choices=("rejax",),
+                    help="time this peer's harness (experiments/peers/) at the same counts")
+    ld.add_argument("--peer-python", default=None, help="the Python of the peer's own venv")
+    ld.add_argument("--timeout", type=float, default=900, help="seconds per rung at most")
+    ld.add_argument("--title", default="Throughput ladder")
+    ld.add_argument("--no-progress", action="store_true")
+    ld.set_defaults(handler=("ladder", "cmd_ladder"))
 
     rm = sub.add_parser("resume", help="continue an interrupted, checkpointed run (or sweep group)")
     rm.add_argument("run_id")

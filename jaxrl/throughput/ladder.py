@@ -1,0 +1,184 @@
+"""The throughput ladder: env-steps/s of each workload at growing member counts, with a peer
+beside it at the same counts, on the same device, in the same minutes.
+
+    for each workload:
+        for members in 1, 4, 16, 64, ... (ascending):
+            rung = a fresh process trains `members` members (`jaxrl.throughput.point`)
+            refused by the memory plan -> recorded as the top of the ladder; stop going up
+            failed (out of memory, a crash) -> recorded with its one-line reason; stop
+            with a peer: the peer's harness at the same count, right after; ratio = ours / its
+            results.json is rewritten after every rung
+
+A rerun with the same ``out`` folder skips every rung already recorded there (same workload,
+members, steps per member and lib) and measures the rest, so a ladder cut short by a GPU lease
+goes on in the next one from its ``results.json`` alone. `jaxrl.throughput.report` writes the
+report and the figure from that file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from jaxrl.throughput.point import RESULT_PREFIX
+from jaxrl.throughput.workloads import Ladder, LadderError, Workload
+
+__all__ = ["PEER_SCRIPTS", "Rung", "done_key", "run_ladder"]
+
+REPO = Path(__file__).resolve().parents[2]
+PEER_SCRIPTS = {"rejax": REPO / "experiments" / "peers" / "rejax_point.py"}
+"""The harness that times each peer as it ships, one rung per call (its own venv's Python)."""
+RESULTS_FILE = "results.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Rung:
+    """One measurement to make: ``lib`` at ``members`` members of ``workload``."""
+
+    workload: Workload
+    members: int
+    lib: str = "jaxrl"
+
+
+def done_key(record: dict) -> tuple:
+    """What makes two records the same measurement (for skipping on a rerun)."""
+    return (record.get("lib"), record.get("workload"), int(record.get("members", 0)),
+            int(record.get("steps_per_member_requested", 0)))
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:500] if lines else ""
+
+
+def _parse(stdout: str, prefix: str = "") -> dict | None:
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if prefix and line.startswith(prefix):
+            line = line[len(prefix):]
+        elif prefix:
+            continue
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def measure_rung(rung: Rung, timeout: float, peer_python: str | None = None,
+                 env: dict | None = None) -> dict:
+    """Run one rung in a child process; its record (a failed one if the child died)."""
+    w = rung.workload
+    base = {"workload": w.name, "members": rung.members, "lib": rung.lib,
+            "steps_per_member_requested": w.steps_per_member}
+    if rung.lib == "jaxrl":
+        cmd = [sys.executable, "-m", "jaxrl.throughput.point",
+               json.dumps({"workload": w.to_dict(), "members": rung.members})]
+        prefix = RESULT_PREFIX
+    else:
+        cmd = [peer_python or sys.executable, str(PEER_SCRIPTS[rung.lib]), w.name,
+               str(rung.members), str(w.steps_per_member)]
+        prefix = ""
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                              cwd=REPO)
+    except subprocess.TimeoutExpired:
+        return {**base, "status": "failed", "reason": f"timed out after {timeout:.0f} s"}
+    except OSError as err:
+        return {**base, "status": "failed", "reason": f"could not start {cmd[0]}: {err}"}
+    record = _parse(proc.stdout, prefix)
+    if record is None:
+        why = _last_line(proc.stderr) or f"exit status {proc.returncode}, no result"
+        if proc.returncode < 0:
+            why = f"killed by signal {-proc.returncode} ({why})"
+        return {**base, "status": "failed", "reason": why}
+    record.setdefault("status", "ok")
+    record.update(lib=rung.lib, steps_per_member_requested=w.steps_per_member,
+                  process_seconds=time.perf_counter() - start)
+    return record
+
+
+def load_results(out: Path) -> dict:
+    path = out / RESULTS_FILE
+    if not path.is_file():
+        return {"points": []}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise LadderError(f"{path} cannot be read to resume the ladder ({err}); move it away "
+                          "or give another --out") from None
+    if not isinstance(data, dict) or not isinstance(data.get("points"), list):
+        raise LadderError(f"{path} is not a ladder's results file (no 'points' list)")
+    return data
+
+
+def save_results(out: Path, data: dict) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / f".{RESULTS_FILE}.tmp"
+    tmp.write_text(json.dumps(data, indent=1, default=float))
+    os.replace(tmp, out / RESULTS_FILE)
+
+
+def _say(enabled: bool, text: str) -> None:
+    if enabled:
+        print(text, file=sys.stderr, flush=True)
+
+
+def _describe(record: dict) -> str:
+    if record["status"] == "ok":
+        return (f"{record['env_steps_per_second']:,.0f} env-steps/s, compile "
+                f"{record.get('compile_seconds', float('nan')):.1f} s")
+    return f"{record['status']}: {record.get('reason', '')}"
+
+
+def run_ladder(ladder: Ladder, workloads: list[Workload], member_counts: list[int], out: Path,
+               peers: list[str] = (), peer_python: str | None = None, timeout: float = 900,
+               progress: bool = True, measure: Callable[..., dict] | None = None) -> dict:
+    """Climb the ladder for each workload; every rung recorded in ``out/results.json``.
+
+    ``peers`` (e.g. ``["rejax"]``) run right after ours at each count where the workload names
+    that peer, with ``peer_python`` (the peer's own venv). ``measure(rung)`` replaces the
+    child-process measurement (tests). Returns the results data."""
+    unknown = sorted(set(peers) - set(PEER_SCRIPTS))
+    if unknown:
+        raise LadderError(f"unknown peer {unknown[0]!r}; peers: {', '.join(PEER_SCRIPTS)}")
+    measure = measure or (lambda rung: measure_rung(rung, timeout, peer_python))
+    data = load_results(out)
+    data.update(ladder=ladder.name, ladder_file=str(ladder.path),
+                workloads={**data.get("workloads", {}),
+                           **{w.name: w.to_dict() for w in workloads}})
+    done = {done_key(p): p for p in data["points"]}
+
+    def record(rung: Rung) -> dict:
+        key = (rung.lib, rung.workload.name, rung.members, rung.workload.steps_per_member)
+        if key in done:
+            _say(progress, f"{rung.lib} {rung.workload.name} x{rung.members}: recorded, skipped")
+            return done[key]
+        _say(progress, f"{rung.lib} {rung.workload.name} x{rung.members} ...")
+        result = measure(rung)
+        result["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        data["points"].append(result)
+        done[key] = result
+        save_results(out, data)
+        _say(progress, f"  {_describe(result)}")
+        return result
+
+    for w in workloads:
+        peer_running = {p: w.peer == p for p in peers}
+        for members in sorted(member_counts):
+            ours = record(Rung(w, members))
+            if ours["status"] != "ok":
+                break  # refused by the plan (the top of the ladder) or failed: stop climbing
+            for peer, running in peer_running.items():
+                if running and record(Rung(w, members, peer))["status"] != "ok":
+                    peer_running[peer] = False  # the peer's own top
+    save_results(out, data)
+    return data

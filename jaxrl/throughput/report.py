@@ -1,0 +1,161 @@
+"""The ladder's report (``report.md``) and figure (``ladder.png``) from its ``results.json``.
+
+The figure is log-log: env-steps/s over all members against the member count, one colour per
+workload, jaxrl's points joined by a solid line, a peer's by a dashed one, and each anchor's
+published point a star labelled with its source and hardware. The report has one table per
+workload (rate, compile, peak memory beside the plan's figure, the peer's rate and the ratio)
+and says where and why each ladder stopped.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from jaxrl.memory import format_bytes
+
+__all__ = ["write_figure", "write_report"]
+
+
+def _points(data: dict, workload: str, lib: str) -> list[dict]:
+    return sorted((p for p in data["points"] if p.get("workload") == workload
+                   and p.get("lib") == lib), key=lambda p: p["members"])
+
+
+def _libs(data: dict, workload: str) -> list[str]:
+    libs = {p.get("lib") for p in data["points"] if p.get("workload") == workload}
+    return ["jaxrl", *sorted(lib for lib in libs if lib and lib != "jaxrl")]
+
+
+def _rate(value) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def _bytes(value) -> str:
+    return "—" if value is None else format_bytes(value)
+
+
+def _devices(data: dict) -> str:
+    kinds = sorted({f"{p.get('device_kind') or p.get('device')} ({p.get('backend', '?')}, jax "
+                    f"{p.get('jax', '?')})" for p in data["points"] if p.get("status") == "ok"
+                    and p.get("lib") == "jaxrl"})
+    return "; ".join(kinds) or "none measured"
+
+
+def _stop_line(points: list[dict], counts: list[int]) -> str:
+    if not points:
+        return "not measured"
+    last = points[-1]
+    if last["status"] == "refused":
+        return f"the memory plan refused {last['members']:,} members: {last.get('reason', '')}"
+    if last["status"] == "failed":
+        return f"{last['members']:,} members failed: {last.get('reason', '')}"
+    higher = [c for c in counts if c > last["members"]]
+    return (f"measured up to {last['members']:,} members; not asked beyond"
+            + (f" (next: {higher[0]:,})" if higher else ""))
+
+
+def workload_table(data: dict, name: str) -> list[str]:
+    ours = {p["members"]: p for p in _points(data, name, "jaxrl")}
+    peers = [lib for lib in _libs(data, name) if lib != "jaxrl"]
+    theirs = {lib: {p["members"]: p for p in _points(data, name, lib)} for lib in peers}
+    head = ["members", "jaxrl env-steps/s", "compile s", "peak memory", "plan", "devices"]
+    for lib in peers:
+        head += [f"{lib} env-steps/s", f"{lib} compile s", f"ratio jaxrl/{lib}"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m in sorted(ours):
+        p = ours[m]
+        if p["status"] != "ok":
+            cells = [f"{m:,}", p["status"], "", "", _bytes(p.get("predicted_bytes")), ""]
+        else:
+            peak = _bytes(p.get("peak_bytes")) + (" (host RSS)" if p.get("peak_kind")
+                                                  == "host_rss" else "")
+            cells = [f"{m:,}", _rate(p["env_steps_per_second"]),
+                     f"{p['compile_seconds']:.1f} ({p.get('compile_source', '?')})", peak,
+                     _bytes(p.get("predicted_bytes")), str(p.get("devices", ""))]
+        for lib in peers:
+            q = theirs[lib].get(m)
+            if q is None:
+                cells += ["", "", ""]
+            elif q["status"] != "ok":
+                cells += [q["status"], "", ""]
+            else:
+                ratio = (p["env_steps_per_second"] / q["env_steps_per_second"]
+                         if p["status"] == "ok" and q["env_steps_per_second"] else None)
+                cells += [_rate(q["env_steps_per_second"]), f"{q.get('compile_seconds', 0):.1f}",
+                          "—" if ratio is None else f"{ratio:.2f}x"]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def write_report(data: dict, out: Path, title: str = "Throughput ladder") -> Path:
+    counts = sorted({p["members"] for p in data["points"]})
+    lines = [f"# {title}", "",
+             f"Device: {_devices(data)}. Ladder file `{data.get('ladder_file', '?')}`; every "
+             "rung is a fresh process (`jaxrl.throughput.point`). env-steps/s is over all "
+             "members, from the chunks after the warm-up chunks (compile apart); peak memory "
+             "is the accelerator allocator's peak, or on the CPU the process's peak resident "
+             "memory above what it held before the plan (compiling included); \"plan\" is the "
+             "memory plan's figure for the busiest device. Ratios are jaxrl's rate over the "
+             "peer's at the same count, measured one right after the other.", ""]
+    for name, w in data.get("workloads", {}).items():
+        if not _points(data, name, "jaxrl"):
+            continue
+        lines += [f"## {name}: {w['algo']} on {w['env']}", "",
+                  f"{w['steps_per_member']:,} env steps per member per rung. Configuration: "
+                  f"{w.get('source') or 'jaxrl defaults'}.", ""]
+        lines += workload_table(data, name)
+        lines += ["", f"Top of the ladder: {_stop_line(_points(data, name, 'jaxrl'), counts)}."]
+        for a in w.get("anchors", []):
+            lines.append(f"- Anchor: {a['label']}, {a['env_steps_per_second']:,.0f} env-steps/s "
+                         f"at {a['members']:,} members on {a['hardware']} ({a['source']}).")
+        lines.append("")
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def write_figure(data: dict, out: Path) -> Path | None:
+    """``ladder.png``: env-steps/s against members, log-log (None if nothing ran)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n in data.get("workloads", {}) if any(
+        p["status"] == "ok" for p in _points(data, n, "jaxrl"))]
+    if not names:
+        return None
+    fig, ax = plt.subplots(figsize=(9, 6))
+    colours = plt.get_cmap("tab10")
+    top = 1
+    for i, name in enumerate(names):
+        colour = colours(i % 10)
+        for lib in _libs(data, name):
+            ok = [p for p in _points(data, name, lib) if p["status"] == "ok"]
+            if not ok:
+                continue
+            xs, ys = [p["members"] for p in ok], [p["env_steps_per_second"] for p in ok]
+            top = max(top, *xs)
+            ax.plot(xs, ys, "-o" if lib == "jaxrl" else "--x", color=colour, ms=5,
+                    label=f"{name} ({lib})")
+        for a in data["workloads"][name].get("anchors", []):
+            top = max(top, a["members"])
+            ax.plot([a["members"]], [a["env_steps_per_second"]], "*", color=colour, ms=14,
+                    markeredgecolor="black")
+            ax.annotate(f"{a['label']}, {a['hardware']}",
+                        (a["members"], a["env_steps_per_second"]), textcoords="offset points",
+                        xytext=(-6, 7), ha="right", fontsize=8, color=colour)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlim(0.7, 2 ** math.ceil(math.log2(top) + 0.5))
+    ax.set_xlabel("members (seeds trained in one program)")
+    ax.set_ylabel("env-steps/s over all members")
+    ax.set_title(f"Throughput ladder on {_devices(data)}"[:110], fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    fig.tight_layout()
+    path = out / "ladder.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,159 @@
+"""The throughput ladder: its file, the climb's rules, the report, and one real climb."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from jaxrl.throughput import LadderError, load_ladder, run_ladder, select
+from jaxrl.throughput.point import steady_rate
+from jaxrl.throughput.report import workload_table, write_figure, write_report
+
+TINY = """
+name: tiny
+member_counts: [1, 64]
+workloads:
+  - name: ppo-tiny
+    algo: ppo
+    env: CartPole-v1
+    steps_per_member: 256
+    max_chunk_updates: 2
+    config: {num_envs: 2, num_steps: 32, update_epochs: 1, num_minibatches: 1, hidden: [8]}
+    peer: rejax
+    anchors:
+      - {label: someone, members: 64, env_steps_per_second: 1.0e5, hardware: a GPU, source: x}
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY)
+    return path
+
+
+def test_the_shipped_ladder_parses_with_every_workload_the_issue_names():
+    ladder = load_ladder("throughput")
+    names = {w.name for w in ladder.workloads}
+    assert {"ppo-cartpole", "ppo-breakout-minatar", "ppo-brax-hopper", "sac-brax-hopper",
+            "dqn-cartpole"} <= names
+    assert ladder.member_counts == (1, 4, 16, 64, 256, 1024, 2048, 4096, 8192)
+    cartpole = next(w for w in ladder.workloads if w.name == "ppo-cartpole")
+    assert cartpole.anchors[0].members == 2048 and cartpole.anchors[0].env_steps_per_second == 1e7
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("workloads: []", "non-empty 'workloads'"),
+    ("workloads: [{name: a, algo: ppo, env: CartPole-v1}]", "'steps_per_member' is required"),
+    ("workloads: [{name: a, algo: ppo, env: X, steps_per_member: 0}]", "whole number >= 1"),
+    ("workloads: [{name: a, algo: ppo, env: X, steps_per_member: 8, colour: red}]",
+     "unknown keys ['colour']"),
+    ("workloads: [{name: a, algo: ppo, env: X, steps_per_member: 8, anchors: [{label: l}]}]",
+     "missing"),
+    ("workloads: [{name: a, algo: p, env: X, steps_per_member: 8},"
+     " {name: a, algo: p, env: X, steps_per_member: 8}]", "duplicate workload names"),
+    ("workloads: [\n  {name: a", "not valid YAML"),
+])
+def test_a_bad_ladder_file_is_one_line_naming_the_problem(tmp_path, bad, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(bad)
+    with pytest.raises(LadderError, match=None) as err:
+        load_ladder(str(path))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_select_and_unknown_names(tiny):
+    ladder = load_ladder(str(tiny))
+    assert [w.name for w in select(ladder, ["ppo-*"])] == ["ppo-tiny"]
+    with pytest.raises(LadderError, match="no workload"):
+        select(ladder, ["sac-*"])
+    with pytest.raises(LadderError, match="unknown ladder"):
+        load_ladder("no-such-ladder")
+
+
+def test_steady_rate_leaves_the_warmup_chunks_out():
+    assert steady_rate([100, 100, 100], [10.0, 1.0, 1.0], warmup=1) == pytest.approx(100.0)
+    assert steady_rate([100], [2.0], warmup=1) == pytest.approx(50.0)  # too few: all of them
+
+
+def _fake(rates: dict):
+    """A measurement that returns ``rates[(lib, members)]``: a rate, "refused" or "failed"."""
+    calls = []
+
+    def measure(rung):
+        calls.append((rung.lib, rung.members))
+        value = rates[(rung.lib, rung.members)]
+        base = {"workload": rung.workload.name, "members": rung.members, "lib": rung.lib,
+                "steps_per_member_requested": rung.workload.steps_per_member}
+        if isinstance(value, str):
+            return {**base, "status": value, "reason": f"{value} at {rung.members}"}
+        return {**base, "status": "ok", "env_steps_per_second": value, "compile_seconds": 1.0,
+                "compile_source": "compiled", "peak_bytes": 10, "peak_kind": "device",
+                "predicted_bytes": 8, "devices": "1 x gpu", "device_kind": "GPU"}
+    return measure, calls
+
+
+def test_the_climb_stops_at_a_refusal_and_the_peer_stops_at_its_own_failure(tiny, tmp_path):
+    ladder = load_ladder(str(tiny))
+    measure, calls = _fake({("jaxrl", 1): 10.0, ("rejax", 1): 5.0, ("jaxrl", 4): 40.0,
+                            ("rejax", 4): "failed", ("jaxrl", 16): 100.0,
+                            ("jaxrl", 64): "refused"})
+    out = tmp_path / "out"
+    data = run_ladder(ladder, list(ladder.workloads), [1, 4, 16, 64, 256], out, peers=["rejax"],
+                      measure=measure, progress=False)
+    assert calls == [("jaxrl", 1), ("rejax", 1), ("jaxrl", 4), ("rejax", 4), ("jaxrl", 16),
+                     ("jaxrl", 64)]  # never 256: the plan refused 64
+    assert json.loads((out / "results.json").read_text())["points"] == data["points"]
+    table = "\n".join(workload_table(data, "ppo-tiny"))
+    assert "2.00x" in table and "refused" in table and "failed" in table
+    report = write_report(data, out).read_text()
+    assert "the memory plan refused 64 members: refused at 64" in report
+    assert "someone, 100,000 env-steps/s at 64 members on a GPU" in report
+    assert write_figure(data, out).stat().st_size > 10_000
+
+    # a rerun into the same folder measures nothing it has
+    again, calls2 = _fake({})
+    run_ladder(ladder, list(ladder.workloads), [1, 4, 16, 64, 256], out, peers=["rejax"],
+               measure=again, progress=False)
+    assert calls2 == []
+
+
+def test_an_unreadable_results_file_is_one_line(tiny, tmp_path):
+    (tmp_path / "results.json").write_text("{not json")
+    ladder = load_ladder(str(tiny))
+    with pytest.raises(LadderError, match="cannot be read to resume"):
+        run_ladder(ladder, list(ladder.workloads), [1], tmp_path, measure=lambda r: {},
+                   progress=False)
+
+
+def test_the_cli_climbs_a_real_ladder_and_records_the_plans_refusal_as_the_top(tiny, tmp_path):
+    """Two real rungs in child processes: 1 member trains; 64 are refused by the memory plan
+    (the device given 3 MiB), which ends the climb with the plan's message, not a crash."""
+    out = tmp_path / "ladder"
+    env = {**__import__("os").environ, "JAXRL_DEVICE_MEMORY_BYTES": str(3 * 2**20)}
+    proc = subprocess.run([sys.executable, "-m", "jaxrl.cli", "ladder", "--file", str(tiny),
+                           "--members", "1", "64", "--out", str(out), "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    points = json.loads((out / "results.json").read_text())["points"]
+    assert [(p["members"], p["status"]) for p in points] == [(1, "ok"), (64, "refused")]
+    first, top = points
+    assert first["steps_per_member"] == 256 and first["env_steps_per_second"] > 0
+    assert first["compile_seconds"] > 0 and first["peak_bytes"] > 0
+    assert first["predicted_bytes"] > 0 and first["device"] == "cpu:0"
+    assert "memory plan" in top["reason"] and "64 seeds" in top["reason"]
+    assert top["predicted_bytes"] > 3 * 2**20
+    assert "the memory plan refused 64 members" in (out / "report.md").read_text()
+    assert (out / "ladder.png").is_file()
+
+
+def test_the_cli_refuses_bad_requests_in_one_line(tiny, tmp_path):
+    for args, message in [(["--budget-scale", "0"], "--budget-scale must be > 0"),
+                          (["--peer", "rejax"], "--peer needs --peer-python"),
+                          (["nothing-*"], "no workload")]:
+        proc = subprocess.run([sys.executable, "-m", "jaxrl.cli", "ladder", "--file", str(tiny),
+                               "--out", str(tmp_path / "x"), *args],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
