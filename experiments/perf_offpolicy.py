@@ -7,7 +7,7 @@
 
 Prints compile seconds, run seconds and env-steps/s (all seeds together). Time rejax as it
 ships beside it in the same minutes (``../shared/peers/bench_rejax.py dqn|sac`` with those
-config sections); the README has the measured ratios.
+config sections); docs/performance.md has the measured ratios.
 
     python experiments/perf_offpolicy.py [--seeds 1 16] [--dqn-steps 100000] [--sac-steps 20000]
 """

@@ -1,6 +1,6 @@
 """Every algorithm up the probe ladder (envs/probes.py): feed-forward PPO climbs all ten rungs; the others
 the rungs that separate working from broken learners of their kind, each including its
-truncation rung. (`jaxrl probe ALGO` runs every rung; see the README for the measured ladders.)"""
+truncation rung. (`jaxrl probe ALGO` runs every rung; docs/measured.md has the measured ladders.)"""
 
 import pytest
 
