@@ -3,6 +3,14 @@
 # and keeps nothing; its image has JAX with CUDA, flax, optax, chex, pandas, pyarrow, but not
 # gymnax, brax, MuJoCo, ale-py or duckdb).
 #
+# THE PLAN, first whenever a GPU machine is lent (experiments/gpu_plan.py, steps in order of
+# value per GPU minute; each call picks up where the last lease left off):
+#   bash experiments/gpu_lease.sh setup && bash experiments/gpu_lease.sh peer-setup
+#   bash experiments/gpu_lease.sh plan            # detached; then `wait 540` calls
+#   ... 5 minutes before the lease ends: `collect`, then `stop` and `relay-out` (below);
+#   the next lease: `setup`, `peer-setup`, `relay-in` per carried folder, `plan` again.
+# Dry run of all of it on the CPU, relay included: bash experiments/gpu_plan_dryrun.sh
+#
 # Here, once (needs PyPI):
 #   bash experiments/gpu_lease.sh wheels          # the missing Python 3.12 wheels into .whl/
 #                                                 # (ignored by git; carry it with the call)
@@ -44,7 +52,7 @@
 # (the machine goes back 30 s after a call ends: make the next call at once).
 # benchmarks/atari-gpu/NOTES.md tells how the first lease went.
 set -uo pipefail
-W=/tmp/gpu_lease
+W=${GPU_LEASE_DIR:-/tmp/gpu_lease}
 mkdir -p "$W"
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 JAXRL_RUNS_DIR=$W/runs
 OUT=${OUT:-$W/out}
@@ -116,6 +124,25 @@ threads)
       | tail -n 1 | tee -a "$OUT/threads.jsonl"
   done
   ;;
+plan)
+  # THE GPU PLAN (experiments/gpu_plan.py), run first whenever a GPU machine is lent: the
+  # throughput ladder with rejax beside it, then minatar, reading 002's MuJoCo table, Spinning
+  # Up's 3M table, Atari last; detached, one step at a time, each resuming where the last
+  # lease stopped (the store and the ladder's results.json travel by relay-out / relay-in).
+  # `plan --dry` runs every step at a tiny budget (the CPU dry run).
+  shift
+  peer=${PEER_PYTHON:-}
+  if [ -z "$peer" ] && [ -d /tmp/site-rejax ]; then  # rejax's own wheels (peer-setup), alone
+    peer=$W/rejax-python
+    printf '#!/bin/sh\nPYTHONPATH=/tmp/site-rejax exec python3 "$@"\n' > "$peer"
+    chmod +x "$peer"
+  fi
+  setsid nohup python3 experiments/gpu_plan.py --store "$W/runs" ${peer:+--peer-python "$peer"} \
+    "$@" > "$W/plan.log" 2>&1 < /dev/null &
+  echo $! > "$W/plan.pid"
+  sleep 5
+  tail -n 5 "$W/plan.log"
+  ;;
 bench)
   suite=$2 scale=$3
   shift 3
@@ -134,12 +161,18 @@ wait)
   # keep the machine warm while the benches run: sleep, then each run's chunks so far
   sleep "${2:-540}"
   for d in "$W"/runs/*/metrics; do echo "$(ls "$d" | wc -l) chunks  $(basename "$(dirname "$d")")"; done
-  for f in "$W"/bench_*.log; do echo "== $f"; tail -n 2 "$f"; done
+  for f in "$W"/bench_*.log; do [ -f "$f" ] && { echo "== $f"; tail -n 2 "$f"; }; done
+  [ -f "$W/plan.log" ] && { echo "== plan"; tail -n 4 "$W/plan.log"; }
+  for f in "$W"/runs/plan/logs/*.log; do [ -f "$f" ] && { echo "== $f"; tail -n 2 "$f"; }; done
   ;;
 stop)
-  # SIGKILL, as a lease's end would: the runs store marks them interrupted when packed
-  pkill -KILL -f "jaxrl.cli bench" && sleep 2
-  pgrep -fa "jaxrl.cli bench" || echo "no bench running"
+  # SIGKILL, as a lease's end would: the runs store marks them interrupted when packed; the
+  # plan's state says which step was running, and the next plan resumes it
+  pkill -KILL -f "gpu_plan.py"
+  pkill -KILL -f "jaxrl.cli (bench|ladder)"
+  pkill -KILL -f "jaxrl.throughput.point|rejax_point.py"
+  sleep 2
+  pgrep -fa "jaxrl.cli (bench|ladder)|gpu_plan.py" || echo "nothing running"
   ;;
 relay-out)
   first=${2:-0} count=${3:-4}
@@ -155,13 +188,18 @@ relay-out)
   ;;
 relay-in)
   mkdir -p "$W/relay_in"
-  for f in .relay/in*/*; do [ -f "$f" ] && cp "$f" "$W/relay_in/"; done
+  for f in "${RELAY_IN:-.relay}"/in*/*; do [ -f "$f" ] && cp "$f" "$W/relay_in/"; done
   python3 experiments/lease_relay.py unpack "$W/relay_in" "$W/runs" --if-complete
   ;;
 collect)
   # two files, whatever the number of benches: a call brings back at most 8
-  for f in "$W"/bench_*.log; do echo "== $f"; tail -n 5 "$f"; done
-  (cd "$W" && tar czf "$OUT/reports.tgz" bench_*)
+  for f in "$W"/bench_*.log; do [ -f "$f" ] && { echo "== $f"; tail -n 5 "$f"; }; done
+  # the plan's reports: the ladder's folder as it is, the rest (bench reports, plan state and
+  # logs) in the tar
+  [ -d "$W/runs/ladder-gpu" ] && mkdir -p "$OUT/throughput-gpu" \
+    && cp "$W"/runs/ladder-gpu/* "$OUT/throughput-gpu/"
+  (cd "$W" && tar czf "$OUT/reports.tgz" --ignore-failed-read $(ls -d bench_* runs/ladder-gpu \
+    runs/reports runs/plan plan.log 2>/dev/null))
   python3 - "$W/runs" "$OUT/metrics.parquet" <<'PY'
 import glob, sys
 import pandas as pd
@@ -173,6 +211,6 @@ PY
   ls -la "$OUT"
   ;;
 *)
-  echo "usage: $0 wheels|setup|atari-floor|backend-check|threads|smoke [GAME]|bench SUITE SCALE PATTERN...|wait SECONDS|stop|relay-out FIRST COUNT|relay-in|collect" >&2
+  echo "usage: $0 plan [--dry]|wheels|setup|atari-floor|backend-check|threads|smoke [GAME]|bench SUITE SCALE PATTERN...|wait SECONDS|stop|relay-out FIRST COUNT|relay-in|collect" >&2
   exit 2 ;;
 esac

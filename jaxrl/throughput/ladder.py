@@ -9,6 +9,9 @@ beside it at the same counts, on the same device, in the same minutes.
             with a peer: the peer's harness at the same count, right after; ratio = ours / its
             results.json is rewritten after every rung
 
+Each rung of ours compiles afresh (the persistent compilation cache is off in the child unless
+``$JAXRL_COMPILE_CACHE`` is set), so its compile time is comparable with the peer's.
+
 A rerun with the same ``out`` folder skips every rung already recorded there (same workload,
 members, steps per member and lib) and measures the rest, so a ladder cut short by a GPU lease
 goes on in the next one from its ``results.json`` alone. `jaxrl.throughput.report` writes the
@@ -82,6 +85,9 @@ def measure_rung(rung: Rung, timeout: float, peer_python: str | None = None,
         cmd = [sys.executable, "-m", "jaxrl.throughput.point",
                json.dumps({"workload": w.to_dict(), "members": rung.members})]
         prefix = RESULT_PREFIX
+        # a rung's compile time is a fresh compile's, as the peer's is, unless the user set
+        # the persistent cache's switch
+        env = {"JAXRL_COMPILE_CACHE": "0", **(env or os.environ)}
     else:
         cmd = [peer_python or sys.executable, str(PEER_SCRIPTS[rung.lib]), w.name,
                str(rung.members), str(w.steps_per_member)]

@@ -32,7 +32,7 @@ import traceback
 
 import jax
 
-from jaxrl import memory
+from jaxrl import algos, memory
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.members import member_sharding
 from jaxrl.engine.spec import plan_memory, resolve_group, single_spec
@@ -83,7 +83,9 @@ def measure(workload: dict, members: int) -> dict:
               "device": f"{device.platform}:{device.id}",
               "device_kind": getattr(device, "device_kind", device.platform),
               "backend": jax.default_backend(), "jax": jax.__version__}
-    spec = single_spec(workload["algo"], workload["env"], members, workload["steps_per_member"],
+    steps = max(workload["steps_per_member"], algos.get(workload["algo"]).default_config(
+        workload["env"]).replace(**workload.get("config", {})).steps_per_update)  # >= 1 update
+    spec = single_spec(workload["algo"], workload["env"], members, steps,
                        eval_episodes=0, max_chunk_updates=workload["max_chunk_updates"],
                        env_kwargs=workload.get("env_kwargs") or None,
                        **workload.get("config", {}))

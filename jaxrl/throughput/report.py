@@ -35,6 +35,10 @@ def _bytes(value) -> str:
     return "—" if value is None else format_bytes(value)
 
 
+def _members(n: int) -> str:
+    return f"{n:,} member{'s' if n != 1 else ''}"
+
+
 def _devices(data: dict) -> str:
     kinds = sorted({f"{p.get('device_kind') or p.get('device')} ({p.get('backend', '?')}, jax "
                     f"{p.get('jax', '?')})" for p in data["points"] if p.get("status") == "ok"
@@ -47,11 +51,11 @@ def _stop_line(points: list[dict], counts: list[int]) -> str:
         return "not measured"
     last = points[-1]
     if last["status"] == "refused":
-        return f"the memory plan refused {last['members']:,} members: {last.get('reason', '')}"
+        return f"the memory plan refused {_members(last['members'])}: {last.get('reason', '')}"
     if last["status"] == "failed":
-        return f"{last['members']:,} members failed: {last.get('reason', '')}"
+        return f"{_members(last['members'])} failed: {last.get('reason', '')}"
     higher = [c for c in counts if c > last["members"]]
-    return (f"measured up to {last['members']:,} members; not asked beyond"
+    return (f"measured up to {_members(last['members'])}; not asked beyond"
             + (f" (next: {higher[0]:,})" if higher else ""))
 
 
@@ -108,7 +112,7 @@ def write_report(data: dict, out: Path, title: str = "Throughput ladder") -> Pat
         lines += ["", f"Top of the ladder: {_stop_line(_points(data, name, 'jaxrl'), counts)}."]
         for a in w.get("anchors", []):
             lines.append(f"- Anchor: {a['label']}, {a['env_steps_per_second']:,.0f} env-steps/s "
-                         f"at {a['members']:,} members on {a['hardware']} ({a['source']}).")
+                         f"at {_members(a['members'])} on {a['hardware']} ({a['source']}).")
         lines.append("")
     path = out / "report.md"
     path.write_text("\n".join(lines))
