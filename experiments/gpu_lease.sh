@@ -48,6 +48,12 @@
 #                                                 # metrics in metrics.parquet, into $OUT (a
 #                                                 # store's many small files and its checkpoints
 #                                                 # would not come back)
+# rejax 0.1.3 as it ships, beside jaxrl (experiments/peers/README.md):
+#   bash experiments/gpu_lease.sh peer-wheels     # here: its pinned wheels into .whl-rejax/
+#                                                 # (ignored by git; carry it with the call)
+#   bash experiments/gpu_lease.sh peer-setup      # there: install them into /tmp/site-rejax
+# then one point a call (on the image's JAX, not rejax's pinned 0.10.2):
+#   PYTHONPATH=/tmp/site-rejax python3 experiments/peers/rejax_point.py WORKLOAD MEMBERS STEPS
 # Work files live in /tmp/gpu_lease, which a later call on the same warm machine finds again
 # (the machine goes back 30 s after a call ends: make the next call at once).
 # benchmarks/atari-gpu/NOTES.md tells how the first lease went.
@@ -87,6 +93,46 @@ setup)
   for m in gymnax brax.envs mujoco.mjx duckdb; do  # each family's imports, one line each
     python3 -c "import $m" 2>&1 | tail -n 1 | sed "s/^/$m: /"
   done
+  ;;
+peer-wheels)
+  # rejax's pinned environment (experiments/peers/requirements-rejax.txt) as Python 3.12
+  # manylinux wheels, less what the image brings or a run never imports (about 160 MiB in all,
+  # 58 MiB without these). A call carries 64 MiB: .whl-rejax/ goes in its own call (peer-setup),
+  # not beside .whl/ (48 MiB; setup), and both installs stay while the machine is warm.
+  # - jax, jaxlib: the image has its own, with CUDA, at 0.11.x (not rejax's 0.10.2); and JAX's
+  #   own dependencies, installed with it and loaded by its jaxlib, which a copy on PYTHONPATH
+  #   would shadow: numpy, ml-dtypes, scipy (35 MB), opt-einsum
+  # - pandas (12 MB): the image has it (seaborn, which gymnax imports, imports it)
+  # - tensorstore (22 MB), uvloop (4.5 MB): flax's and orbax's checkpointing, never imported by
+  #   a training run (the image's flax brings its own)
+  # - mujoco-studio (13 MB), pyopengl (3 MB): MuJoCo's viewer and rendering, not imported
+  #   (jaxrl's `wheels` leaves the viewer out too)
+  # Everything else at rejax's pins, flax, optax and chex included.
+  skip=" jax jaxlib numpy ml-dtypes scipy opt-einsum pandas tensorstore uvloop mujoco-studio pyopengl "
+  mkdir -p .whl-rejax
+  missing=0
+  while read -r pin; do
+    name=$(echo "${pin%%==*}" | tr 'A-Z_' 'a-z-')
+    case "$skip" in *" $name "*) continue ;; esac
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+      --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+      --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl-rejax "$pin" \
+      || { echo "no wheel for $pin" >&2; missing=1; }
+  done < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' experiments/peers/requirements-rejax.txt | grep .)
+  ls .whl-rejax | wc -l
+  du -sh .whl-rejax
+  exit $missing
+  ;;
+peer-setup)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site-rejax .whl-rejax/*.whl || exit 1
+  PYTHONPATH=/tmp/site-rejax python3 - <<'PY' 2>&1 | grep -v "^Failed to import"
+from importlib.metadata import version
+import jax, rejax, gymnax, brax  # noqa: F401
+print("rejax", version("rejax"), "gymnax", version("gymnax"), "brax", version("brax"),
+      "flax", version("flax"), "optax", version("optax"), "numpy", version("numpy"))
+print("jax", jax.__version__, "(the image's)", jax.devices())
+PY
   ;;
 atari-floor)
   # the first lease: 8.5k env-steps/s at 48 emulators on 16 cores, 1.8x the 2-core machine's
@@ -211,6 +257,6 @@ PY
   ls -la "$OUT"
   ;;
 *)
-  echo "usage: $0 plan [--dry]|wheels|setup|atari-floor|backend-check|threads|smoke [GAME]|bench SUITE SCALE PATTERN...|wait SECONDS|stop|relay-out FIRST COUNT|relay-in|collect" >&2
+  echo "usage: $0 plan [--dry]|wheels|setup|peer-wheels|peer-setup|atari-floor|backend-check|threads|smoke [GAME]|bench SUITE SCALE PATTERN...|wait SECONDS|stop|relay-out FIRST COUNT|relay-in|collect" >&2
   exit 2 ;;
 esac

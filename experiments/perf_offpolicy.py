@@ -6,8 +6,9 @@
   and critics (rejax's ``configs/gymnax/pendulum.yaml``).
 
 Prints compile seconds, run seconds and env-steps/s (all seeds together). Time rejax as it
-ships beside it in the same minutes (``../shared/peers/bench_rejax.py dqn|sac`` with those
-config sections); docs/performance.md has the measured ratios.
+ships beside it in the same minutes (DQN: ``experiments/peers/rejax_point.py dqn-cartpole``,
+see experiments/peers/README.md; docs/performance.md's figures were taken with the old harness's
+``bench_rejax.py dqn|sac`` on those config sections); docs/performance.md has the measured ratios.
 
     python experiments/perf_offpolicy.py [--seeds 1 16] [--dqn-steps 100000] [--sac-steps 20000]
 """

@@ -2,12 +2,13 @@
 
 5 envs x 100 steps per update, 5 epochs x 5 minibatches, 64x64 tanh networks, 500k env steps
 per seed. Prints compile seconds, run seconds and env-steps/s (all seeds together).
-Compare with rejax as it ships (`../shared/peers/bench_rejax.py`, rejax on its own pinned
-gymnax) in the same minutes; docs/performance.md has the measured ratios.
+Compare with rejax as it ships (`experiments/peers/rejax_point.py ppo SEEDS 500000 --workloads
+experiments/peers/rejax_cartpole.yaml`, rejax on its own pinned gymnax; see
+experiments/peers/README.md) in the same minutes; docs/performance.md has the measured ratios.
 
 Single runs on a shared VM swing by +-20%, so ``--repeats R`` runs every seed count R times
 (compiled once, different root seeds) and reports the best and the median run; compare those
-with ``bench_rejax.py ... --repeat R`` taken in the same minutes (the two in turn).
+with ``rejax_point.py ... --repeat R`` taken in the same minutes (the two in turn).
 
     python experiments/perf_ppo.py [--seeds 1 8 32] [--total-steps 500000] [--repeats 3]
 """
