@@ -27,10 +27,12 @@ say() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$REPORT/dryrun.log"; }
 say "lease 1: plan --dry (peer: ${PEER:-none})"
 start=$(date +%s)
 GPU_LEASE_DIR=$D/lease1 PEER_PYTHON=$PEER bash experiments/gpu_lease.sh plan --dry > /dev/null
-# wait for the ladder to finish and the minatar step to be well under way, then cut it off
+# wait for the ladder to finish and a minatar entry to have a checkpoint, then cut it off
 until [ "$(step_status "$state1" minatar)" = running ]; do sleep 5; done
-say "lease 1: ladder $(step_status "$state1" ladder), minatar running; cutting off in 60 s"
-sleep 60
+say "lease 1: ladder $(step_status "$state1" ladder), minatar running"
+until ls -d "$D"/lease1/runs/*/checkpoints/[0-9]* > /dev/null 2>&1; do sleep 2; done
+sleep 1
+say "lease 1: a minatar entry has checkpoints $(ls "$D"/lease1/runs/*/checkpoints/ | grep -E '^[0-9]+$' | tr '\n' ' '): cutting off"
 GPU_LEASE_DIR=$D/lease1 bash experiments/gpu_lease.sh stop | tee -a "$REPORT/dryrun.log"
 say "lease 1: minatar $(step_status "$state1" minatar) when cut off"
 GPU_LEASE_DIR=$D/lease1 OUT=$D/out1 bash experiments/gpu_lease.sh relay-out 0 99 > /dev/null \
@@ -52,9 +54,14 @@ say "lease 2: plan exit $code; $(( $(date +%s) - start )) s in all"
 # what each lease did, from the state and the ladder's results
 cp "$state2" "$REPORT/plan.json"
 cp "$D/lease2/runs/ladder-gpu/results.json" "$REPORT/ladder-results.json" 2>/dev/null
-python3 - "$state2" "$D/lease2/runs/ladder-gpu/results.json" <<'PY' | tee -a "$REPORT/dryrun.log"
-import collections, json, sys
+python3 - "$state2" "$D/lease2/runs/ladder-gpu/results.json" "$D/lease2/runs" <<'PY' | tee -a "$REPORT/dryrun.log"
+import collections, json, pathlib, sys
 state = json.load(open(sys.argv[1]))
+for f in sorted(pathlib.Path(sys.argv[3]).glob("*/run.json")):
+    m = json.loads(f.read_text())
+    chunks = len(list((f.parent / "metrics").glob("*.parquet")))
+    print(f"run {f.parent.name}: {m.get('status')}, {chunks} metric chunks")
+runs = [json.loads(f.read_text()) for f in pathlib.Path(sys.argv[3]).glob("*/run.json")]
 for name, step in state["steps"].items():
     runs = ", ".join(f"{r.get('host', '?')}: exit {r.get('exit', 'killed')}" for r in step["runs"])
     print(f"step {name}: {step['status']} ({len(step['runs'])} run(s): {runs})")
@@ -63,6 +70,7 @@ keys = collections.Counter((p["lib"], p["workload"], p["members"]) for p in poin
 twice = [k for k, n in keys.items() if n > 1]
 print(f"ladder: {len(points)} rungs recorded, measured twice: {twice or 'none'}")
 ok = all(s["status"] == "done" for s in state["steps"].values()) and not twice \
+    and all(r.get("status") == "finished" for r in runs) \
     and len(state["steps"]["minatar"]["runs"]) == 2 and len(state["steps"]["ladder"]["runs"]) == 1
 print("dry run:", "PASSED" if ok else "FAILED")
 sys.exit(0 if ok else 1)
