@@ -8,6 +8,8 @@ Steps (one at a time, so each has the whole GPU; a step that exits 0 is done for
 1. ``ladder``: the throughput ladder on every workload, 1 to 8,192 members, rejax beside it
    (``jaxrl ladder``; target under 10 minutes). Pure-JAX workloads are what a GPU is for, and
    no pure-JAX workload has run on one yet.
+   ``profile``: a `jax.profiler` trace of the ladder's rung where jaxrl's rate over rejax's is
+   lowest (``profile/WORKLOAD-MEMBERS/trace``), to find what to fix on the slowest GPU path.
 2. ``minatar``: the ``minatar`` suite at 16 seeds and full budget.
 3. ``mujoco-002``: reading 002's MuJoCo table (PPO and TRPO at 1M) at 16 seeds.
 4. ``spinningup-3m``: Spinning Up's 3M-step table at 16 seeds.
@@ -56,6 +58,8 @@ def steps(store: Path, peer_python: str | None) -> list[Step]:
              ("ladder", "--out", str(store / "ladder-gpu"), "--no-progress",
               "--title", "Throughput ladder on a GPU", *peer),
              ("--members", "1", "4", "--budget-scale", "0.05")),
+        Step("profile", "a jax.profiler trace of the rung where jaxrl trails rejax most",
+             ("ladder", "--out", str(store / "profile"), "--no-progress"), ()),
         Step("minatar", "the minatar suite, 16 seeds, full budget",
              ("bench", "minatar", "--seeds", "16", "--out", str(store / "reports" / "minatar"),
               *bench),
@@ -93,6 +97,36 @@ def dry_command(step: Step) -> list[str]:
     return [*JAXRL, *kept, *dry]
 
 
+def slowest_rung(results: Path) -> tuple[str, int, float] | None:
+    """``(workload, members, ratio)`` of the ladder's rung where jaxrl's rate over the peer's
+    is lowest (at most 1,024 members: a short trace), or None without paired rungs."""
+    try:
+        points = json.loads(results.read_text())["points"]
+    except (OSError, ValueError, KeyError):
+        return None
+    ok = {(p["lib"], p["workload"], p["members"]): p["env_steps_per_second"]
+          for p in points if p.get("status") == "ok"}
+    ratios = [(ok[key] / ok[("rejax", *key[1:])], key[1], key[2]) for key in ok
+              if key[0] == "jaxrl" and key[2] <= 1024 and ok.get(("rejax", *key[1:]))]
+    if not ratios:
+        return None
+    ratio, workload, members = min(ratios)
+    return workload, members, ratio
+
+
+def profile_command(step: Step, store: Path, dry: bool) -> tuple[list[str], dict] | None:
+    """The profile step's command and environment, chosen from the ladder's results."""
+    found = slowest_rung(store / "ladder-gpu" / "results.json")
+    if found is None:
+        return None
+    workload, members, ratio = found
+    out = store / "profile" / f"{workload}-{members}"
+    cmd = [*JAXRL, "ladder", workload, "--members", str(members), "--out", str(out),
+           "--no-progress", "--title", f"Profiled rung ({ratio:.2f}x rejax in the ladder)",
+           *(("--budget-scale", "0.05") if dry else ())]
+    return cmd, {"JAXRL_PROFILE_DIR": str(out / "trace")}
+
+
 def load_state(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
@@ -123,6 +157,15 @@ def run(store: Path, dry: bool, peer_python: str | None, only: list[str] | None)
             print(f"gpu_plan: {step.name}: done in an earlier run, skipped", flush=True)
             continue
         cmd = dry_command(step) if dry else [*JAXRL, *step.args]
+        extra_env = {}
+        if step.name == "profile":
+            chosen = profile_command(step, store, dry)
+            if chosen is None:
+                record.update(status="done", note="no rung with rejax beside it to profile")
+                save_state(state_path, state)
+                print("gpu_plan: profile: no paired ladder rung; skipped", flush=True)
+                continue
+            cmd, extra_env = chosen
         log = plan_dir / "logs" / f"{step.name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         started = time.time()
@@ -136,7 +179,8 @@ def run(store: Path, dry: bool, peer_python: str | None, only: list[str] | None)
                     f"{' '.join(cmd[3:])}\n")
             f.flush()
             code = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT,
-                                   env={**os.environ, "JAXRL_RUNS_DIR": str(store)})
+                                   env={**os.environ, "JAXRL_RUNS_DIR": str(store),
+                                        **extra_env})
         record["runs"][-1].update(exit=code, seconds=round(time.time() - started, 1))
         record["status"] = "done" if code == 0 else "failed"
         save_state(state_path, state)

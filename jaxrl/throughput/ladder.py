@@ -38,6 +38,8 @@ REPO = Path(__file__).resolve().parents[2]
 PEER_SCRIPTS = {"rejax": REPO / "experiments" / "peers" / "rejax_point.py"}
 """The harness that times each peer as it ships, one rung per call (its own venv's Python)."""
 RESULTS_FILE = "results.json"
+POINT_MAIN = "import sys; from jaxrl.throughput.point import main; sys.exit(main(sys.argv[1:]))"
+"""The child's program (``python -m`` would import the module twice: the package imports it)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +84,7 @@ def measure_rung(rung: Rung, timeout: float, peer_python: str | None = None,
     base = {"workload": w.name, "members": rung.members, "lib": rung.lib,
             "steps_per_member_requested": w.steps_per_member}
     if rung.lib == "jaxrl":
-        cmd = [sys.executable, "-m", "jaxrl.throughput.point",
+        cmd = [sys.executable, "-c", POINT_MAIN,
                json.dumps({"workload": w.to_dict(), "members": rung.members})]
         prefix = RESULT_PREFIX
         # a rung's compile time is a fresh compile's, as the peer's is, unless the user set

@@ -1,6 +1,7 @@
 """One rung of the throughput ladder, measured in a process of its own.
 
-    python -m jaxrl.throughput.point '{"workload": {...Workload fields...}, "members": 64}'
+    python -c 'import sys; from jaxrl.throughput.point import main; sys.exit(main(sys.argv[1:]))' \
+        '{"workload": {...Workload fields...}, "members": 64}'
 
 prints one JSON line (`RESULT_PREFIX` then the object) and exits 0, whatever happened:
 
@@ -16,6 +17,8 @@ prints one JSON line (`RESULT_PREFIX` then the object) and exits 0, whatever hap
   ``reason`` is its one-line message and ``predicted_bytes`` its figure;
 * ``status: "failed"``: anything else, with a one-line ``reason`` (e.g. the allocator ran out).
 
+``$JAXRL_PROFILE_DIR`` set: the rung is traced with `jax.profiler` into that folder.
+
 A process per rung keeps each rung's peak memory its own, keeps a crash (an allocator failure
 on a GPU, the OOM killer on a CPU) from taking the ladder down, and gives every rung a fresh
 compile. The orchestrating process (`jaxrl.throughput.ladder`) never touches a device, so on a
@@ -24,7 +27,9 @@ GPU it holds no memory while a rung runs.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import resource
 import sys
 import time
@@ -38,6 +43,8 @@ from jaxrl.engine.members import member_sharding
 from jaxrl.engine.spec import plan_memory, resolve_group, single_spec
 
 RESULT_PREFIX = "LADDER-POINT "
+PROFILE_VAR = "JAXRL_PROFILE_DIR"
+"""Set to a folder: the rung runs under `jax.profiler.trace` into it (``gpu_lease.sh profile``)."""
 
 
 def _rss_bytes() -> int:
@@ -106,7 +113,8 @@ def measure(workload: dict, members: int) -> dict:
         chunk_seconds.append(steps / max(float(rate.reshape(-1)[0]), 1e-9))
 
     start = time.perf_counter()
-    outcome = run_group(spec, resolved, progress=False, on_chunk=on_chunk)
+    with _profiled(os.environ.get(PROFILE_VAR)):
+        outcome = run_group(spec, resolved, progress=False, on_chunk=on_chunk)
     wall = time.perf_counter() - start
     done = outcome.done_updates() * outcome.steps_per_update
     peak = _device_peak(jax.local_devices()) if device.platform != "cpu" else None
@@ -121,6 +129,12 @@ def measure(workload: dict, members: int) -> dict:
             "peak_bytes": peak if peak is not None else max(0, _peak_rss_bytes() - rss_before),
             "peak_kind": "device" if peak is not None else "host_rss",
             "failures": {str(k): v for k, v in outcome.failures.items()}}
+
+
+def _profiled(folder: str | None):
+    """``jax.profiler.trace(folder)`` around the rung's compile and run (TensorBoard's or
+    Perfetto's trace viewer reads it), or nothing."""
+    return jax.profiler.trace(folder) if folder else contextlib.nullcontext()
 
 
 def _refused_estimate(resolved, members: int) -> int | None:
