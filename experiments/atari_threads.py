@@ -218,6 +218,19 @@ def _pairs(label: str, path: str, envs_n: int, pairs: int, seconds: float,
                 statistics.median(r["fixed_over_default_per_cpu_s"] for r in rows)}
 
 
+def _python_loop_ms() -> float:
+    """Best of 5 of a fixed pure-Python integer loop on one thread, no sleeping: the core's
+    own speed, to set beside one emulator's (which waits on a semaphore every step)."""
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        total = 0
+        for i in range(1_000_000):
+            total += i * i % 7
+        best = min(best, time.perf_counter() - start)
+    return round(best * 1e3, 1)
+
+
 def _facts() -> dict:
     import ale_py
 
@@ -236,6 +249,13 @@ def _facts() -> dict:
         siblings = Path("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list").read_text()
     except OSError:
         siblings = None
+    cpufreq = Path("/sys/devices/system/cpu/cpu0/cpufreq")
+    governor = max_khz = None
+    try:
+        governor = (cpufreq / "scaling_governor").read_text().strip()
+        max_khz = int((cpufreq / "scaling_max_freq").read_text())
+    except (OSError, ValueError):
+        pass
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                                 capture_output=True, text=True).stdout.strip() or None
@@ -245,6 +265,8 @@ def _facts() -> dict:
             "cgroup_cpu_quota": _cgroup_cpu_quota(Path("/sys/fs/cgroup")),
             "usable_cores": usable_cores(), "cpu_model": model, "cpu_mhz": mhz,
             "cpu0_thread_siblings": siblings.strip() if siblings else None,
+            "cpufreq_governor": governor, "cpufreq_max_mhz": max_khz and max_khz // 1000,
+            "python_loop_ms": _python_loop_ms(),
             "load_average": os.getloadavg(), "python": platform.python_version(),
             "ale_py": ale_py.__version__, "commit": commit}
 
