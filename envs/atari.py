@@ -10,7 +10,9 @@ The emulators are host state, so three things differ from a pure-JAX env:
   (`AtariVectorEnv`). Its handle travels in the env state, so the steps of a program (and of the
   next chunk program) drive the pool their state came from, and an evaluation program, which
   traces its own reset, gets its own pool. Member ``m`` owns rows ``[m*N, (m+1)*N)``, seeded
-  from its own keys, so vmapped seeds give what the seeds give one by one.
+  from its own keys, so vmapped seeds give what the seeds give one by one. A pool (all members'
+  emulators together) runs one emulator thread per usable core (`AtariEnv.pool_threads`;
+  ale-py's own default counts the host's online processors).
 * **Same-step reset.** ALE resets a finished emulator on the *next* step (ignoring that step's
   action, reward 0). Here the step resets every finished emulator at once (one FFI reset per
   finished env, which cancels ALE's pending reset): ``obs`` is the new game's first frame
@@ -40,8 +42,11 @@ no-op starts, episodic life and clipped rewards for training) and ``"machado"`` 
 
 from __future__ import annotations
 
+import math
+import os
 import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -84,6 +89,39 @@ def games() -> list[str]:
     return sorted(ale_py.roms.get_all_rom_ids())
 
 
+def usable_cores(cgroup_root: str | Path = "/sys/fs/cgroup") -> int:
+    """The CPUs this process may run on: its affinity mask (``os.sched_getaffinity``), capped
+    by a cgroup CPU quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``) where one is set.
+
+    Not ``os.cpu_count()`` nor ale-py's ``std::thread::hardware_concurrency()``: both count the
+    host's online processors, which a container pinned to a few of them does not own."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity masks on this platform
+        cores = os.cpu_count() or 1
+    quota = _cgroup_cpu_quota(Path(cgroup_root))
+    if quota is not None:
+        cores = min(cores, max(1, math.ceil(quota)))
+    return max(1, cores)
+
+
+def _cgroup_cpu_quota(root: Path) -> float | None:
+    """CPUs' worth of time per period the cgroup allows (``None``: no quota, or unreadable)."""
+    try:  # cgroup v2: "max 100000" or "1600000 100000"
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    for folder in ("cpu", "cpu,cpuacct", "cpuacct,cpu"):  # cgroup v1: -1 is no quota
+        try:
+            quota = int((root / folder / "cpu.cfs_quota_us").read_text())
+            period = int((root / folder / "cpu.cfs_period_us").read_text())
+        except (OSError, ValueError):
+            continue
+        return None if quota <= 0 or period <= 0 else quota / period
+    return None
+
+
 @struct.dataclass
 class AtariState:
     handle: jax.Array  # [8] uint8: the pool this env's emulator lives in
@@ -101,7 +139,7 @@ class AtariEnv:
     host_pool = True  # `envs.core.runs_on_host`: the engine keeps its members on one device
 
     def __init__(self, game: str, preset: str = "baselines", max_frames: int = 108_000,
-                 stack: int = 4, size: int = 84, num_threads: int = 0, **overrides):
+                 stack: int = 4, size: int = 84, num_threads: int | None = None, **overrides):
         if preset not in PRESETS:
             raise ValueError(f"unknown Atari preset {preset!r}; presets: {', '.join(PRESETS)}")
         unknown = set(overrides) - set(PRESETS["baselines"])
@@ -118,7 +156,9 @@ class AtariEnv:
         self.name = f"atari:{game}"
         self.settings = {**PRESETS[preset], **overrides}
         self.max_frames, self.stack, self.size = max_frames, stack, size
-        self.num_threads = num_threads  # the pool's emulator threads (0: ale-py chooses)
+        # emulator threads per pool: None, one per usable core (`pool_threads`); 0, ale-py's own
+        # default; n, n threads (ale-py caps any count at the host's online processors)
+        self.num_threads = num_threads
         self._vector_env = vector_env
         self._pools: list = []  # every pool this env created (kept alive: handles point into them)
         probe = self._new_pool(1)
@@ -132,10 +172,23 @@ class AtariEnv:
         return int(self.settings["frame_skip"])
 
     # -- the pool ------------------------------------------------------------------------------
+    def pool_threads(self, size: int) -> int:
+        """The ``num_threads`` a pool of ``size`` emulators is given (0: ale-py's default).
+
+        By default one thread per usable core, at most one per emulator. ale-py's own default
+        (``num_threads=0``) is ``min(size, std::thread::hardware_concurrency())``, the host's
+        online processors: in a container that may use 16 of a GPU host's 200, a pool of 48
+        emulators would get 48 threads. Its workers share one queue of emulators and each
+        spins on the queue's semaphore before it sleeps, so threads beyond the cores only add
+        switches and spinning. The thread count never changes a game (tested)."""
+        if self.num_threads is not None:
+            return self.num_threads
+        return min(size, usable_cores())
+
     def _new_pool(self, size: int):
         s = self.settings
         pool = self._vector_env(
-            self.rom, num_envs=size, num_threads=self.num_threads, frameskip=s["frame_skip"],
+            self.rom, num_envs=size, num_threads=self.pool_threads(size), frameskip=s["frame_skip"],
             repeat_action_probability=s["sticky_actions"], noop_max=s["noop_max"],
             full_action_space=s["full_action_space"], max_num_frames_per_episode=self.max_frames,
             img_height=self.size, img_width=self.size, stack_num=self.stack, grayscale=True,

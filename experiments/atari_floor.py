@@ -1,6 +1,6 @@
 """Atari throughput against the raw ale-py XLA floor, same game, same env count, same machine.
 
-    python experiments/atari_floor.py [--envs 16] [--steps 128] [--game Breakout] [--threads 0]
+    python experiments/atari_floor.py [--envs 16] [--steps 128] [--game Breakout] [--threads N]
 
 Three jitted loops of ``steps`` steps over ``envs`` emulators, each timed (best of 3, after a
 warm-up call): ale-py's own XLA step with random actions (the floor), jaxrl's adapter with
@@ -34,18 +34,20 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=16)
     parser.add_argument("--steps", type=int, default=128)
     parser.add_argument("--game", default="Breakout")
-    parser.add_argument("--threads", type=int, default=0,
-                        help="emulator threads per pool (0: ale-py's default)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="emulator threads per pool (default: one per usable core, as "
+                             "jaxrl's adapter; 0: ale-py's own default, one per online processor)")
     args = parser.parse_args()
     n, t = args.envs, args.steps
 
     from ale_py.vector_env import AtariVectorEnv
 
     import envs
-    from envs.atari import rom_name
+    from envs.atari import rom_name, usable_cores
     from jaxrl.algos import onpolicy, ppo
 
-    raw = AtariVectorEnv(rom_name(args.game), num_envs=n, num_threads=args.threads)
+    threads = min(n, usable_cores()) if args.threads is None else args.threads
+    raw = AtariVectorEnv(rom_name(args.game), num_envs=n, num_threads=threads)
     handle, reset, step = raw.xla()
     handle, _ = reset(handle, seed=0)
     actions = raw.single_action_space.n
@@ -58,7 +60,7 @@ def main() -> None:
             return h, reward.sum()
         return jax.lax.scan(body, handle, jax.random.split(key, t))
 
-    env, params = envs.make(f"atari:{args.game}", num_threads=args.threads)
+    env, params = envs.make(f"atari:{args.game}", num_threads=threads)
     state0 = jax.jit(lambda k: jax.vmap(env.reset)(jax.random.split(k, n))[1])(jax.random.key(9))
 
     @jax.jit
@@ -81,7 +83,7 @@ def main() -> None:
     rates = {"floor": best_rate(floor, (handle,), n * t),
              "adapter": best_rate(adapter, (state0,), n * t),
              "ppo_rollout": best_rate(ppo_rollout, (agent,), n * t)}
-    print(json.dumps({"game": args.game, "envs": n, "steps": t, "threads": args.threads,
+    print(json.dumps({"game": args.game, "envs": n, "steps": t, "threads": threads,
                       "devices": str(jax.devices()[0]),
                       **{f"{k}_env_steps_per_s": round(v) for k, v in rates.items()},
                       "floor_over_adapter": round(rates["floor"] / rates["adapter"], 2),

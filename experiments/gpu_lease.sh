@@ -20,9 +20,10 @@
 #                                                 # rollout (GPU and CPU), a short PPO Pong run
 #   bash experiments/gpu_lease.sh backend-check   # the same Atari games with JAX on the GPU as
 #                                                 # on the CPU (ale-py's GPU FFI targets), exact
-#   bash experiments/gpu_lease.sh threads         # the floor, adapter and PPO rollout at 48
-#                                                 # envs with ale-py's default thread count and
-#                                                 # with one thread per usable core
+#   bash experiments/gpu_lease.sh threads         # per-core emulator speed, then 48 envs with
+#                                                 # ale-py's default thread count and with
+#                                                 # jaxrl's (one per usable core), in turn
+#                                                 # (experiments/atari_threads.py host, ~90 s)
 #   bash experiments/gpu_lease.sh smoke [GAME]    # A2C, TRPO, DQN and ACER's presets at 6 seeds,
 #                                                 # a few updates each: compile, env-steps/s,
 #                                                 # and that the replay entries fit
@@ -86,9 +87,9 @@ setup)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-  nproc  # the cores this process may use; ale-py's default thread count is min(envs,
-  # std::thread::hardware_concurrency()), the online processors, which a container may not own
-  python3 -c "import os; print('online processors', os.cpu_count(), 'usable', len(os.sched_getaffinity(0)))"
+  # ale-py's own thread count is min(envs, std::thread::hardware_concurrency()), the online
+  # processors, which a container may not own; jaxrl's Atari pools use envs.atari.usable_cores()
+  python3 -c "import os, pathlib; from envs.atari import usable_cores, _cgroup_cpu_quota as q; print('online processors', os.cpu_count(), 'affinity', len(os.sched_getaffinity(0)), 'cgroup quota', q(pathlib.Path('/sys/fs/cgroup')), 'usable', usable_cores())"
   python3 -c "import jax, flax, optax, chex, pandas, numpy, ale_py; print('jax', jax.__version__, jax.devices(), 'flax', flax.__version__, 'optax', optax.__version__, 'chex', chex.__version__, 'pandas', pandas.__version__, 'numpy', numpy.__version__, 'ale_py', ale_py.__version__)"
   for m in gymnax brax.envs mujoco.mjx duckdb; do  # each family's imports, one line each
     python3 -c "import $m" 2>&1 | tail -n 1 | sed "s/^/$m: /"
@@ -165,10 +166,12 @@ smoke)
   done
   ;;
 threads)
-  for th in 0 "$(nproc)"; do
-    python3 experiments/atari_floor.py --envs 48 --steps 128 --game Pong --threads $th \
-      | tail -n 1 | tee -a "$OUT/threads.jsonl"
-  done
+  # about 90 s: the processor facts (online, affinity, cgroup quota, model, how busy the whole
+  # host is), one emulator on one thread and one per usable core (the per-core speed, nothing
+  # oversubscribed), then 48 emulators with ale-py's default thread count and with jaxrl's
+  # (one per usable core), A B A B, ale-py's pool alone and jaxrl's adapter with JAX on the GPU
+  python3 experiments/atari_threads.py host --envs 48 --pairs 2 --seconds 2 \
+    --out "$OUT/threads.json" 2>&1 | grep -v '^\[XLA FFI\]'
   ;;
 plan)
   # THE GPU PLAN (experiments/gpu_plan.py), run first whenever a GPU machine is lent: the

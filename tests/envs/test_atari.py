@@ -3,6 +3,8 @@
 marked terminal while the game goes on, returns in the game's score over whole games; and
 vmapped seeds over one emulator pool equal the seeds run one by one."""
 
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -80,11 +82,64 @@ def test_same_step_reset_and_final_observation(breakout):
 
 def test_the_pool_thread_count_does_not_change_a_game(breakout):
     """``num_threads`` only spreads the emulators over threads: the same keys give the same
-    games, resets and final observations as ale-py's default."""
+    games, resets and final observations as the default (one thread per usable core)."""
     env, _ = envs.make("atari:Breakout", max_frames=1200, num_threads=1)
     one_thread = _rollout(env, jax.random.key(0))
     for name, values in breakout[1].items():
         np.testing.assert_array_equal(one_thread[name], values, err_msg=name)
+
+
+def test_usable_cores_is_the_affinity_mask_capped_by_a_cgroup_quota(tmp_path, monkeypatch):
+    """Not the host's online processors (``os.cpu_count``, ale-py's hardware_concurrency): the
+    CPUs this process may run on, and no more than a CPU quota's worth (rounded up)."""
+    from envs import atari
+
+    monkeypatch.setattr(atari.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    monkeypatch.setattr(atari.os, "cpu_count", lambda: 224)
+    assert atari.usable_cores(tmp_path) == 64  # no cgroup files: the affinity mask
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert atari.usable_cores(tmp_path) == 64
+    (tmp_path / "cpu.max").write_text("1600000 100000\n")
+    assert atari.usable_cores(tmp_path) == 16
+    (tmp_path / "cpu.max").write_text("150000 100000\n")
+    assert atari.usable_cores(tmp_path) == 2
+    (tmp_path / "cpu.max").unlink()
+    v1 = tmp_path / "cpu,cpuacct"
+    v1.mkdir()
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    (v1 / "cpu.cfs_quota_us").write_text("-1\n")
+    assert atari.usable_cores(tmp_path) == 64
+    (v1 / "cpu.cfs_quota_us").write_text("400000\n")
+    assert atari.usable_cores(tmp_path) == 4
+    monkeypatch.setattr(atari.os, "sched_getaffinity", lambda pid: {3})
+    assert atari.usable_cores(tmp_path) == 1
+
+
+def test_a_pool_gets_one_thread_per_usable_core_unless_told(monkeypatch):
+    """By default a pool of B emulators asks ale-py for min(B, usable cores) threads, not ale-py's
+    min(B, online processors); an explicit ``num_threads`` (0: ale-py's own default) is kept.
+    The count reaches ale-py: the pool starts that many threads."""
+    from envs import atari
+
+    monkeypatch.setattr(atari, "usable_cores", lambda: 1)
+    env = AtariEnv("Breakout")
+    assert (env.pool_threads(48), env.pool_threads(1)) == (1, 1)
+    monkeypatch.setattr(atari, "usable_cores", lambda: 16)
+    assert (env.pool_threads(48), env.pool_threads(6)) == (16, 6)
+    assert AtariEnv("Breakout", num_threads=0).pool_threads(48) == 0
+    assert AtariEnv("Breakout", num_threads=3).pool_threads(48) == 3
+    assert envs.make("atari:Breakout", num_threads=5)[0].pool_threads(48) == 5
+
+    asked = []
+    real = env._vector_env
+    env._vector_env = lambda *a, **kw: asked.append(kw["num_threads"]) or real(*a, **kw)
+    monkeypatch.setattr(atari, "usable_cores", lambda: 1)
+    tasks = Path("/proc/self/task")
+    before = len(list(tasks.iterdir())) if tasks.is_dir() else None
+    env._new_pool(4)
+    assert asked == [1]
+    if before is not None:  # Linux: ale-py started one worker (its own default: min(4, online))
+        assert len(list(tasks.iterdir())) - before == 1
 
 
 def test_life_loss_is_terminal_for_learning_but_the_game_goes_on(breakout):
