@@ -30,9 +30,19 @@ GPU_LEASE_DIR=$D/lease1 PEER_PYTHON=$PEER bash experiments/gpu_lease.sh plan --d
 # wait for the ladder to finish and a minatar entry to have a checkpoint, then cut it off
 until [ "$(step_status "$state1" minatar)" = running ]; do sleep 5; done
 say "lease 1: ladder $(step_status "$state1" ladder), minatar running"
-until ls -d "$D"/lease1/runs/*/checkpoints/[0-9]* > /dev/null 2>&1; do sleep 2; done
-sleep 1
-say "lease 1: a minatar entry has checkpoints $(ls "$D"/lease1/runs/*/checkpoints/ | grep -E '^[0-9]+$' | tr '\n' ' '): cutting off"
+checkpointed_running_run() {  # a run still running with a complete checkpoint step
+  python3 - "$D/lease1/runs" <<'PY'
+import json, pathlib, sys
+for f in pathlib.Path(sys.argv[1]).glob("*/run.json"):
+    steps = [p.name for p in (f.parent / "checkpoints").glob("[0-9]*")]
+    if json.loads(f.read_text()).get("status") == "running" and steps:
+        print(f.parent.name, "checkpoint steps", *sorted(steps, key=int))
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+until found=$(checkpointed_running_run); do sleep 2; done
+say "lease 1: $found: cutting off"
 GPU_LEASE_DIR=$D/lease1 bash experiments/gpu_lease.sh stop | tee -a "$REPORT/dryrun.log"
 say "lease 1: minatar $(step_status "$state1" minatar) when cut off"
 GPU_LEASE_DIR=$D/lease1 OUT=$D/out1 bash experiments/gpu_lease.sh relay-out 0 99 > /dev/null \
@@ -63,8 +73,8 @@ for f in sorted(pathlib.Path(sys.argv[3]).glob("*/run.json")):
     print(f"run {f.parent.name}: {m.get('status')}, {chunks} metric chunks")
 runs = [json.loads(f.read_text()) for f in pathlib.Path(sys.argv[3]).glob("*/run.json")]
 for name, step in state["steps"].items():
-    runs = ", ".join(f"{r.get('host', '?')}: exit {r.get('exit', 'killed')}" for r in step["runs"])
-    print(f"step {name}: {step['status']} ({len(step['runs'])} run(s): {runs})")
+    tries = ", ".join(f"{r.get('host', '?')}: exit {r.get('exit', 'killed')}" for r in step["runs"])
+    print(f"step {name}: {step['status']} ({len(step['runs'])} run(s): {tries})")
 points = json.load(open(sys.argv[2]))["points"]
 keys = collections.Counter((p["lib"], p["workload"], p["members"]) for p in points)
 twice = [k for k, n in keys.items() if n > 1]
