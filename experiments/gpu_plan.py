@@ -39,6 +39,8 @@ import sys
 import time
 from pathlib import Path
 
+from jaxrl.throughput.report import whole_run_rate
+
 JAXRL = [sys.executable, "-m", "jaxrl.cli"]
 
 
@@ -104,7 +106,7 @@ def slowest_rung(results: Path) -> tuple[str, int, float] | None:
         points = json.loads(results.read_text())["points"]
     except (OSError, ValueError, KeyError):
         return None
-    ok = {(p["lib"], p["workload"], p["members"]): p["env_steps_per_second"]
+    ok = {(p["lib"], p["workload"], p["members"]): whole_run_rate(p)
           for p in points if p.get("status") == "ok"}
     ratios = [(ok[key] / ok[("rejax", *key[1:])], key[1], key[2]) for key in ok
               if key[0] == "jaxrl" and key[2] <= 1024 and ok.get(("rejax", *key[1:]))]

@@ -27,6 +27,13 @@ def _libs(data: dict, workload: str) -> list[str]:
     return ["jaxrl", *sorted(lib for lib in libs if lib and lib != "jaxrl")]
 
 
+def whole_run_rate(point: dict) -> float:
+    """A rung's env-steps/s over its whole run (compile apart): ours from every chunk
+    (``env_steps_per_second_all``), a peer's as its harness timed it (its whole train call).
+    The ratios and the figure use this measure for both sides; a replay fill counts in both."""
+    return point.get("env_steps_per_second_all", point["env_steps_per_second"])
+
+
 def _rate(value) -> str:
     return "—" if value is None else f"{value:,.0f}"
 
@@ -63,18 +70,19 @@ def workload_table(data: dict, name: str) -> list[str]:
     ours = {p["members"]: p for p in _points(data, name, "jaxrl")}
     peers = [lib for lib in _libs(data, name) if lib != "jaxrl"]
     theirs = {lib: {p["members"]: p for p in _points(data, name, lib)} for lib in peers}
-    head = ["members", "jaxrl env-steps/s", "compile s", "peak memory", "plan", "devices"]
+    head = ["members", "jaxrl env-steps/s", "steady", "compile s", "peak memory", "plan",
+            "devices"]
     for lib in peers:
         head += [f"{lib} env-steps/s", f"{lib} compile s", f"ratio jaxrl/{lib}"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for m in sorted(ours):
         p = ours[m]
         if p["status"] != "ok":
-            cells = [f"{m:,}", p["status"], "", "", _bytes(p.get("predicted_bytes")), ""]
+            cells = [f"{m:,}", p["status"], "", "", "", _bytes(p.get("predicted_bytes")), ""]
         else:
             peak = _bytes(p.get("peak_bytes")) + (" (host RSS)" if p.get("peak_kind")
                                                   == "host_rss" else "")
-            cells = [f"{m:,}", _rate(p["env_steps_per_second"]),
+            cells = [f"{m:,}", _rate(whole_run_rate(p)), _rate(p["env_steps_per_second"]),
                      f"{p['compile_seconds']:.1f} ({p.get('compile_source', '?')})", peak,
                      _bytes(p.get("predicted_bytes")), str(p.get("devices", ""))]
         for lib in peers:
@@ -84,8 +92,8 @@ def workload_table(data: dict, name: str) -> list[str]:
             elif q["status"] != "ok":
                 cells += [q["status"], "", ""]
             else:
-                ratio = (p["env_steps_per_second"] / q["env_steps_per_second"]
-                         if p["status"] == "ok" and q["env_steps_per_second"] else None)
+                ratio = (whole_run_rate(p) / whole_run_rate(q)
+                         if p["status"] == "ok" and whole_run_rate(q) else None)
                 cells += [_rate(q["env_steps_per_second"]), f"{q.get('compile_seconds', 0):.1f}",
                           "—" if ratio is None else f"{ratio:.2f}x"]
         rows.append("| " + " | ".join(cells) + " |")
@@ -96,8 +104,11 @@ def write_report(data: dict, out: Path, title: str = "Throughput ladder") -> Pat
     counts = sorted({p["members"] for p in data["points"]})
     lines = [f"# {title}", "",
              f"Device: {_devices(data)}. Ladder file `{data.get('ladder_file', '?')}`; every "
-             "rung is a fresh process (`jaxrl.throughput.point`). env-steps/s is over all "
-             "members, from the chunks after the warm-up chunks (compile apart); peak memory "
+             "rung is a fresh process (`jaxrl.throughput.point`) that compiles afresh. "
+             "env-steps/s is over all members and the whole run of the rung's steps per member, "
+             "compile apart, as the peer's harness times its train call (a replay fill counts "
+             "on both sides); \"steady\" leaves jaxrl's warm-up chunks out (the first call; "
+             "for replay workloads the random fill), the rate a long run settles at. Peak memory "
              "is the accelerator allocator's peak, or on the CPU the process's peak resident "
              "memory above what it held before the plan (compiling included); \"plan\" is the "
              "memory plan's figure for the busiest device. Ratios are jaxrl's rate over the "
@@ -139,7 +150,7 @@ def write_figure(data: dict, out: Path) -> Path | None:
             ok = [p for p in _points(data, name, lib) if p["status"] == "ok"]
             if not ok:
                 continue
-            xs, ys = [p["members"] for p in ok], [p["env_steps_per_second"] for p in ok]
+            xs, ys = [p["members"] for p in ok], [whole_run_rate(p) for p in ok]
             top = max(top, *xs)
             ax.plot(xs, ys, "-o" if lib == "jaxrl" else "--x", color=colour, ms=5,
                     label=f"{name} ({lib})")

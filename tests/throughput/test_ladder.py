@@ -88,7 +88,9 @@ def _fake(rates: dict):
                 "steps_per_member_requested": rung.workload.steps_per_member}
         if isinstance(value, str):
             return {**base, "status": value, "reason": f"{value} at {rung.members}"}
-        return {**base, "status": "ok", "env_steps_per_second": value, "compile_seconds": 1.0,
+        speed = ({"env_steps_per_second": 3 * value, "env_steps_per_second_all": value}
+                 if rung.lib == "jaxrl" else {"env_steps_per_second": value})  # steady != whole
+        return {**base, "status": "ok", **speed, "compile_seconds": 1.0,
                 "compile_source": "compiled", "peak_bytes": 10, "peak_kind": "device",
                 "predicted_bytes": 8, "devices": "1 x gpu", "device_kind": "GPU"}
     return measure, calls
@@ -106,7 +108,8 @@ def test_the_climb_stops_at_a_refusal_and_the_peer_stops_at_its_own_failure(tiny
                      ("jaxrl", 64)]  # never 256: the plan refused 64
     assert json.loads((out / "results.json").read_text())["points"] == data["points"]
     table = "\n".join(workload_table(data, "ppo-tiny"))
-    assert "2.00x" in table and "refused" in table and "failed" in table
+    assert "2.00x" in table and "refused" in table and "failed" in table  # whole run / whole run
+    assert "| 1 | 10 | 30 |" in table  # the whole-run rate, then the steady one
     report = write_report(data, out).read_text()
     assert "the memory plan refused 64 members: refused at 64" in report
     assert "someone, 100,000 env-steps/s at 64 members on a GPU" in report
