@@ -54,7 +54,7 @@ PROBE: Table = {
     # DQN's probe settings; the support covers every rung's values (-1 to 10) with room, 21
     # atoms 1 apart (51 pass as well, at 1.6x the time)
     "c51": dict(_DQN_PROBE, num_atoms=21, v_min=-5.0, v_max=15.0),
-    "qrdqn": dict(_DQN_PROBE, num_quantiles=16),
+    "qrdqn": dict(_DQN_PROBE, num_quantiles=8),
     # RAdam's rectified early steps are small: the truncation rung's V = 10 (through the
     # LayerNorm's biases at the zero observation) takes lr 1e-2 and 32 steps per rollout
     "pqn": dict(num_envs=16, num_steps=16, update_epochs=4, num_minibatches=8, hidden=(32, 32),
