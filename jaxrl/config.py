@@ -247,7 +247,7 @@ RANGES: dict[str, Interval] = {
     "critic_lr": POSITIVE, "alpha_lr": POSITIVE, "disc_learning_rate": POSITIVE,
     # returns: gamma = 1 is the undiscounted finite-horizon return; lambda = 0 is TD(0) and
     # lambda = 1 Monte Carlo (A2C's n-step)
-    "gamma": UNIT, "gae_lambda": UNIT,
+    "gamma": UNIT, "gae_lambda": UNIT, "q_lambda": UNIT,
     # target networks: tau = 1 copies the online net; tau = 0 would freeze the target forever
     "tau": UNIT_NO_ZERO,
     # exploration: probabilities, a fraction of the run (0 = no decay), noise scales
@@ -269,6 +269,9 @@ RANGES: dict[str, Interval] = {
     # divides by zero wherever a gradient is 0; a decay of 1 never updates the average
     "max_grad_norm": POSITIVE, "adam_eps": POSITIVE, "rmsprop_eps": POSITIVE,
     "rmsprop_decay": UNIT_NO_ONE, "rmsprop_momentum": UNIT_NO_ONE,
+    # distributional: C51's support anywhere (v_min < v_max is the config's check), the
+    # quantile Huber loss's threshold; PQN's reward scale (0 learns nothing)
+    "v_min": ANY, "v_max": ANY, "kappa": POSITIVE, "reward_scale": POSITIVE,
     # SAC: the temperature is learned as its log
     "init_alpha": POSITIVE, "target_entropy_scale": ANY,
     # Gaussian policies start at any log-std

@@ -81,19 +81,30 @@ def resolve_torso(torso: str, obs_shape: Sequence[int]) -> str:
     return torso
 
 
-def _hidden_layers(x: jax.Array, hidden: Sequence[int], activation: str) -> jax.Array:
-    """Dense + activation per width (called inside a compact module, which names the layers)."""
+def _hidden_layers(x: jax.Array, hidden: Sequence[int], activation: str,
+                   layer_norm: bool = False) -> jax.Array:
+    """Dense (+ LayerNorm) + activation per width (called inside a compact module, which names
+    the layers)."""
     act = ACTIVATIONS[activation]
     for width in hidden:
-        x = act(_dense(width, np.sqrt(2.0))(x))
+        x = _normalized(_dense(width, np.sqrt(2.0))(x), layer_norm)
+        x = act(x)
     return x
+
+
+def _normalized(x: jax.Array, layer_norm: bool) -> jax.Array:
+    """``x`` through a LayerNorm over its last axis (learned scale and bias) when ``layer_norm``
+    (PQN's networks: after every hidden layer, before the activation), else as it is."""
+    return nn.LayerNorm()(x) if layer_norm else x
 
 
 class ConvTorso(nn.Module):
     """``[..., side*side*C] -> [..., dense width]``: unflatten to ``[side, side, C]``, then the
-    conv layers and the dense layer of ``CONV_TORSOS[kind]`` (ReLU, orthogonal init)."""
+    conv layers and the dense layer of ``CONV_TORSOS[kind]`` (ReLU, orthogonal init); with
+    ``layer_norm`` a LayerNorm (over the channels, or the dense units) before every ReLU."""
 
     kind: str
+    layer_norm: bool = False
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
@@ -104,8 +115,9 @@ class ConvTorso(nn.Module):
             w = self.param(f"conv_{i}_kernel", orthogonal(np.sqrt(2.0)),
                            (kernel, kernel, x.shape[-1], filters))
             b = self.param(f"conv_{i}_bias", nn.initializers.zeros, (filters,))
-            x = nn.relu(conv2d_valid(x, w, stride) + b)
-        x = nn.relu(_dense(width, np.sqrt(2.0))(x.reshape(x.shape[0], -1)))
+            x = nn.relu(_normalized(conv2d_valid(x, w, stride) + b, self.layer_norm))
+        x = _dense(width, np.sqrt(2.0))(x.reshape(x.shape[0], -1))
+        x = nn.relu(_normalized(x, self.layer_norm))
         return x.reshape(*lead, width)
 
 
@@ -137,12 +149,14 @@ def conv_units(kind: str, channels: int) -> int:
     return units
 
 
-def _trunk(x: jax.Array, torso: str, hidden: Sequence[int], activation: str) -> jax.Array:
+def _trunk(x: jax.Array, torso: str, hidden: Sequence[int], activation: str,
+           layer_norm: bool = False) -> jax.Array:
     """The layers under an output head: the MLP's hidden layers (``mlp``; ``auto`` not resolved
-    against an env is the MLP), or a `ConvTorso` (whose dense layer replaces ``hidden``)."""
+    against an env is the MLP), or a `ConvTorso` (whose dense layer replaces ``hidden``); with
+    ``layer_norm`` a LayerNorm before every activation."""
     if torso in ("mlp", "auto"):
-        return _hidden_layers(x, hidden, activation)
-    return ConvTorso(torso)(x)
+        return _hidden_layers(x, hidden, activation, layer_norm)
+    return ConvTorso(torso, layer_norm)(x)
 
 
 class MLP(nn.Module):
@@ -154,10 +168,11 @@ class MLP(nn.Module):
     activation: str = "tanh"
     out_gain: float = 1.0
     torso: str = "mlp"
+    layer_norm: bool = False
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        x = _trunk(x, self.torso, self.hidden, self.activation)
+        x = _trunk(x, self.torso, self.hidden, self.activation, self.layer_norm)
         return _dense(self.out, self.out_gain)(x)
 
 
@@ -168,10 +183,11 @@ class Torso(nn.Module):
     hidden: Sequence[int]
     activation: str = "tanh"
     torso: str = "mlp"
+    layer_norm: bool = False
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        return _trunk(x, self.torso, self.hidden, self.activation)
+        return _trunk(x, self.torso, self.hidden, self.activation, self.layer_norm)
 
 
 class PolicyHead(nn.Module):
@@ -265,9 +281,39 @@ def from_env_action(action_space: Space, action: jax.Array) -> jax.Array:
 class QNetwork(nn.Module):
     """``obs [..., obs_dim] -> Q [..., n]`` for ``n`` discrete actions.
 
-    ``dueling=True`` (Wang et al. 2016): a shared torso, then ``Q = V + A - mean_a A``."""
+    ``dueling=True`` (Wang et al. 2016): a shared torso, then ``Q = V + A - mean_a A``.
+    ``layer_norm=True``: a LayerNorm before every activation of the torso (PQN's network)."""
 
     num_actions: int
+    hidden: Sequence[int] = (64, 64)
+    activation: str = "relu"
+    dueling: bool = False
+    torso: str = "mlp"
+    layer_norm: bool = False
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        if not self.dueling:
+            return MLP(self.hidden, self.num_actions, self.activation, 1.0, self.torso,
+                       self.layer_norm)(obs)
+        x = Torso(self.hidden, self.activation, self.torso, self.layer_norm)(obs)
+        return _dueling(_dense(1, 1.0)(x), _dense(self.num_actions, 1.0)(x), axis=-1)
+
+
+def _dueling(value: jax.Array, advantage: jax.Array, axis: int) -> jax.Array:
+    """``V + A - mean A`` over the action ``axis`` (``value`` of size 1 there)."""
+    return value + advantage - advantage.mean(axis=axis, keepdims=True)
+
+
+class DistributionalQNetwork(nn.Module):
+    """``obs [..., obs_dim] -> [..., n, k]``: ``k`` outputs per discrete action, the logits of a
+    categorical return distribution (C51) or the quantiles of one (QR-DQN).
+
+    ``dueling=True``: a shared torso, then a value stream ``[..., 1, k]`` and an advantage
+    stream ``[..., n, k]`` combined per output as ``V + A - mean_a A`` (Rainbow's head)."""
+
+    num_actions: int
+    num_outputs: int
     hidden: Sequence[int] = (64, 64)
     activation: str = "relu"
     dueling: bool = False
@@ -275,12 +321,12 @@ class QNetwork(nn.Module):
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
+        n, k = self.num_actions, self.num_outputs
+        split = lambda x, actions: x.reshape(*x.shape[:-1], actions, k)
         if not self.dueling:
-            return MLP(self.hidden, self.num_actions, self.activation, 1.0, self.torso)(obs)
+            return split(MLP(self.hidden, n * k, self.activation, 1.0, self.torso)(obs), n)
         x = Torso(self.hidden, self.activation, self.torso)(obs)
-        value = _dense(1, 1.0)(x)
-        advantage = _dense(self.num_actions, 1.0)(x)
-        return value + advantage - advantage.mean(axis=-1, keepdims=True)
+        return _dueling(split(_dense(k, 1.0)(x), 1), split(_dense(n * k, 1.0)(x), n), axis=-2)
 
 
 class PolicyAndQ(nn.Module):

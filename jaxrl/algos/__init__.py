@@ -12,12 +12,15 @@ from jaxrl.algos import (
     acer,
     acting,
     bc,
+    c51,
     ddpg,
     dqn,
     gail,
     offpolicy,
     onpolicy,
     ppo,
+    pqn,
+    qrdqn,
     sac,
     td3,
     trpo,
@@ -73,10 +76,11 @@ def _on_policy(name: str, module, config_cls) -> Algorithm:
                      onpolicy.memory_model, make_policy=onpolicy.make_policy)
 
 
-def _off_policy(name: str, module, config_cls, kinds: tuple[str, ...]) -> Algorithm:
+def _off_policy(name: str, module, config_cls, kinds: tuple[str, ...],
+                memory_model: Callable = offpolicy.memory_model) -> Algorithm:
     return Algorithm(name, config_cls, module.default_config, module.init, module.train_step,
                      module.make_act, module.make_value, module.make_agent_action,
-                     offpolicy.memory_model, kinds)
+                     memory_model, kinds)
 
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -85,6 +89,13 @@ ALGORITHMS: dict[str, Algorithm] = {
     "a2c": _on_policy("a2c", a2c, a2c.A2CConfig),
     "trpo": _on_policy("trpo", trpo, trpo.TRPOConfig),
     "dqn": _off_policy("dqn", dqn, dqn.DQNConfig, ("discrete",)),
+    "c51": _off_policy("c51", c51, c51.C51Config, ("discrete",), dqn.distributional_memory_model),
+    "qrdqn": _off_policy("qrdqn", qrdqn, qrdqn.QRDQNConfig, ("discrete",),
+                         dqn.distributional_memory_model),
+    # a rollout and no replay: the on-policy memory model
+    "pqn": Algorithm("pqn", pqn.PQNConfig, pqn.default_config, pqn.init, pqn.train_step,
+                     pqn.make_act, pqn.make_value, pqn.make_agent_action, onpolicy.memory_model,
+                     ("discrete",)),
     "ddpg": _off_policy("ddpg", ddpg, ddpg.DDPGConfig, ("continuous",)),
     "td3": _off_policy("td3", td3, td3.TD3Config, ("continuous",)),
     "sac": _off_policy("sac", sac, sac.SACConfig, ("continuous",)),

@@ -33,7 +33,7 @@ class A2CStatic(onpolicy.OnPolicyStatic):
 
     num_envs: int = static(16, "parallel envs per seed")
     num_steps: int = static(5, "rollout length T per env per update (the n of n-step)")
-    optimizer: str = static("rmsprop", "rmsprop | adam")
+    optimizer: str = static("rmsprop", "rmsprop | adam | radam")
     rmsprop_style: str = static("tensorflow", "epsilon convention: tensorflow | pytorch")
     normalize_advantages: bool = static(False, "standardize advantages per update")
 

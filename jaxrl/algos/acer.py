@@ -90,7 +90,7 @@ class ACERStatic(StaticConfig):
     torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small")
     activation: str = static("relu")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
-    optimizer: str = static("adam", "adam | rmsprop")
+    optimizer: str = static("adam", "adam | radam | rmsprop")
     rmsprop_style: str = static("pytorch", "RMSProp's epsilon convention: tensorflow | pytorch")
 
     @property

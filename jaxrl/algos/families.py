@@ -35,6 +35,11 @@ _REPLAY_CLASSIC: Fields = dict(num_envs=1, buffer_size=50_000, batch_size=256,
 _REPLAY_BRAX: Fields = dict(num_envs=16, buffer_size=1_000_000, batch_size=256,
                             learning_starts=10_000, gradient_steps=8, log_interval=50)
 
+_DQN_PROBE: Fields = dict(num_envs=8, buffer_size=4096, batch_size=64, learning_starts=256,
+                          log_interval=16, gradient_steps=2, hidden=(32, 32), gamma=0.9,
+                          learning_rate=3e-3, target_update_period=1, tau=0.05,
+                          eps_decay_fraction=0.3)
+
 PROBE: Table = {
     "ppo": {**_ON_POLICY_PROBE, "ent_coef": 0.0, "learning_rate": 3e-3},
     "vpg": {**_ON_POLICY_PROBE, "learning_rate": 1e-2, "vf_learning_rate": 3e-3},
@@ -42,12 +47,18 @@ PROBE: Table = {
     "a2c": {**_ON_POLICY_PROBE, "ent_coef": 0.0, "learning_rate": 3e-3, "num_envs": 4,
             "num_steps": 4, "anneal_lr": True},
     "trpo": {**_ON_POLICY_PROBE, "max_kl": 0.05, "vf_learning_rate": 3e-3},
-    "dqn": dict(num_envs=8, buffer_size=4096, batch_size=64, learning_starts=256,
-                log_interval=16, gradient_steps=2, hidden=(32, 32), gamma=0.9,
-                learning_rate=3e-3, target_update_period=1, tau=0.05, eps_decay_fraction=0.3),
+    "dqn": _DQN_PROBE,
     "ddpg": {**_REPLAY_PROBE, "actor_lr": 3e-3, "critic_lr": 3e-3, "tau": 0.02},
     "sac": {**_REPLAY_PROBE, "actor_lr": 3e-3, "critic_lr": 3e-3, "alpha_lr": 3e-3,
             "tau": 0.02, "init_alpha": 0.1},
+    # DQN's probe settings; the support covers every rung's values (-1 to 10) with room, 21
+    # atoms 1 apart (51 pass as well, at 1.6x the time)
+    "c51": dict(_DQN_PROBE, num_atoms=21, v_min=-5.0, v_max=15.0),
+    "qrdqn": dict(_DQN_PROBE, num_quantiles=8),
+    # RAdam's rectified early steps are small: the truncation rung's V = 10 (through the
+    # LayerNorm's biases at the zero observation) takes lr 1e-2 and 32 steps per rollout
+    "pqn": dict(num_envs=16, num_steps=16, update_epochs=4, num_minibatches=8, hidden=(32, 32),
+                gamma=0.9, learning_rate=1e-2, anneal_lr=False, eps_decay_fraction=0.3),
     # the zero-observation rungs learn V through the output bias alone: enough steps for a
     # value of 1 / (1 - 0.9) = 10 take lr 1e-2 and 8 replayed updates per rollout
     "acer": dict(num_envs=16, num_steps=8, buffer_segments=256, replay_start=32,
@@ -75,6 +86,32 @@ CLASSIC: Table = {
                 tau=0.01, loss="mse", activation="silu", eps_decay_fraction=0.1, eps_end=0.05),
     "ddpg": _REPLAY_CLASSIC,
     "sac": _REPLAY_CLASSIC,
+    # CleanRL's c51.py: 101 atoms on [-100, 100], 120x84 MLP, Adam 2.5e-4 (eps 0.01/128),
+    # batch 128, a 10k replay, 10k random steps, one update per 10 env steps (here 10 envs x
+    # 1 update per round), a hard target copy every 500 env steps (50 updates), eps 1 -> 0.05
+    # over half the run, no double Q (the target net selects and evaluates)
+    "c51": dict(num_envs=10, gradient_steps=1, buffer_size=10_000, batch_size=128,
+                learning_starts=10_000, log_interval=50, hidden=(120, 84), num_atoms=101,
+                v_min=-100.0, v_max=100.0, learning_rate=2.5e-4, adam_eps=0.01 / 128,
+                target_update_period=50, tau=1.0, double_q=False, eps_end=0.05,
+                eps_decay_fraction=0.5),
+    # CleanRL has no QR-DQN: RL Baselines3 Zoo's tuned CartPole-v1 entry (qrdqn.yml, for
+    # sb3-contrib's QR-DQN): 10 quantiles, 256x256 MLP, Adam 2.3e-3 (eps 0.01/64, as
+    # sb3-contrib sets it), batch 64, a 100k replay, 1k random steps, 128 updates per 256 env
+    # steps (here 16 envs x 8 updates per round), eps 1 -> 0.04 over 16% of the run, no double
+    # Q. Its target copy every 10 env steps happens while the net is not learning, so the target
+    # is the online net as each 128-update phase starts: a copy every 128 updates here.
+    "qrdqn": dict(num_envs=16, gradient_steps=8, buffer_size=100_000, batch_size=64,
+                  learning_starts=1_000, log_interval=16, hidden=(256, 256), num_quantiles=10,
+                  learning_rate=2.3e-3, adam_eps=0.01 / 64, target_update_period=128, tau=1.0,
+                  double_q=False, eps_end=0.04, eps_decay_fraction=0.16),
+    # purejaxql's config/alg/pqn_cartpole.yaml: 32 envs x 64 steps, 4 epochs of 16 minibatches,
+    # 256x256 MLP with LayerNorm, RAdam 1e-4 annealed to 0, gradients clipped at 10, rewards
+    # x 0.1, gamma 0.99, lambda 0.95, eps 1 -> 0.2 over the first 20% of the run
+    "pqn": dict(num_envs=32, num_steps=64, update_epochs=4, num_minibatches=16,
+                hidden=(256, 256), learning_rate=1e-4, anneal_lr=True, max_grad_norm=10.0,
+                reward_scale=0.1, gamma=0.99, q_lambda=0.95, eps_start=1.0, eps_end=0.2,
+                eps_decay_fraction=0.2),
 }
 
 # Pendulum-like classic control: short horizon, many epochs
@@ -111,7 +148,31 @@ MINATAR: Table = {
                 gradient_steps=4, hidden=(256, 256), learning_rate=2.5e-4,
                 target_update_period=1000, eps_decay_fraction=0.2, eps_end=0.01),
     "acer": dict(hidden=(256, 256)),  # A2C's MinAtar widths
+    # DQN's MinAtar replay and exploration; C51 with the classic preset's support (MinAtar's
+    # rewards are not clipped: CleanRL's 101 atoms on +-100), QR-DQN with its paper's 200
+    # quantiles; both with the papers' Adam eps of 0.01 / batch size
+    "c51": dict(num_envs=16, buffer_size=100_000, batch_size=64, learning_starts=5_000,
+                gradient_steps=4, hidden=(256, 256), learning_rate=2.5e-4,
+                target_update_period=1000, eps_decay_fraction=0.2, eps_end=0.01,
+                num_atoms=101, v_min=-100.0, v_max=100.0, adam_eps=0.01 / 64),
+    "qrdqn": dict(num_envs=16, buffer_size=100_000, batch_size=64, learning_starts=5_000,
+                  gradient_steps=4, hidden=(256, 256), learning_rate=2.5e-4,
+                  target_update_period=1000, eps_decay_fraction=0.2, eps_end=0.01,
+                  num_quantiles=200, adam_eps=0.01 / 64),
+    # purejaxql's config/alg/pqn_minatar.yaml: 128 envs x 32 steps, 2 epochs of 32
+    # minibatches, RAdam 5e-4 annealed to 0, clipped at 10, gamma 0.99, lambda 0.65, eps 1 ->
+    # 0.05 over the first 10%; its network is MinAtar's (one 3x3 conv of 16, then 128 units)
+    # with a LayerNorm before each ReLU: torso auto picks minatar_cnn
+    "pqn": dict(num_envs=128, num_steps=32, update_epochs=2, num_minibatches=32,
+                learning_rate=5e-4, anneal_lr=True, max_grad_norm=10.0, gamma=0.99,
+                q_lambda=0.65, eps_start=1.0, eps_end=0.05, eps_decay_fraction=0.1),
 }
+
+_DISTRIBUTIONAL_ATARI: Fields = dict(
+    num_envs=4, gradient_steps=1, batch_size=32, buffer_size=1_000_000, learning_starts=50_000,
+    log_interval=250, frame_replay=True, torso="nature_cnn", double_q=False,
+    target_update_period=10_000, tau=1.0, optimizer="adam", adam_eps=0.01 / 32, eps_start=1.0,
+    eps_end=0.01, eps_decay_fraction=0.1)
 
 # Reading 002's Atari settings (vel's and baselines'), frames already scaled to [0, 1].
 ATARI: Table = {
@@ -161,6 +222,23 @@ ATARI: Table = {
                  replay_batch=12, replay_schedule="poisson", torso="nature_cnn",
                  frame_replay=True, optimizer="rmsprop", rmsprop_style="pytorch",
                  learning_rate=7e-4, rmsprop_decay=0.99, rmsprop_eps=1e-3),
+    # C51's paper (Bellemare et al. 2017; Dopamine's c51.gin alike): 51 atoms on [-10, 10],
+    # Adam 2.5e-4 with eps 0.01/32, otherwise Nature DQN's: a 1M replay (frames kept once),
+    # 50k random steps, a batch of 32 every 4 agent steps, a hard target copy every 10k
+    # updates, eps 1 -> 0.01 (over 1M frames: the first 10% of a 10M-frame run), Nature CNN
+    "c51": dict(_DISTRIBUTIONAL_ATARI, num_atoms=51, v_min=-10.0, v_max=10.0,
+                learning_rate=2.5e-4),
+    # QR-DQN's paper (Dabney et al. 2018; Dopamine's quantile.gin alike): 200 quantiles,
+    # kappa 1, Adam 5e-5 with eps 0.01/32, the rest as C51's
+    "qrdqn": dict(_DISTRIBUTIONAL_ATARI, num_quantiles=200, kappa=1.0, learning_rate=5e-5),
+    # purejaxql's config/alg/pqn_atari.yaml: 128 envs x 32 steps, 2 epochs of 32 minibatches,
+    # RAdam 2.5e-4 held constant, clipped at 10, gamma 0.99, lambda 0.65, eps 1 -> 0.001 over
+    # the first 10%, the Nature CNN with a LayerNorm before each ReLU. (Its envpool games end
+    # an episode at a lost life and clip rewards: env settings, not the agent's.)
+    "pqn": dict(num_envs=128, num_steps=32, update_epochs=2, num_minibatches=32,
+                learning_rate=2.5e-4, anneal_lr=False, max_grad_norm=10.0, gamma=0.99,
+                q_lambda=0.65, eps_start=1.0, eps_end=0.001, eps_decay_fraction=0.1,
+                torso="nature_cnn"),
 }
 
 BRAX: Table = {

@@ -20,7 +20,7 @@ in one file so the order of rollout, batch, update and bookkeeping reads top to 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Protocol
 
 import chex
 import jax
@@ -216,14 +216,33 @@ def policy_log_std(params) -> jax.Array:
     return param_group(params, "policy")["log_std"]
 
 
-def progress_scale(state: OnPolicyState) -> jax.Array:
+class Progress(Protocol):
+    """What the linear annealings read of a train state (an on-policy one, PQN's): the env
+    steps so far and the traced ``hparams`` with their ``total_steps``."""
+
+    @property
+    def env_steps(self) -> jax.Array: ...
+    @property
+    def hparams(self) -> Any: ...
+
+
+class RolloutSwitches(Protocol):
+    """The static switches `lr_scale` and `loss_flags` read (an on-policy config's, PQN's)."""
+
+    @property
+    def anneal_lr(self) -> bool: ...
+    @property
+    def bootstrap_truncation(self) -> bool: ...
+
+
+def progress_scale(state: Progress) -> jax.Array:
     """``[]`` the share of the run still ahead: 1 at the start, 0 at ``total_steps`` (1 throughout
     when no horizon is set). The factor every linear annealing multiplies by."""
     horizon = state.hparams.total_steps
     return jnp.where(horizon > 0, linear_schedule(1.0, 0.0, state.env_steps, horizon), 1.0)
 
 
-def lr_scale(state: OnPolicyState, static: OnPolicyStatic) -> jax.Array:
+def lr_scale(state: Progress, static: RolloutSwitches) -> jax.Array:
     """``[]`` the learning rate's factor: `progress_scale` with ``anneal_lr``, else 1."""
     return progress_scale(state) if static.anneal_lr else jnp.float32(1.0)
 
@@ -321,7 +340,7 @@ def scale_rewards(scaler: RewardScaler, rewards: jax.Array, static: OnPolicyStat
     return rewards / jnp.sqrt(scaler.stats.var + 1e-8)
 
 
-def loss_flags(traj, static: OnPolicyStatic) -> tuple[jax.Array, jax.Array]:
+def loss_flags(traj, static: RolloutSwitches) -> tuple[jax.Array, jax.Array]:
     """``(terminated, truncated)`` as the loss sees them. ``bootstrap_truncation=False`` is the
     classic bug (time limit treated as termination), kept as a switch to measure it."""
     if static.bootstrap_truncation:

@@ -5,7 +5,8 @@ against the registries (``ALGORITHMS == sorted(jaxrl.algos.ALGORITHMS)``)."""
 from __future__ import annotations
 
 #: `jaxrl.algos.ALGORITHMS`, sorted.
-ALGORITHMS: tuple[str, ...] = ("a2c", "acer", "bc", "ddpg", "dqn", "gail", "ppo", "sac", "td3", "trpo", "vpg")
+ALGORITHMS: tuple[str, ...] = ("a2c", "acer", "bc", "c51", "ddpg", "dqn", "gail", "ppo", "pqn",
+                               "qrdqn", "sac", "td3", "trpo", "vpg")
 
 #: The families of `envs.env_family`, in the order ``jaxrl envs`` lists them.
 ENV_FAMILIES: tuple[str, ...] = ("probe", "discrete", "continuous", "minatar", "atari", "brax")

@@ -1,5 +1,6 @@
 """Shared RL math: returns and advantages, running statistics, Polyak averaging, distributions,
-conjugate gradient, ACER's trust-region step, PopArt's target statistics (`jaxrl.ops.popart`),
+distributional targets and losses (C51's projection, QR-DQN's quantile Huber loss), conjugate
+gradient, ACER's trust-region step, PopArt's target statistics (`jaxrl.ops.popart`),
 the minibatch shuffle, linear schedules and the clipped Adam optimizer.
 
 Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are time-major
@@ -8,6 +9,13 @@ Every function is pure and safe under ``jit`` and ``vmap``; rollout arrays are t
 
 from jaxrl.ops import popart
 from jaxrl.ops.cg import conjugate_gradient
+from jaxrl.ops.distributional import (
+    categorical_projection,
+    categorical_support,
+    huber,
+    quantile_huber_loss,
+    quantile_midpoints,
+)
 from jaxrl.ops.distributions import Categorical, DiagGaussian, TanhGaussian
 from jaxrl.ops.optim import clipped_adam, clipped_optimizer, clipped_rmsprop, optimizer_problem
 from jaxrl.ops.polyak import polyak_update
@@ -36,6 +44,8 @@ __all__ = [
     "RunningMeanStd",
     "TanhGaussian",
     "categorical_kl_gradient",
+    "categorical_projection",
+    "categorical_support",
     "clipped_adam",
     "clipped_optimizer",
     "clipped_rmsprop",
@@ -43,6 +53,7 @@ __all__ = [
     "denormalize",
     "discounted_returns",
     "gae",
+    "huber",
     "lambda_returns",
     "linear_schedule",
     "n_step_targets",
@@ -52,6 +63,8 @@ __all__ = [
     "polyak_update",
     "popart",
     "project_kl",
+    "quantile_huber_loss",
+    "quantile_midpoints",
     "retrace",
     "reverse_discounted_cumsum",
     "running_stats_init",

@@ -1,5 +1,6 @@
-"""The two optimizers the networks here train with, each after global-norm clipping: Adam with
-an explicit epsilon, and RMSProp with an explicit epsilon convention and optional momentum."""
+"""The optimizers the networks here train with, each after global-norm clipping: Adam (or
+RAdam, Liu et al. 2020: PQN's) with an explicit epsilon, and RMSProp with an explicit epsilon
+convention and optional momentum."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import optax
 __all__ = ["OPTIMIZERS", "RMSPROP_STYLES", "AdamHparams", "RMSPropHparams", "clipped_adam",
            "clipped_optimizer", "clipped_rmsprop", "optimizer_problem"]
 
-OPTIMIZERS = ("adam", "rmsprop")
+OPTIMIZERS = ("adam", "radam", "rmsprop")
 RMSPROP_STYLES = ("tensorflow", "pytorch")
 
 
@@ -25,15 +26,20 @@ class AdamHparams(Protocol):
     def adam_eps(self) -> float | jax.Array: ...
 
 
-def clipped_adam(hp: AdamHparams, learning_rate: float | jax.Array) -> optax.GradientTransformation:
+def clipped_adam(hp: AdamHparams, learning_rate: float | jax.Array,
+                 rectified: bool = False) -> optax.GradientTransformation:
     """Clip the gradient by its global norm (``hp.max_grad_norm``), then Adam with an explicit
     epsilon (``hp.adam_eps``, added outside the square root), then scale by
-    ``-learning_rate`` (a float32 scalar ``[]``, possibly annealed and traced).
+    ``-learning_rate`` (a float32 scalar ``[]``, possibly annealed and traced). ``rectified``:
+    RAdam instead (``optax.scale_by_radam``: Adam whose early steps, while the second-moment
+    estimate is unreliable, are plain momentum steps).
 
     ``hp`` is an algorithm's traced hyperparameters (``state.hparams`` or
     ``config.hparams()``)."""
-    return optax.chain(optax.clip_by_global_norm(hp.max_grad_norm),
-                       optax.scale_by_adam(eps=hp.adam_eps), optax.scale(-learning_rate))
+    scale = optax.scale_by_radam(eps=hp.adam_eps) if rectified else optax.scale_by_adam(
+        eps=hp.adam_eps)
+    return optax.chain(optax.clip_by_global_norm(hp.max_grad_norm), scale,
+                       optax.scale(-learning_rate))
 
 
 class RMSPropHparams(Protocol):
@@ -71,11 +77,12 @@ def clipped_rmsprop(hp: RMSPropHparams, learning_rate: float | jax.Array, style:
 
 def clipped_optimizer(name: str, hp, learning_rate: float | jax.Array, rmsprop_style: str,
                       momentum: float | jax.Array | None = None) -> optax.GradientTransformation:
-    """The config's choice (``name``, one of `OPTIMIZERS`): `clipped_adam` or `clipped_rmsprop`
-    (``rmsprop_style``, ``momentum`` as there; Adam ignores both)."""
+    """The config's choice (``name``, one of `OPTIMIZERS`): `clipped_adam` (``radam``: its
+    rectified form) or `clipped_rmsprop` (``rmsprop_style``, ``momentum`` as there; Adam
+    ignores both)."""
     if name == "rmsprop":
         return clipped_rmsprop(hp, learning_rate, rmsprop_style, momentum)
-    return clipped_adam(hp, learning_rate)
+    return clipped_adam(hp, learning_rate, rectified=name == "radam")
 
 
 def optimizer_problem(optimizer: str, rmsprop_style: str) -> str | None:

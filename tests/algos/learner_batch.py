@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 
 import envs
+from envs.spaces import Discrete
 from jaxrl import algos
 from jaxrl.buffers import nstep
 from jaxrl.rollout import obs_dim
@@ -20,7 +21,7 @@ def state_and_batch(algo: str, env_name: str, **overrides):
     state = jax.jit(lambda key: algorithm.init(key, env, params, config))(jax.random.key(0))
     d = obs_dim(env.observation_space(params))
     space = env.action_space(params)
-    if algo == "dqn":
+    if isinstance(space, Discrete):  # the Q-learners: dqn, c51, qrdqn
         action = jax.random.randint(jax.random.key(1), (16,), 0, space.n)
     else:
         action = jax.random.uniform(jax.random.key(1), (16, *space.shape), minval=-1, maxval=1)

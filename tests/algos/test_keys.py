@@ -13,10 +13,12 @@ Each algorithm runs the config that reaches its random draws:
 * on-policy: rollout sampling, minibatch shuffles (PPO, and the value-fit minibatches of VPG and
   TRPO), A2C's short rollouts;
 * ACER: rollout sampling and the replay's segment sampling, at 2 replayed updates per step;
-* off-policy: the uniform random warm-up actions and the exploration rule (DQN's epsilon coin
-  and random action, DDPG/TD3's Gaussian noise, SAC's policy sample), replay sampling (uniform
-  for DDPG and TD3, prioritized for DQN and SAC), TD3's target-policy smoothing noise and SAC's
-  next-action and actor-loss samples, at 2 gradient steps per env-step round.
+* PQN: the epsilon coin and random action of its rollouts, the minibatch shuffles;
+* off-policy: the uniform random warm-up actions and the exploration rule (DQN's, C51's and
+  QR-DQN's epsilon coin and random action, DDPG/TD3's Gaussian noise, SAC's policy sample),
+  replay sampling (uniform for DDPG and TD3, prioritized for DQN, C51, QR-DQN and SAC), TD3's
+  target-policy smoothing noise and SAC's next-action and actor-loss samples, at 2 gradient
+  steps per env-step round.
 """
 
 import jax
@@ -34,6 +36,9 @@ CASES = {
     "a2c": ("Pendulum-v1", dict(num_envs=2, num_steps=8)),
     "trpo": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2)),
     "dqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3)),
+    "c51": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3, num_atoms=11)),
+    "qrdqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, num_quantiles=8)),
+    "pqn": ("CartPole-v1", dict(num_envs=2, num_steps=8, num_minibatches=2, hidden=(16, 16))),
     "ddpg": ("Pendulum-v1", OFF_POLICY_SMALL),
     "td3": ("Pendulum-v1", OFF_POLICY_SMALL),
     "sac": ("Pendulum-v1", dict(OFF_POLICY_SMALL, prioritized=True)),
@@ -43,7 +48,8 @@ CASES = {
 
 # what the second train step reports (so it is the step with learning in it)
 REPORTED = {"ppo": "value_loss", "vpg": "value_loss", "a2c": "value_loss", "trpo": "value_loss",
-            "dqn": "td_error_abs_mean", "ddpg": "actor_loss", "td3": "actor_loss",
+            "dqn": "td_error_abs_mean", "c51": "cross_entropy", "qrdqn": "td_error_abs_mean",
+            "pqn": "td_error_abs_mean", "ddpg": "actor_loss", "td3": "actor_loss",
             "sac": "alpha_loss", "acer": "replay_q_loss"}
 
 

@@ -8,8 +8,9 @@ from envs.probes import PROBES
 from jaxrl.probe import run_ladder, supports
 
 # On-policy: per-observation action choice, bootstrapping through truncation, continuous
-# actions, credit over several steps. Off-policy: discrete rungs for DQN and ACER (its
-# replayed updates and Retrace targets included), continuous rungs for the actor-critics.
+# actions, credit over several steps. Off-policy: discrete rungs for DQN, C51, QR-DQN and ACER
+# (its replayed updates and Retrace targets included), continuous rungs for the actor-critics.
+# PQN (Q(lambda) over rollouts, no replay) takes the discrete rungs too.
 RUNGS = {
     "vpg": ["probe:obs-action", "probe:truncation", "probe:continuous-obs-action",
             "probe:delayed-reward"],
@@ -18,6 +19,9 @@ RUNGS = {
     "trpo": ["probe:obs-action", "probe:truncation", "probe:continuous-obs-action",
              "probe:delayed-reward"],
     "dqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
+    "c51": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
+    "qrdqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
+    "pqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
     "acer": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
     "ddpg": ["probe:continuous-obs-action", "probe:continuous-truncation"],
     "td3": ["probe:continuous-obs-action", "probe:continuous-truncation"],

@@ -8,7 +8,7 @@ import jax
 import pytest
 
 from jaxrl import algos, api, memory
-from jaxrl.algos import acer, bc, offpolicy, onpolicy
+from jaxrl.algos import acer, bc, dqn, offpolicy, onpolicy
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
@@ -42,7 +42,10 @@ def test_each_family_states_its_memory_model():
         family = offpolicy if name in ("dqn", "ddpg", "td3", "sac") else onpolicy
         family = acer if name == "acer" else family  # on-policy rollouts plus a segment replay
         family = bc if name == "bc" else family  # no env steps: a batch of expert steps
-        assert algorithm.memory_model is family.memory_model, name
+        model = family.memory_model  # pqn: a rollout, no replay (the on-policy model)
+        if name in ("c51", "qrdqn"):  # off-policy, plus the [B, K, K] pairwise arrays
+            model = dqn.distributional_memory_model
+        assert algorithm.memory_model is model, name
 
 
 def test_acer_replay_bytes_are_its_segment_buffer():
@@ -68,6 +71,25 @@ def test_off_policy_replay_bytes_are_exact():
     state = initialized(algorithm, config, env, env_params)
     assert est.state_bytes == concrete_bytes(state)
     assert est.replay_bytes == concrete_bytes(state.buffer) > 0
+
+
+def test_distributional_learners_add_their_pairwise_arrays_and_pqn_has_no_replay():
+    """C51 and QR-DQN: the off-policy model plus 3 x [batch, K, K] float32 (C51's projection
+    weights, QR-DQN's pairwise differences); PQN: exact state bytes, no replay."""
+    for algo, k in (("c51", 51), ("qrdqn", 32)):
+        size = {"num_atoms": k} if algo == "c51" else {"num_quantiles": k}
+        algorithm, config, env, env_params = build(algo, "CartPole-v1", buffer_size=1000,
+                                                   batch_size=64, **size)
+        state = jax.eval_shape(lambda key: algorithm.init(key, env, env_params, config),
+                               jax.random.key(0))
+        plain = offpolicy.memory_model(config, state, 16, 4)
+        extra = algorithm.memory_model(config, state, 16, 4)
+        assert extra.replay_bytes == plain.replay_bytes == memory.tree_bytes(state.buffer) > 0
+        assert extra.working_bytes - plain.working_bytes == 3 * 64 * k * k * 4, algo
+    algorithm, config, env, env_params = build("pqn", "CartPole-v1")
+    est = memory.estimate(algorithm, config, env, env_params, members=1)
+    assert est.state_bytes == concrete_bytes(initialized(algorithm, config, env, env_params))
+    assert est.replay_bytes == 0 and est.transient_bytes > 0
 
 
 def test_huge_replay_request_is_refused_fast_without_allocating(no_override):

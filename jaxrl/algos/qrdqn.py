@@ -1,0 +1,107 @@
+"""QR-DQN, distributional DQN by quantile regression (Dabney, Rowland, Bellemare & Munos, 2018),
+on DQN's replay machinery (`jaxrl.algos.dqn`: uniform or prioritized n-step replay, target
+network, epsilon schedule, double Q).
+
+    the network gives, per action, N quantiles theta_i(s, a) of the return at the fractions
+    tau_i = (2i - 1) / (2N);  Q(s, a) = mean_i theta_i(s, a)
+    for each sampled batch (importance weights w):
+        a*  = argmax_a Q(s', a)  (online net if double_q, else target net)
+        T_j = R + discount * theta_j(s', a*) of the target net             (j = 1..N)
+        L   = E[w * sum_i mean_j rho_kappa(tau_i, T_j - theta_i(s, a))]  (ops.quantile_huber_loss)
+        priorities <- the per-sample loss (prioritized replay)
+
+``discount`` is ``gamma^n (1 - terminated)`` from the n-step window: a terminal transition's
+targets are all its reward, a truncated one bootstraps from its final observation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import cast
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from envs.spaces import Discrete
+from jaxrl.algos import dqn, offpolicy
+from jaxrl.algos.families import family_defaults
+from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.networks import DistributionalQNetwork
+from jaxrl.ops import quantile_huber_loss, quantile_midpoints
+
+
+@dataclasses.dataclass(frozen=True)
+class QRDQNStatic(dqn.QLearnerStatic):
+    """QR-DQN's static fields: DQN's (less its loss switch) and the number of quantiles."""
+
+    double_q: bool = static(False, "select the next action with the online net (the paper: "
+                            "the target net selects)")
+    num_quantiles: int = static(200, "N quantiles per action, at tau_i = (2i - 1) / (2N)")
+
+    @property
+    def distribution_size(self) -> int:
+        """Outputs per action (the memory model's ``K``)."""
+        return self.num_quantiles
+
+
+@struct.dataclass(frozen=True)
+class QRDQNHparams(dqn.DQNHparams):
+    """QR-DQN's traced hyperparameters: DQN's and the Huber threshold."""
+
+    kappa: float = traced(1.0, "the quantile Huber loss's threshold")
+
+
+@dataclasses.dataclass(frozen=True)
+class QRDQNConfig(AlgoConfig, QRDQNHparams, QRDQNStatic):
+    """QR-DQN's config: the fields of `QRDQNStatic` and `QRDQNHparams` as one."""
+
+
+def default_config(env_name: str) -> QRDQNConfig:
+    """QR-DQN's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
+    return QRDQNConfig(**family_defaults("qrdqn", env_name))
+
+
+def make_network(static: QRDQNStatic, space: Discrete) -> DistributionalQNetwork:
+    """Quantiles ``[B, A, num_quantiles]``."""
+    if not isinstance(space, Discrete):
+        raise ConfigError(f"QR-DQN needs a discrete action space, got {space!r}")
+    return DistributionalQNetwork(space.n, static.num_quantiles, tuple(static.hidden),
+                                  static.activation, static.dueling, static.torso)
+
+
+def q_values(params, hp: QRDQNHparams, obs: jax.Array, static: QRDQNStatic, space
+             ) -> jax.Array:
+    """``[B, A]`` the mean of each action's quantiles."""
+    del hp
+    return cast(jax.Array, make_network(static, space).apply(params, obs)).mean(axis=-1)
+
+
+def target_quantiles(params, target_params, network, batch, static: QRDQNStatic) -> jax.Array:
+    """``[B, N]`` ``T_j = R + discount * theta_j(s', a*)`` (no gradient flows into it)."""
+    mean = lambda quantiles: quantiles.mean(axis=-1)
+    next_q = dqn.next_outputs(params, target_params, network, batch.next_obs, static, mean)
+    return jax.lax.stop_gradient(batch.reward[:, None] + batch.discount[:, None] * next_q)
+
+
+def qr_loss(params, state, batch, weights, static: QRDQNStatic, space):
+    """`dqn.make_learn`'s loss: the importance-weighted quantile Huber loss of the online
+    quantiles at the taken action against the target samples. The priority is the per-sample
+    loss ``[B]``; the TD metrics compare the two means."""
+    offpolicy.check_transitions(batch, weights)
+    network = make_network(static, space)
+    targets = target_quantiles(state.params, state.target_params, network, batch, static)
+    quantiles = dqn.take_action(cast(jax.Array, network.apply(params, batch.obs)), batch.action)
+    per_sample = quantile_huber_loss(quantiles, targets, quantile_midpoints(static.num_quantiles),
+                                     state.hparams.kappa)
+    q_taken, target_mean = quantiles.mean(axis=-1), targets.mean(axis=-1)
+    metrics = dqn.q_metrics(target_mean - q_taken, q_taken, target_mean)
+    return jnp.mean(weights * per_sample), (per_sample, metrics)
+
+
+init = offpolicy.make_init(dqn.make_init_learner(make_network))
+explore = dqn.make_explore(q_values)
+learn = dqn.make_learn(qr_loss)
+train_step = offpolicy.make_train_step(explore, learn)
+make_value, make_agent_action = dqn.make_acting(q_values)
+make_act = offpolicy.make_act_from(make_agent_action, explore)
