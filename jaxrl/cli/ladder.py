@@ -24,7 +24,7 @@ def cmd_ladder(args) -> int:
                       peer_python=args.peer_python, timeout=args.timeout,
                       progress=not args.no_progress)
     report = write_report(data, out, args.title)
-    figure = write_figure(data, out)
+    figure = write_figure(data, out, args.title)
     print(report.read_text())
     print(f"ladder: results.json, {report.name}" + (f", {figure.name}" if figure else "")
           + f" in {out}")

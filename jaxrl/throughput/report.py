@@ -121,6 +121,9 @@ def write_report(data: dict, out: Path, title: str = "Throughput ladder") -> Pat
                   f"{w.get('source') or 'jaxrl defaults'}.", ""]
         lines += workload_table(data, name)
         lines += ["", f"Top of the ladder: {_stop_line(_points(data, name, 'jaxrl'), counts)}."]
+        for lib in _libs(data, name)[1:]:
+            lines += [f"- {lib} at {_members(p['members'])}: {p['status']}: {p.get('reason', '')}"
+                      for p in _points(data, name, lib) if p["status"] != "ok"]
         for a in w.get("anchors", []):
             lines.append(f"- Anchor: {a['label']}, {a['env_steps_per_second']:,.0f} env-steps/s "
                          f"at {_members(a['members'])} on {a['hardware']} ({a['source']}).")
@@ -130,7 +133,7 @@ def write_report(data: dict, out: Path, title: str = "Throughput ladder") -> Pat
     return path
 
 
-def write_figure(data: dict, out: Path) -> Path | None:
+def write_figure(data: dict, out: Path, title: str = "Throughput ladder") -> Path | None:
     """``ladder.png``: env-steps/s against members, log-log (None if nothing ran)."""
     import matplotlib
 
@@ -160,13 +163,13 @@ def write_figure(data: dict, out: Path) -> Path | None:
                     markeredgecolor="black")
             ax.annotate(f"{a['label']}, {a['hardware']}",
                         (a["members"], a["env_steps_per_second"]), textcoords="offset points",
-                        xytext=(-6, 7), ha="right", fontsize=8, color=colour)
+                        xytext=(9, -3), ha="left", fontsize=8, color=colour)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlim(0.7, 2 ** math.ceil(math.log2(top) + 0.5))
+    ax.set_xlim(0.7, 2 ** math.ceil(math.log2(top) + 1.5))
     ax.set_xlabel("members (seeds trained in one program)")
-    ax.set_ylabel("env-steps/s over all members")
-    ax.set_title(f"Throughput ladder on {_devices(data)}"[:110], fontsize=10)
+    ax.set_ylabel("env-steps/s over all members (whole run, compile apart)")
+    ax.set_title(f"{title}: {_devices(data)}"[:110], fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", ncol=2)
     fig.tight_layout()
