@@ -47,9 +47,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from jaxrl import algos
+from jaxrl import algos, named_yaml
 from jaxrl.api import resume, train
 from jaxrl.config import ConfigError, check_run_args
 from jaxrl.engine import programs
@@ -99,28 +97,13 @@ class Suite:
 
 def suite_path(name_or_path: str) -> Path:
     """A suite by name (``experiments/benchmarks/NAME.yaml``) or by path."""
-    path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
-        if not path.is_file():
-            raise SuiteError(f"no suite file {str(path)!r}")
-        return path
-    candidate = SUITES_DIR / f"{name_or_path}.yaml"
-    if not candidate.is_file():
-        known = sorted(p.stem for p in SUITES_DIR.glob("*.yaml")) if SUITES_DIR.is_dir() else []
-        raise SuiteError(f"unknown suite {name_or_path!r}; known suites: "
-                         f"{', '.join(known) or '(none)'} (or give a path to a YAML file)")
-    return candidate
+    return named_yaml.find(name_or_path, SUITES_DIR, "suite", SuiteError)
 
 
 def load_suite(name_or_path: str) -> Suite:
     """Parse and check a suite file. Every problem is one `SuiteError` line naming the entry."""
     path = suite_path(name_or_path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise SuiteError(f"suite {str(path)!r} is not valid YAML{where}") from None
+    raw = named_yaml.read(path, "suite", SuiteError)
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or not raw["entries"]:
         raise SuiteError(f"suite {str(path)!r} needs a non-empty 'entries' list")
     name = str(raw.get("name") or path.stem)

@@ -31,8 +31,7 @@ import fnmatch
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from jaxrl import named_yaml
 from jaxrl.config import ConfigError
 
 __all__ = ["LADDERS_DIR", "MEMBER_COUNTS", "Anchor", "Ladder", "LadderError", "Workload",
@@ -159,28 +158,13 @@ def _workload(raw: Any, index: int, file: str) -> Workload:
 
 def ladder_path(name_or_path: str) -> Path:
     """A ladder by name (``experiments/ladders/NAME.yaml``) or by path."""
-    path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
-        if not path.is_file():
-            raise LadderError(f"no ladder file {str(path)!r}")
-        return path
-    candidate = LADDERS_DIR / f"{name_or_path}.yaml"
-    if not candidate.is_file():
-        known = sorted(p.stem for p in LADDERS_DIR.glob("*.yaml")) if LADDERS_DIR.is_dir() else []
-        raise LadderError(f"unknown ladder {name_or_path!r}; known: {', '.join(known) or '(none)'}"
-                          " (or give a path to a YAML file)")
-    return candidate
+    return named_yaml.find(name_or_path, LADDERS_DIR, "ladder", LadderError)
 
 
 def load_ladder(name_or_path: str = "throughput") -> Ladder:
     """Parse and check a ladder file (one `LadderError` line per problem)."""
     path = ladder_path(name_or_path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise LadderError(f"ladder {str(path)!r} is not valid YAML{where}") from None
+    raw = named_yaml.read(path, "ladder", LadderError)
     if not isinstance(raw, dict) or not isinstance(raw.get("workloads"), list) \
             or not raw["workloads"]:
         raise LadderError(f"ladder {str(path)!r} needs a non-empty 'workloads' list")
