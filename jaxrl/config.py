@@ -282,6 +282,7 @@ RANGES: dict[str, Interval] = {
     "total_steps": NON_NEGATIVE,
     # counts that may be 0
     "learning_starts": NON_NEGATIVE, "segment_restarts": NON_NEGATIVE,
+    "replay_rollouts": NON_NEGATIVE,
 }
 
 

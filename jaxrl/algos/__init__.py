@@ -92,9 +92,9 @@ ALGORITHMS: dict[str, Algorithm] = {
     "c51": _off_policy("c51", c51, c51.C51Config, ("discrete",), dqn.distributional_memory_model),
     "qrdqn": _off_policy("qrdqn", qrdqn, qrdqn.QRDQNConfig, ("discrete",),
                          dqn.distributional_memory_model),
-    # a rollout and no replay: the on-policy memory model
+    # its kept rollouts (if any) and the on-policy working set per rollout
     "pqn": Algorithm("pqn", pqn.PQNConfig, pqn.default_config, pqn.init, pqn.train_step,
-                     pqn.make_act, pqn.make_value, pqn.make_agent_action, onpolicy.memory_model,
+                     pqn.make_act, pqn.make_value, pqn.make_agent_action, pqn.memory_model,
                      ("discrete",)),
     "ddpg": _off_policy("ddpg", ddpg, ddpg.DDPGConfig, ("continuous",)),
     "td3": _off_policy("td3", td3, td3.TD3Config, ("continuous",)),

@@ -13,7 +13,11 @@ rollout.
         clipped by global norm                                             (onpolicy.minibatch_sgd)
 
 The targets are computed once per rollout, with the network that collected it (as the paper's
-reference implementation, purejaxql, does). Rewards are multiplied by ``reward_scale`` before
+reference implementation, purejaxql, does). With ``replay_rollouts = K > 0`` the last K
+rollouts are kept in the state (a FIFO of whole rollouts, so the lambda-returns still run along
+time) and each update fits the new rollout and the K kept ones together: their targets are
+recomputed with the current network, the slots not yet filled weigh nothing, and each pass has
+``(K + 1) * num_minibatches`` minibatches of the usual size. Rewards are multiplied by ``reward_scale`` before
 learning (purejaxql's CartPole setting: 0.1); the Q-values that acting and the probes read are
 divided by it again, so they are in the env's reward units.
 
@@ -36,6 +40,7 @@ from flax import struct
 from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
+from jaxrl import memory
 from jaxrl.algos import dqn, offpolicy, onpolicy
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
@@ -43,6 +48,7 @@ from jaxrl.networks import QNetwork, check_network_fields
 from jaxrl.ops import clipped_optimizer, lambda_returns
 from jaxrl.rollout import EnvCarry, collect, reset_envs
 from jaxrl.rollout import obs_dim as flat_dim
+from jaxrl.transition import Transition
 
 OPTIMIZERS = ("radam", "adam")
 
@@ -63,12 +69,20 @@ class PQNStatic(StaticConfig):
     layer_norm: bool = static(True, "LayerNorm before every activation of the Q-network")
     optimizer: str = static("radam", "radam | adam")
     anneal_lr: bool = static(True, "linearly anneal the learning rate to 0 over total_steps")
+    replay_rollouts: int = static(0, "past rollouts kept and refit with each new one, targets"
+                                  " recomputed (0: none, the paper's default)")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 
     @property
     def steps_per_update(self) -> int:
         return self.num_envs * self.num_steps
+
+    @property
+    def minibatches_per_pass(self) -> int:
+        """Minibatches per pass over the new rollout and the replayed ones (their size stays
+        ``steps_per_update / num_minibatches``)."""
+        return (self.replay_rollouts + 1) * self.num_minibatches
 
     def validate(self) -> None:
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
@@ -106,9 +120,20 @@ def default_config(env_name: str) -> PQNConfig:
 
 
 @struct.dataclass
+class Replay:
+    """The last ``K = replay_rollouts`` rollouts, oldest first: `Transition` leaves
+    ``[K, T, N, ...]`` (``terminated``/``truncated`` as the loss sees them) and ``valid [K]``
+    (False until a slot has been filled)."""
+
+    steps: Transition
+    valid: jax.Array  # [K] bool
+
+
+@struct.dataclass
 class PQNState:
     params: Any  # the Q-network's flax variables
     opt_state: Any
+    replay: Replay  # K = 0: empty leaves [0, T, N, ...]
     carry: EnvCarry
     key: jax.Array
     update_step: jax.Array  # [] int32
@@ -123,6 +148,7 @@ class Batch:
     obs: jax.Array  # [B, obs_dim]
     action: jax.Array  # [B] int32
     target: jax.Array  # [B] the Q(lambda) return y
+    weight: jax.Array | None = None  # [B] 0 for replay slots not yet filled (None: no replay)
 
 
 def make_network(static: PQNStatic, space: Discrete) -> QNetwork:
@@ -150,22 +176,61 @@ def init(key: jax.Array, env, env_params, config, hparams: PQNHparams | None = N
     static = config.static()
     net_key, env_key, state_key = jax.random.split(key, 3)
     network = make_network(static, env.action_space(env_params))
-    params = network.init(net_key, jnp.zeros((1, flat_dim(env.observation_space(env_params)))))
+    dim = flat_dim(env.observation_space(env_params))
+    params = network.init(net_key, jnp.zeros((1, dim)))
     return PQNState(params=params, opt_state=optimizer(hp, static, hp.learning_rate).init(params),
-                    carry=reset_envs(env_key, env, env_params, static.num_envs), key=state_key,
+                    replay=empty_replay(static, dim), carry=reset_envs(env_key, env, env_params, static.num_envs), key=state_key,
                     update_step=jnp.zeros((), jnp.int32), env_steps=jnp.zeros((), jnp.int32),
                     hparams=hp)
 
 
-def q_lambda_targets(state: PQNState, traj, static: PQNStatic, network) -> jax.Array:
-    """``[T, N]`` Peng's Q(lambda) returns of a rollout ``traj`` (leaves ``[T, N, ...]``):
-    `lambda_returns` of the scaled rewards with ``next_values = max_a Q(s_{t+1}, a)`` at the true
-    next observations, bootstrapping through truncation and never after termination."""
-    hp = state.hparams
-    next_q = jnp.max(network.apply(state.params, traj.next_obs), axis=-1)
+def empty_replay(static: PQNStatic, obs_dim: int) -> Replay:
+    """``replay_rollouts`` empty rollout slots (all invalid)."""
+    k, t, n = static.replay_rollouts, static.num_steps, static.num_envs
+    zeros = lambda *shape, dtype=jnp.float32: jnp.zeros((k, t, n, *shape), dtype)
+    steps = Transition(obs=zeros(obs_dim), action=zeros(dtype=jnp.int32), reward=zeros(),
+                       terminated=zeros(dtype=bool), truncated=zeros(dtype=bool),
+                       next_obs=zeros(obs_dim))
+    return Replay(steps=steps, valid=jnp.zeros((k,), bool))
+
+
+def as_transitions(traj, static: PQNStatic) -> Transition:
+    """A rollout ``[T, N, ...]`` reduced to what the targets need, flags as the loss sees them."""
     terminated, truncated = onpolicy.loss_flags(traj, static)
-    return lambda_returns(hp.reward_scale * traj.reward, jax.lax.stop_gradient(next_q),
-                          terminated, truncated, hp.gamma, hp.q_lambda)
+    return Transition(obs=traj.obs, action=traj.action.astype(jnp.int32), reward=traj.reward,
+                      terminated=terminated, truncated=truncated, next_obs=traj.next_obs)
+
+
+def q_lambda_targets(params, hp: PQNHparams, steps: Transition, network) -> jax.Array:
+    """``[T, N]`` Peng's Q(lambda) returns of a rollout ``steps`` (leaves ``[T, N, ...]``, flags
+    as the loss sees them): `lambda_returns` of the scaled rewards with ``next_values =
+    max_a Q(s_{t+1}, a)`` at the true next observations, bootstrapping through truncation and
+    never after termination."""
+    next_q = jnp.max(network.apply(params, steps.next_obs), axis=-1)
+    return lambda_returns(hp.reward_scale * steps.reward, jax.lax.stop_gradient(next_q),
+                          steps.terminated, steps.truncated, hp.gamma, hp.q_lambda)
+
+
+def replay_batch(state: PQNState, fresh: Transition, network) -> tuple[Batch, jax.Array,
+                                                                          Replay]:
+    """The batch an update fits: the new rollout ``fresh`` (leaves ``[T, N, ...]``) and the
+    replayed ones, every target from the current network. ``-> (batch [(K+1) T N], targets of
+    the new rollout [T, N], the replay with ``fresh`` pushed in and the oldest dropped)``."""
+    targets = q_lambda_targets(state.params, state.hparams, fresh, network)
+    flat = lambda x: x.reshape(-1, *x.shape[2:])
+    if state.replay.valid.shape[0] == 0:
+        return Batch(flat(fresh.obs), flat(fresh.action), flat(targets)), targets, state.replay
+    rollouts = jax.tree.map(lambda old, new: jnp.concatenate([old, new[None]]),
+                            state.replay.steps, fresh)  # [K+1, T, N, ...]
+    valid = jnp.concatenate([state.replay.valid, jnp.ones((1,), bool)])
+    all_targets = jax.vmap(lambda s: q_lambda_targets(state.params, state.hparams, s,
+                                                      network))(rollouts)
+    weight = jnp.broadcast_to(valid[:, None, None], all_targets.shape).astype(jnp.float32)
+    flat2 = lambda x: x.reshape(-1, *x.shape[3:])
+    batch = Batch(flat2(rollouts.obs), flat2(rollouts.action), flat2(all_targets),
+                  flat2(weight))
+    pushed = Replay(steps=jax.tree.map(lambda x: x[1:], rollouts), valid=valid[1:])
+    return batch, targets, pushed
 
 
 def td_loss(params, network, batch: Batch):
@@ -174,8 +239,14 @@ def td_loss(params, network, batch: Batch):
     chex.assert_equal_shape_prefix([batch.obs, batch.action, batch.target], 1)
     q_taken = dqn.take_action(network.apply(params, batch.obs), batch.action)
     td = batch.target - q_taken
-    loss = 0.5 * jnp.mean(jnp.square(td))
-    return loss, {"loss": loss, "td_error_abs_mean": jnp.abs(td).mean(), "q_mean": q_taken.mean()}
+    if batch.weight is None:
+        loss = 0.5 * jnp.mean(jnp.square(td))
+        return loss, {"loss": loss, "td_error_abs_mean": jnp.abs(td).mean(),
+                      "q_mean": q_taken.mean()}
+    total = jnp.maximum(batch.weight.sum(), 1.0)
+    mean = lambda x: jnp.sum(batch.weight * x) / total
+    loss = 0.5 * mean(jnp.square(td))
+    return loss, {"loss": loss, "td_error_abs_mean": mean(jnp.abs(td)), "q_mean": mean(q_taken)}
 
 
 def train_step(state: PQNState, static: PQNStatic, env, env_params):
@@ -187,22 +258,32 @@ def train_step(state: PQNState, static: PQNStatic, env, env_params):
     key, rollout_key, update_key = jax.random.split(state.key, 3)
     act = lambda obs, k: (explore(state, obs, k, static, space), jnp.zeros(obs.shape[:1]))
     carry, traj = collect(rollout_key, env, env_params, state.carry, act, static.num_steps)
-    targets = q_lambda_targets(state, traj, static, network)
-    flat = lambda x: x.reshape(-1, *x.shape[2:])
-    batch = Batch(flat(traj.obs), flat(traj.action), flat(targets))
+    batch, targets, replay = replay_batch(state, as_transitions(traj, static), network)
     lr = state.hparams.learning_rate * onpolicy.lr_scale(state, static)
     params, opt_state, aux = onpolicy.minibatch_sgd(
         lambda p, mb: td_loss(p, network, mb), state.params, state.opt_state,
         optimizer(state.hparams, static, lr), batch, update_key, static.update_epochs,
-        static.num_minibatches, static.verbosity)
+        static.minibatches_per_pass, static.verbosity)
     env_steps = state.env_steps + static.steps_per_update
     metrics = {**aux, **diag.describe(targets, "target"),
                "epsilon": dqn.epsilon(state), "learning_rate": lr,
                **completed_episode_summary(traj.info), "env_steps": env_steps.astype(jnp.float32)}
-    new_state = dataclasses.replace(state, params=params, opt_state=opt_state, carry=carry,
+    new_state = dataclasses.replace(state, params=params, opt_state=opt_state, replay=replay,
+                                    carry=carry,
                                     key=key, update_step=state.update_step + 1,
                                     env_steps=env_steps)
     return new_state, metrics
+
+
+def memory_model(config: PQNStatic, state: PQNState, obs_bytes: int, action_bytes: int
+                 ) -> memory.Footprint:
+    """PQN's memory model (`jaxrl.memory`): the kept rollouts are its replay, and an update
+    works on ``replay_rollouts + 1`` rollouts, so the on-policy working set
+    (`onpolicy.memory_model` of one rollout) is counted that many times over."""
+    # the on-policy model reads only num_envs, num_steps, num_minibatches, params, opt_state
+    one = onpolicy.memory_model(cast(Any, config), cast(Any, state), obs_bytes, action_bytes)
+    return memory.Footprint(replay_bytes=memory.tree_bytes(state.replay),
+                            working_bytes=(config.replay_rollouts + 1) * one.working_bytes)
 
 
 explore = dqn.make_explore(q_values)

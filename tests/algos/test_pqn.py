@@ -1,6 +1,7 @@
 """PQN's Q(lambda) targets, worked by hand and against a loop of the paper's recursion
 (purejaxql's, with jaxrl's truncation rule added), at terminations, truncations and the
-rollout's end; the reward scale; the time-limit bug switch; a learner step."""
+rollout's end; the reward scale; the time-limit bug switch; a learner step; the optional replay
+of past rollouts (FIFO order, unfilled slots weigh nothing, targets from the current net)."""
 
 from types import SimpleNamespace
 
@@ -24,14 +25,14 @@ class Identity:
 def targets(reward, next_q, terminated, truncated, gamma=0.5, lam=0.5, scale=1.0, **static):
     """`pqn.q_lambda_targets` of a one-env rollout (``[T]`` lists; ``next_q`` ``[T, A]``)."""
     column = lambda x, dtype=jnp.float32: jnp.asarray(x, dtype)[:, None]
-    traj = SimpleNamespace(reward=column(reward), terminated=column(terminated, bool),
+    traj = SimpleNamespace(obs=column(reward), action=column(reward, jnp.int32),
+                           reward=column(reward), terminated=column(terminated, bool),
                            truncated=column(truncated, bool),
                            next_obs=jnp.asarray(next_q, jnp.float32)[:, None, :])
     hp = SimpleNamespace(gamma=jnp.float32(gamma), q_lambda=jnp.float32(lam),
                          reward_scale=jnp.float32(scale))
-    state = SimpleNamespace(params=None, hparams=hp)
-    config = pqn.PQNConfig(**static)
-    return np.asarray(pqn.q_lambda_targets(state, traj, config, Identity()))[:, 0]
+    steps = pqn.as_transitions(traj, pqn.PQNConfig(**static))
+    return np.asarray(pqn.q_lambda_targets(None, hp, steps, Identity()))[:, 0]
 
 
 # r = [1, 2, 3], max_a Q(s_{t+1}, a) = [10, 20, 30], gamma = lambda = 0.5
@@ -104,3 +105,94 @@ def test_a_train_step_fits_q_towards_its_targets_and_reports():
         assert np.isfinite(float(metrics[name])), name
     assert float(metrics["epsilon"]) == pytest.approx(1.0)  # eps decays from the start
     assert not jax.tree.all(jax.tree.map(jnp.array_equal, new.params, state.params))
+
+
+def small_config(**changes):
+    fields = dict(num_envs=4, num_steps=8, hidden=(16,), num_minibatches=2, update_epochs=1,
+                  learning_rate=1e-3, total_steps=1e4)
+    return pqn.default_config("CartPole-v1").replace(**{**fields, **changes})
+
+
+def cartpole_steps(config, updates):
+    env, params = envs.make("CartPole-v1")
+    env = envs.EpisodeStatistics(env)
+    state = jax.jit(lambda k: pqn.init(k, env, params, config))(jax.random.key(0))
+    step = jax.jit(lambda s: pqn.train_step(s, config.static(), env, params))
+    states = [state]
+    for _ in range(updates):
+        states.append(step(states[-1])[0])
+    return states
+
+
+def test_replay_keeps_the_last_rollouts_in_order_and_marks_filled_slots():
+    config = small_config(replay_rollouts=2)
+    states = cartpole_steps(config, 3)
+    assert states[0].replay.steps.obs.shape == (2, 8, 4, 4)
+    assert [list(map(bool, s.replay.valid)) for s in states] == [
+        [False, False], [False, True], [True, True], [True, True]]
+    # after update 3 the slots hold rollouts 2 and 3: rollout 3 is the newest slot, and the
+    # newest slot of the state before is now the oldest
+    np.testing.assert_array_equal(states[3].replay.steps.obs[0], states[2].replay.steps.obs[1])
+    # each rollout starts where the envs stood before it: slot 1 of update 3 begins at the
+    # observation rollout 2's last step led to
+    assert not np.array_equal(states[3].replay.steps.obs[1], states[2].replay.steps.obs[1])
+
+
+def cartpole_network(config):
+    env, params = envs.make("CartPole-v1")
+    return pqn.make_network(config.static(), env.action_space(params))
+
+
+def test_unfilled_replay_slots_weigh_nothing():
+    """Before any rollout is kept, the weighted loss over [new rollout + empty slots] is the
+    plain loss over the new rollout."""
+    config = small_config(replay_rollouts=3)
+    network = cartpole_network(config)
+    state = cartpole_steps(config, 0)[0]
+    rng = np.random.default_rng(1)
+    fresh = jax.tree.map(lambda x: x[0], state.replay.steps)  # the [T, N] shapes
+    fresh = fresh.replace(obs=jnp.asarray(rng.normal(size=fresh.obs.shape), jnp.float32),
+                          next_obs=jnp.asarray(rng.normal(size=fresh.obs.shape), jnp.float32),
+                          reward=jnp.ones_like(fresh.reward),
+                          action=jnp.asarray(rng.integers(0, 2, fresh.action.shape), jnp.int32))
+    batch, targets, pushed = pqn.replay_batch(state, fresh, network)
+    assert batch.obs.shape[0] == 4 * 8 * 4 and float(batch.weight.sum()) == 8 * 4
+    plain = pqn.Batch(fresh.obs.reshape(-1, 4), fresh.action.reshape(-1), targets.reshape(-1))
+    weighted, _ = pqn.td_loss(state.params, network, batch)
+    unweighted, _ = pqn.td_loss(state.params, network, plain)
+    np.testing.assert_allclose(float(weighted), float(unweighted), rtol=1e-6)
+    assert float(unweighted) > 0
+    assert list(map(bool, pushed.valid)) == [False, False, True]
+    np.testing.assert_array_equal(pushed.steps.obs[2], fresh.obs)
+
+
+def test_replayed_targets_come_from_the_current_network():
+    config = small_config(replay_rollouts=1)
+    state = cartpole_steps(config, 2)[2]
+    network = cartpole_network(config)
+    fresh = jax.tree.map(lambda x: x[0], state.replay.steps)
+    batch, _, _ = pqn.replay_batch(state, fresh, network)
+    old = jax.tree.map(lambda x: x[0], state.replay.steps)
+    want = pqn.q_lambda_targets(state.params, state.hparams, old, network).reshape(-1)
+    np.testing.assert_allclose(np.asarray(batch.target[:want.shape[0]]), np.asarray(want),
+                               rtol=1e-6)
+
+
+def test_negative_replay_is_refused():
+    from jaxrl.config import ConfigError
+    with pytest.raises(ConfigError, match="replay_rollouts"):
+        small_config(replay_rollouts=-1)
+
+
+def test_the_memory_plan_counts_the_kept_rollouts():
+    from jaxrl import memory
+    from jaxrl.algos import ALGORITHMS
+    env, params = envs.make("CartPole-v1")
+    plain = memory.estimate(ALGORITHMS["pqn"], small_config(), env, params, members=1)
+    kept = memory.estimate(ALGORITHMS["pqn"], small_config(replay_rollouts=4), env, params,
+                           members=1)
+    # 4 rollouts of 8 steps x 4 envs: obs and next obs (4 floats each), reward, action, 2 flags
+    assert plain.replay_bytes == 0
+    assert kept.replay_bytes == 4 * 8 * 4 * (2 * 4 * 4 + 4 + 4 + 2) + 4
+    assert kept.transient_bytes > plain.transient_bytes
+    assert kept.per_member() > plain.per_member() + kept.replay_bytes
