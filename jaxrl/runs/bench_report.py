@@ -308,7 +308,11 @@ def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale:
             continue
         want = float(now["total_steps"]) * float(budget_scale)
         asked = float(r["requested_steps"])
-        if (asked != round(want)) if budget_scale == 1.0 else asked < round(want):
+        if r.get("requested_steps_recorded", True) is False:  # the steps run: whole updates
+            changed = abs(asked / want - 1.0) > BUDGET_TOLERANCE
+        else:
+            changed = asked != round(want) if budget_scale == 1.0 else asked < round(want)
+        if changed:
             reasons.append(f"{name}: ran {asked:,.0f} steps per seed; the suite now asks for "
                            f"{want:,.0f}")
         if budget_scale == 1.0 and int(r["seeds"]) != int(now["seeds"]):
@@ -380,6 +384,8 @@ def results_from_json(path: str | Path) -> dict:
             row.update(reference=float(ref["value"]), reference_source=ref.get("source"),
                        reference_budget=ref.get("budget"), reference_note=ref.get("note"),
                        measure=ref.get("measure", row.get("measure")))
+        if "requested_steps" not in r:  # written before it was recorded: the steps run
+            row.update(requested_steps=r["total_steps"], requested_steps_recorded=False)
         if "frames_per_step" not in r:
             row["frames_per_step"] = 4 if str(r["env"]).startswith("atari:") else 1
         rows.append(judge(row, smoke=scale != 1.0))
@@ -542,7 +548,10 @@ def banner(report: dict) -> list[str]:
                   f"{(report.get('first_written_at') or '?')[:10]}) by `jaxrl runs bench "
                   "--from-results`: its run store was not committed, so the per-seed values are "
                   "as recorded and judged by today's rules against today's references. "
-                  "`curves.png` is the figure drawn when it was first written (it cannot be "
+                  + ("" if any("config" in r for r in report["entries"]) else
+                     "It does not record the entries' config overrides, so only their budgets, "
+                     "seeds and reference budgets were checked against today's suite. ")
+                  + "`curves.png` is the figure drawn when it was first written (it cannot be "
                   "redrawn without the store).", ""]
     if report.get("stale"):
         lines += ["> **Stale: this report no longer matches its suite file** "
@@ -601,7 +610,7 @@ def markdown(report: dict) -> str:
         cells += [str(r["seeds"]), r["measure"], mean_cell, iqm_cell, _fmt(r["reference"])]
         if not smoke:
             cells.append(r["verdict"] + (" (see note)" if r.get("reference_note") and
-                                         r["verdict"] != "reference inside CI" else ""))
+                                         r["verdict"].startswith(VERDICTS[1:]) else ""))
         cells += [_fmt(r["wall_seconds"], 0), compile_text(r), _fmt(r["env_steps_per_second"], 0),
                   r["devices"] or "–"]
         lines.append("| " + " | ".join(cells) + " |")
