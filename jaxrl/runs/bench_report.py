@@ -471,7 +471,7 @@ def _steps_unit(rows: list[dict]) -> str:
 
 
 def plot(store: RunStore, bench_id: str, report: dict, path: Path) -> None:
-    """One panel per env: each entry's IQM curve with its 95% CI band, in one colour per
+    """One panel per env that ran: each entry's IQM curve with its 95% CI band, in one colour per
     algorithm (the same in every panel), and its reference as a horizontal line in that colour,
     each reference of a panel with its own dash style; every line once in the panel's legend.
     A smoke run's figure draws no references (nothing is compared)."""
@@ -480,6 +480,9 @@ def plot(store: RunStore, bench_id: str, report: dict, path: Path) -> None:
     runs = bench_runs(store, bench_id)
     smoke = report.get("budget_scale", 1.0) != 1.0
     envs = list(dict.fromkeys(r["env"] for r in report["entries"]))
+    ran = [env for env in envs if any(r["env"] == env and r["entry"] in runs
+                                      for r in report["entries"])]
+    envs = ran or envs  # panels of references alone say nothing: only envs that ran
     labels = list(dict.fromkeys(_label(r) for r in report["entries"]))
     palette = [f"C{i}" for i in range(10)] + ["#8c564b", "#17becf", "#bcbd22", "#393b79"]
     colour = {name: palette[i % len(palette)] for i, name in enumerate(labels)}
