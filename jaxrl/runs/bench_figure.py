@@ -108,7 +108,13 @@ def plot(store: RunStore, runs: dict[str, dict], report: dict, path: Path) -> No
                 c = curve_band(entry_curve(store, meta, row["measure"]), "value", reps=300)
                 if not c.empty:
                     ax.plot(c["env_steps"], c["center"], color=colour[name], lw=1.6,
+                            marker="o" if len(c) < 12 else None, ms=4,  # a few evaluations
                             label=f"{name} (n={int(c['n'].max())})")
+                    if len(c) < 12:  # their CI as error bars: a band needs a line
+                        x, y = c["env_steps"].to_numpy(float), c["center"].to_numpy(float)
+                        below = y - c["low"].to_numpy(float)
+                        ax.errorbar(x, y, yerr=np.stack([below, c["high"].to_numpy(float) - y]),
+                                    fmt="none", capsize=3, color=colour[name], lw=1)
                     ax.fill_between(c["env_steps"], c["low"], c["high"], alpha=0.2,
                                     color=colour[name], lw=0)
             if row["reference"] is not None and not smoke:
@@ -119,6 +125,7 @@ def plot(store: RunStore, runs: dict[str, dict], report: dict, path: Path) -> No
         ax.set_title(textwrap.shorten(env, 40, placeholder="…"), fontsize=10)
         ax.set_xlabel(_steps_unit(panel), fontsize=8)
         ax.set_ylabel("return (IQM, 95% CI)", fontsize=8)
+        ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=6.5)

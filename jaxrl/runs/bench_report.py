@@ -254,8 +254,8 @@ def results_from_json(path: str | Path) -> dict:
 
 
 def entry_table(store: RunStore, bench_id: str) -> pd.DataFrame:
-    cols = ["entry", "seeds", "total_steps", "measure", "iqm", "ci_low", "ci_high",
-            "reference", "verdict", "wall_seconds", "compile_seconds", "env_steps_per_second",
+    cols = ["entry", "seeds", "total_steps", "measure", "per_seed", "n_finite", "mean",
+            "mean_ci_low", "mean_ci_high", "iqm", "ci_low", "ci_high", "reference", "verdict", "wall_seconds", "compile_seconds", "env_steps_per_second",
             "devices", "status", "run_id"]
     return pd.DataFrame([{c: r[c] for c in cols} for r in results(store, bench_id)["entries"]],
                         columns=cols)
