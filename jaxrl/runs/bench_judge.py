@@ -142,8 +142,63 @@ def current_references(manifest: dict) -> dict[str, dict]:
 
 
 def _same(a, b) -> bool:
-    normal = lambda x: json.dumps(x if x is not None else {}, sort_keys=True, default=str)
+    """Equal as JSON values, numbers as floats (a traced ``1`` is stored as ``1.0``), a
+    tuple as a list, None as an empty mapping."""
+    def normal(x):
+        if x is None:
+            return {}
+        if isinstance(x, bool) or not isinstance(x, (int, float, list, tuple, dict)):
+            return x
+        if isinstance(x, (int, float)):
+            return float(x)
+        if isinstance(x, dict):
+            return {str(k): normal(v) for k, v in x.items()}
+        return [normal(v) for v in x]
     return normal(a) == normal(b)
+
+
+PRESETS_DIR = Path(__file__).resolve().parents[2] / "presets"
+_FAMILY_PREFIXES = {"atari:": "atari", "brax:": "brax", "probe:": "probe"}
+
+
+def _preset_families(env: str) -> list[str]:
+    """The preset families an env may belong to, judged from its name alone (no env is built):
+    a prefix names it; a MinAtar game is ``minatar``; anything else is classic, ``discrete``
+    or ``continuous``, which the caller tells apart by which preset the run matches better."""
+    for prefix, family in _FAMILY_PREFIXES.items():
+        if env.startswith(prefix):
+            return [family]
+    return ["minatar"] if env.endswith("-MinAtar") else ["discrete", "continuous"]
+
+
+def preset_reason(row: dict) -> str | None:
+    """Why the run's resolved config (``run_config``, from its ``run.json``) is not what today's
+    preset (``presets/ALGO/FAMILY.yaml``, the defaults `jaxrl config ALGO --yaml` prints) plus the
+    entry's overrides (``config``) would give; None when it is, or when the row lacks either.
+    A preset value ``auto`` is resolved at run time and matches anything; a field the run does
+    not have is one the preset gained since."""
+    ran, overrides = row.get("run_config"), row.get("config")
+    if not isinstance(ran, dict) or not isinstance(overrides, dict):
+        return None
+    best = None
+    for family in _preset_families(str(row["env"])):
+        path = PRESETS_DIR / str(row["algo"]) / f"{family}.yaml"
+        try:
+            preset = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        if not isinstance(preset, dict):
+            continue
+        want = {**preset, **overrides}
+        diff = [(k, ran.get(k, "(none)"), v) for k, v in want.items()
+                if v != "auto" and not _same(ran.get(k, "(none)"), v)]
+        if best is None or len(diff) < len(best[1]):
+            best = (f"presets/{row['algo']}/{family}.yaml", diff)
+    if best is None or not best[1]:
+        return None
+    changes = "; ".join(f"{k} ran {json.dumps(a, default=str)}, now {json.dumps(b, default=str)}"
+                        for k, a, b in best[1])
+    return f"{row['entry']}: its config is not today's preset ({best[0]}) with its overrides: {changes}"
 
 
 def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale: float) -> list[str]:
@@ -154,9 +209,9 @@ def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale:
     suite's ``total_steps`` times the bench's budget scale; at a scale below 1 a budget raised
     to one update is accepted); at full scale, its seeds changed; its config overrides, env
     kwargs or evaluation episodes changed (where the report recorded them); or the reference
-    budget the runs were made against differs from the suite's reference budget now. Not
-    checked: the presets (algorithm defaults) behind the overrides, which only the engine
-    knows."""
+    budget the runs were made against differs from the suite's reference budget now. Its
+    config is checked against the presets (`preset_reason`) only where the row carries the run's
+    resolved config (``run_config``: reports written since it was recorded)."""
     if suite is None:
         return ["its suite file is gone or unreadable, so nothing here can be checked"]
     reasons = []
@@ -184,6 +239,9 @@ def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale:
             if key in r and r[key] is not None and not _same(r[key], now.get(key)):
                 reasons.append(f"{name}: its {key} is not the suite's now ({r[key]} vs "
                                f"{now.get(key)})")
+        preset = preset_reason(r)
+        if preset:
+            reasons.append(preset)
         then = r.get("reference_budget_at_run")
         ref_now = (now.get("reference") or {}).get("budget")
         if then is not None and ref_now is not None and float(then) != float(ref_now):

@@ -41,8 +41,9 @@ def banner(report: dict) -> list[str]:
                   "--from-results`: its run store was not committed, so the per-seed values are "
                   "as recorded and judged by today's rules against today's references. "
                   + ("" if any("config" in r for r in report["entries"]) else
-                     "It does not record the entries' config overrides, so only their budgets, "
-                     "seeds and reference budgets were checked against today's suite. ")
+                     "It records neither the entries' config overrides nor the runs' resolved "
+                     "configs, so only their budgets, seeds and reference budgets were checked "
+                     "against today's suite, not their configs or presets. ")
                   + "`curves.png` is the figure drawn when it was first written (it cannot be "
                   "redrawn without the store).", ""]
     if report.get("stale"):

@@ -166,7 +166,8 @@ def entry_result(entry: dict, meta: dict | None, smoke: bool = False) -> dict:
            "env_steps_per_second": None, "devices": None, "device_kind": None,
            "git_commit": None, "git_dirty": None, "requested_steps": entry["total_steps"],
            "frames_per_step": 1, "config": entry.get("config"),
-           "env_kwargs": entry.get("env_kwargs"), "eval_episodes": entry.get("eval_episodes")}
+           "env_kwargs": entry.get("env_kwargs"), "eval_episodes": entry.get("eval_episodes"),
+           "run_config": None}
     if meta is not None:
         values = per_seed(meta, measure)
         row.update(status=meta.get("status"), run_id=meta["run_id"],
@@ -178,7 +179,8 @@ def entry_result(entry: dict, meta: dict | None, smoke: bool = False) -> dict:
                    devices=meta.get("devices"), device_kind=meta.get("device_kind"),
                    git_commit=meta.get("git_commit"), git_dirty=meta.get("git_dirty"),
                    total_steps=meta.get("total_steps_per_seed", entry["total_steps"]),
-                   frames_per_step=int(meta.get("frames_per_step") or 1))
+                   frames_per_step=int(meta.get("frames_per_step") or 1),
+                   run_config=meta.get("config"))
     return judge(row, smoke)
 
 

@@ -4,6 +4,7 @@ a banner on a report that no longer matches its suite, and a readable figure —
 synthetic stores and results files (no training)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ from jaxrl.cli import main
 from jaxrl.runs import bench_report
 from jaxrl.runs.store import RunStore
 
+ROOT = Path(__file__).resolve().parents[2]
 REF = {"value": 100.0, "measure": "final_eval", "source": "a test", "budget": 100_000}
 
 
@@ -133,9 +135,11 @@ def synthetic_store(tmp_path, suite=SUITE, seeds=8):
         spec = {"algo": entry["algo"], "env": entry["env"], "total_steps": entry["total_steps"],
                 "seeds": seeds, "seed": 0, "configs": [{}], "env_kwargs": None,
                 "eval_episodes": 4}
+        preset = yaml.safe_load((ROOT / "presets" / entry["algo"] / "discrete.yaml").read_text())
         folder.joinpath("run.json").write_text(json.dumps({
             "run_id": run_id, "algo": entry["algo"], "env": entry["env"], "status": "finished",
-            "seeds": seeds, "total_steps_per_seed": entry["total_steps"], "config": {},
+            "seeds": seeds, "total_steps_per_seed": entry["total_steps"],
+            "config": {**preset, "torso": "mlp", "total_steps": float(entry["total_steps"])},
             "bench_id": "synth-1", "group": {"spec": spec}, "final_eval_return": list(finals),
             "started_at": "2026-11-25T00:00:00+00:00", "ended_at": "2026-11-25T00:01:00+00:00"}))
         steps = np.linspace(0, entry["total_steps"], 6)
@@ -220,6 +224,16 @@ def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
     path.write_text(yaml.safe_dump(SUITE))
     assert bench_report.results(store, "synth-1")["stale"] == []
     assert "Stale" not in bench_report.markdown(bench_report.results(store, "synth-1"))
+    # a preset changed since the runs (here: the run's learning rate is not today's)
+    run_json = next(p for p in store.root.glob("*/run.json")
+                    if json.loads(p.read_text())["algo"] == "dqn")
+    meta = json.loads(run_json.read_text())
+    meta["config"]["learning_rate"] = 0.5
+    run_json.write_text(json.dumps(meta))
+    (reason,) = bench_report.results(store, "synth-1")["stale"]
+    assert reason.startswith(f"{meta['algo']}/{meta['env']}: its config is not today's preset "
+                             "(presets/dqn/discrete.yaml) with its overrides: learning_rate ran "
+                             "0.5, now "), reason
 
 
 @pytest.mark.parametrize("folder", ["atari-gpu", "atari-gpu/pong-10m", "classic-cpu",
@@ -228,8 +242,7 @@ def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
 def test_committed_reports_follow_the_rules(folder):
     """Every committed bench report was re-rendered by today's code: no verdict under 8 seeds,
     none in a smoke run, and a banner where its budgets disagree with today's suite."""
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[2] / "benchmarks" / folder
+    root = ROOT / "benchmarks" / folder
     report = json.loads((root / "results.json").read_text())
     text = (root / "report.md").read_text()
     assert report.get("verdict_method") and "bootstrap-t" in text
@@ -246,8 +259,7 @@ def test_the_atari_cpu_run_reports_banner_holds():
     Stale banner says the PPO Atari preset changed since; it stands while the run's config
     differs from today's preset."""
     import re
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     text = (root / "benchmarks" / "atari-cpu" / "report.md").read_text()
     ran = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))
     preset = yaml.safe_load((root / "presets" / "ppo" / "atari.yaml").read_text())
