@@ -42,7 +42,12 @@ def budget_text(share: float | None) -> str:
     reference's budget (or with no budget to compare)."""
     if share is None or not np.isfinite(share) or abs(share - 1.0) <= BUDGET_TOLERANCE:
         return ""
-    return f"at {share:.2g}x its budget"
+    return f"at {ratio_text(share)} its budget"
+
+
+def ratio_text(share: float) -> str:
+    """``10x``, ``200x``, ``0.25x``, ``0.001x``: two significant digits, never an exponent."""
+    return f"{share:.0f}x" if share >= 10 else f"{float(f'{share:.2g}'):g}x"
 
 
 def verdict(reference: float, low: float, high: float, share: float = 1.0) -> str:

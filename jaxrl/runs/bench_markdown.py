@@ -9,7 +9,7 @@ import numpy as np
 
 from jaxrl import stats
 from jaxrl.measures import MEASURES
-from jaxrl.runs.bench_judge import MIN_SEEDS, VERDICTS, budget_text
+from jaxrl.runs.bench_judge import MIN_SEEDS, VERDICTS, budget_text, ratio_text
 from jaxrl.runs.report import compile_text, frames_text
 
 
@@ -99,7 +99,7 @@ def markdown(report: dict) -> str:
         cells = [r["entry"], steps]
         if not smoke:
             cells.append("–" if share is None else
-                         (f"{share:.2g}x" if budget_text(share) else "same"))
+                         (ratio_text(share) if budget_text(share) else "same"))
         cells += [str(r["seeds"]), r["measure"], mean_cell, iqm_cell, _fmt(r["reference"])]
         if not smoke:
             cells.append(r["verdict"] + (" (see note)" if r.get("reference_note") and
