@@ -191,6 +191,9 @@ def test_a_figure_from_a_tiny_synthetic_store(tmp_path):
     assert acro["ppo (n=8)"] == ppo_curve.get_color()  # the same colour in every panel
     assert "\n" in fig._suptitle.get_text()  # wrapped to fit
     assert cart.get_xlabel() == "env steps per seed"
+    # an Atari panel counts agent steps, and says what a frame is
+    from jaxrl.runs import bench_figure
+    assert bench_figure._steps_unit([{"frames_per_step": 4}]) == "agent steps per seed (x4 = frames)"
 
 
 def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
