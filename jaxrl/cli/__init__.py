@@ -141,7 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     swq = rs.add_parser("sweep", help="the ranked table of a stored sweep")
     swq.add_argument("sweep_id")
     bq = rs.add_parser("bench", help="rebuild a stored benchmark's report")
-    bq.add_argument("bench_id")
+    bq.add_argument("bench_id", nargs="?", default=None)
+    bq.add_argument("--from-results", metavar="RESULTS_JSON", default=None,
+                    help="re-render report.md and results.json from a committed results.json "
+                         "(no store needed; curves.png is left as it is)")
     bq.add_argument("--out", default=None, help="also copy the report files here")
     show = rs.add_parser("show")
     show.add_argument("run_id")

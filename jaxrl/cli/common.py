@@ -117,12 +117,17 @@ def print_frame(frame) -> None:
 
 
 def bench_view(table):
-    """The bench table for a terminal: IQM [CI] in one column."""
+    """The bench table for a terminal: the mean [bootstrap-t CI] the verdict is read from, or
+    the per-seed values under 8 seeds (`bench_judge.MIN_SEEDS`), and the IQM."""
     view = table.copy()
-    view["IQM [95% CI]"] = [
-        "–" if r.iqm is None or r.iqm != r.iqm else f"{r.iqm:.1f} [{r.ci_low:.1f}, {r.ci_high:.1f}]"
+    view["ours"] = [
+        "–" if r.iqm is None or r.iqm != r.iqm else
+        f"{r.mean:.1f} [{r.mean_ci_low:.1f}, {r.mean_ci_high:.1f}]" if r.n_finite >= 8 else
+        "per seed: " + ", ".join("–" if v is None else f"{v:.1f}" for v in r.per_seed)
         for r in table.itertuples()]
-    return view[["entry", "seeds", "total_steps", "measure", "IQM [95% CI]", "reference",
+    view["IQM"] = ["–" if r.iqm is None or r.iqm != r.iqm else f"{r.iqm:.1f}"
+                   for r in table.itertuples()]
+    return view[["entry", "seeds", "total_steps", "measure", "ours", "IQM", "reference",
                  "verdict", "wall_seconds", "env_steps_per_second", "status"]]
 
 

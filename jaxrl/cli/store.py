@@ -64,7 +64,16 @@ def cmd_runs(args) -> int:
     store = _store(args)
     if args.runs_command == "sweep":
         print(format_table(load_sweep(args.sweep_id, store.root)))
+    elif args.runs_command == "bench" and args.from_results:
+        if args.bench_id:
+            raise UsageError("give a bench id or --from-results, not both")
+        folder = bench_report.write_from_results(args.from_results, out=args.out)
+        report = json.loads((folder / "results.json").read_text())
+        print(f"report in {folder}" + (f": stale ({len(report['stale'])} reasons)"
+                                       if report["stale"] else ""))
     elif args.runs_command == "bench":
+        if not args.bench_id:
+            raise UsageError("give a bench id (or --from-results RESULTS_JSON)")
         folder = bench_report.write(store, args.bench_id, out=args.out)
         print_frame(bench_view(bench_report.entry_table(store, args.bench_id)))
         print(f"report in {folder}" + (f" and {args.out}" if args.out else ""))

@@ -99,35 +99,11 @@ def test_selection_scaling_and_bench_id(tiny_suite):
     assert benchmod.entry_key(relabelled[0], suite.seed) == keys[0]
 
 
-def test_a_verdict_at_less_than_the_references_budget_says_so():
-    """A scaled-down bench is no like-for-like test: its verdict names the budget share."""
-    v = bench_report.verdict
-    assert v(10.0, 11.0, 12.0) == "above reference" and v(10.0, 1.0, 2.0) == "below reference"
-    assert v(10.0, 1.0, 2.0, 0.25) == "below reference at 25% of its budget"
-    assert v(10.0, 9.0, 12.0, 0.5) == "reference inside CI at 50% of its budget"
-    assert v(10.0, np.nan, 2.0, 0.5) == "no result"
+def test_budget_share():
+    """The run's requested steps over the reference's (test_verdicts.py has the verdicts)."""
     assert bench_report.budget_share(2_500_000, 10_000_000) == 0.25
     assert bench_report.budget_share(100, None) == 1.0
-    assert bench_report.budget_share(200, 100) == 2.0 and v(10.0, 1.0, 2.0, 2.0) == "below reference"
-    entry = {"name": "ppo/atari:Pong", "algo": "ppo", "env": "atari:Pong", "seeds": 3,
-             "total_steps": 2_500_000,
-             "reference": {"value": 20.56, "measure": "train_last100", "budget": 10_000_000,
-                           "source": "s"}}
-    meta = {"run_id": "r", "status": "finished", "train_return_last100": [6.0, 14.0, 17.0]}
-    row = bench_report.entry_result(entry, meta)
-    assert row["verdict"] == "below reference at 25% of its budget"
-    full = bench_report.entry_result({**entry, "total_steps": 10_000_000}, meta)
-    assert full["verdict"] == "below reference"
-    # an Atari run's meta carries its frame skip: the report quotes steps and frames
-    atari = bench_report.entry_result(entry, {**meta, "frames_per_step": 4,
-                                              "total_steps_per_seed": 2_458_624})
-    report = {"title": "t", "bench_id": "b", "suite": "s", "devices": [], "git_commits": [],
-              "report_written_at": "now", "confidence": 0.95, "bootstrap_reps": 10,
-              "entries": [atari]}
-    text = bench_report.markdown(report)
-    assert "| 2,458,624 (9.834M frames) (reduced) |" in text
-    assert "at 10,000,000 env steps (40M frames)" in text
-    assert "judged at less than the reference's budget: 1" in text
+    assert bench_report.budget_share(200, 100) == 2.0
 
 
 def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):
@@ -148,14 +124,14 @@ def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):
     ppo, a2c = rows["ppo/CartPole-v1"], rows["a2c/CartPole-v1"]
     assert len(ppo["per_seed"]) == 2 and np.isfinite(ppo["iqm"])
     assert ppo["ci_low"] <= ppo["iqm"] <= ppo["ci_high"]
-    assert ppo["verdict"] == bench_report.verdict(9.0, ppo["ci_low"], ppo["ci_high"])
-    assert a2c["measure"] == "train_last100" and a2c["verdict"] == "below reference"
+    # two seeds carry no verdict: the per-seed values stand instead
+    assert ppo["verdict"] == a2c["verdict"] == "too few seeds for a verdict (2 of 8)"
+    assert a2c["measure"] == "train_last100"
     meta = RunStore(store.root).load(ppo["run_id"])
     assert meta["bench_id"] == first.bench_id and len(meta["train_return_last100"]) == 2
     assert ppo["wall_seconds"] is not None and ppo["env_steps_per_second"] > 0
     markdown = (tmp_path / "out" / "report.md").read_text()
-    assert "| ppo/CartPole-v1 |" in markdown and "reference inside CI" in (
-        markdown + "reference inside CI" * (ppo["verdict"] != "reference inside CI"))
+    assert "| ppo/CartPole-v1 |" in markdown and "| per seed: " in markdown
 
     # a third run trains nothing; `jaxrl runs bench ID` rebuilds the same numbers
     third = benchmod.bench(str(tiny_suite), runs_dir=str(store.root), progress=False)

@@ -1,0 +1,255 @@
+"""What a benchmark entry may claim: its numbers over seeds, its budget against the
+reference's, its verdict, and whether its report still matches the suite file it came from.
+
+* A verdict (reference inside the interval / above / below) is read from the mean's 95%
+  bootstrap-t interval (`jaxrl.stats.bootstrap_t_ci`: honest width at a few seeds) and only
+  with at least `MIN_SEEDS` (8) finite per-seed values; with fewer the row says "too few seeds
+  for a verdict" and the report shows the per-seed values. The IQM and its percentile-bootstrap
+  CI stay beside it, descriptive only.
+* A budget more than `BUDGET_TOLERANCE` (5%) away from the reference's is flagged with its
+  ratio either way ("at 10x its budget", "at 0.25x its budget").
+* A smoke run (budget scaled) gets no verdict.
+* Stale (`stale_reasons`): the report's runs no longer match today's suite file.
+
+No engine import: suite files are read as plain YAML.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from jaxrl import stats
+
+CONFIDENCE = 0.95
+BOOTSTRAP_REPS = 2000
+MIN_SEEDS = stats.MIN_SEEDS_FOR_VERDICT
+BUDGET_TOLERANCE = 0.05  # a budget within 5% of the reference's (whole updates) is the same
+SUITES_DIR = Path(__file__).resolve().parents[2] / "experiments" / "benchmarks"
+VERDICTS = ("reference inside CI", "above reference", "below reference")
+
+
+def budget_share(steps: float, budget: float | None) -> float:
+    """The run's requested steps over the reference's budget (1.0 when it has none)."""
+    return 1.0 if budget is None or not float(budget) > 0 else float(steps) / float(budget)
+
+
+def budget_text(share: float | None) -> str:
+    """``at 10x its budget`` / ``at 0.25x its budget``; empty within `BUDGET_TOLERANCE` of the
+    reference's budget (or with no budget to compare)."""
+    if share is None or not np.isfinite(share) or abs(share - 1.0) <= BUDGET_TOLERANCE:
+        return ""
+    return f"at {ratio_text(share)} its budget"
+
+
+def ratio_text(share: float) -> str:
+    """``10x``, ``200x``, ``0.25x``, ``0.001x``: two significant digits, never an exponent."""
+    return f"{share:.0f}x" if share >= 10 else f"{float(f'{share:.2g}'):g}x"
+
+
+def verdict(reference: float, low: float, high: float, share: float = 1.0) -> str:
+    """Where the reference lies against our interval of the mean, and the budget ratio when
+    ours differs from the reference's by more than 5% either way (a run at 10x the
+    reference's budget is no more like-for-like than one at a quarter of it)."""
+    if not np.isfinite(low) or not np.isfinite(high):
+        return "no result"
+    if low > reference:
+        where = "above reference"
+    elif high < reference:
+        where = "below reference"
+    else:
+        where = "reference inside CI"
+    flag = budget_text(share)
+    return f"{where} {flag}" if flag else where
+
+
+def judge(row: dict, smoke: bool = False) -> dict:
+    """Fill a row's numbers from its ``per_seed`` values and reference: IQM with its percentile
+    bootstrap CI (descriptive), the mean with its bootstrap-t interval (the verdict's), the
+    budget share, and the verdict. No verdict on a smoke run, nor below `MIN_SEEDS` finite
+    per-seed values ("too few seeds for a verdict"): at 2 to 7 seeds no interval carries one
+    (see `stats.bootstrap_t_ci`)."""
+    values = np.array([np.nan if v is None else float(v) for v in row.get("per_seed") or []])
+    finite = values[np.isfinite(values)]
+    row.update(n_finite=int(finite.size), iqm=None, ci_low=None, ci_high=None, mean=None,
+               mean_ci_low=None, mean_ci_high=None)
+    row["budget_share"] = (None if row.get("reference_budget") is None
+                           else budget_share(row["requested_steps"], row["reference_budget"]))
+    if row.get("run_id") is None:
+        row["verdict"] = "not run"
+        return row
+    if finite.size:
+        summary = stats.summarize(finite, confidence=CONFIDENCE, reps=BOOTSTRAP_REPS)
+        row.update(iqm=summary["iqm"], ci_low=summary["iqm_ci_low"],
+                   ci_high=summary["iqm_ci_high"], mean=summary["mean"])
+    if finite.size >= 2:
+        low, high = stats.bootstrap_t_ci(finite, CONFIDENCE, BOOTSTRAP_REPS)
+        row.update(mean_ci_low=low, mean_ci_high=high)
+    if not finite.size:
+        row["verdict"] = "no result"
+    elif smoke:
+        row["verdict"] = "smoke run: no verdict"
+    elif row.get("reference") is None:
+        row["verdict"] = "no reference"
+    elif finite.size < MIN_SEEDS:
+        row["verdict"] = f"too few seeds for a verdict ({finite.size} of {MIN_SEEDS})"
+    else:
+        row["verdict"] = verdict(row["reference"], row["mean_ci_low"], row["mean_ci_high"],
+                                 row["budget_share"] if row["budget_share"] is not None else 1.0)
+    if row.get("status") != "finished":
+        row["verdict"] = f"{row.get('status')}: {row['verdict']}"
+    return row
+
+
+def _suite_file(suite: str | None, suite_path: str | None, by_name: bool = False) -> Path | None:
+    named = str(SUITES_DIR / f"{suite}.yaml") if suite else None
+    for candidate in ((named, suite_path) if by_name else (suite_path, named)):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def suite_entries(suite: str | None, suite_path: str | None = None,
+                  by_name: bool = False) -> dict[str, dict] | None:
+    """``{entry name: entry}`` of the suite file as it is today (by path, else by name under
+    ``experiments/benchmarks/``; ``by_name``: the other way round, for a results file that
+    may come from another machine), with the suite's defaults for seeds and evaluation
+    episodes filled in (as `jaxrl.benchmarks.load_suite` does); None if there is no readable
+    file."""
+    path = _suite_file(suite, suite_path, by_name)
+    if path is None:
+        return None
+    try:
+        raw = yaml.safe_load(path.read_text())
+        out = {}
+        for e in raw["entries"]:
+            if not isinstance(e, dict):
+                continue
+            name = str(e.get("name") or f"{str(e['algo']).lower()}/{e['env']}")
+            out[name] = {**e, "name": name, "seeds": e.get("seeds", raw.get("seeds", 4)),
+                         "eval_episodes": e.get("eval_episodes", raw.get("eval_episodes", 16)),
+                         "config": e.get("config") or {}, "env_kwargs": e.get("env_kwargs")}
+        return out
+    except (OSError, TypeError, KeyError, AttributeError, yaml.YAMLError):
+        return None
+
+
+def current_references(manifest: dict) -> dict[str, dict]:
+    """``{entry name: reference}`` from the suite file the bench came from, if it is still
+    there and readable: a reference corrected after the runs (its source, its value) shows in
+    a rebuilt report. The bench id does not depend on references, so the runs stay valid."""
+    entries = suite_entries(manifest.get("suite"), manifest.get("suite_path")) or {}
+    return {name: e["reference"] for name, e in entries.items()
+            if isinstance(e.get("reference"), dict)}
+
+
+def _same(a, b) -> bool:
+    """Equal as JSON values, numbers as floats (a traced ``1`` is stored as ``1.0``), a
+    tuple as a list, None as an empty mapping."""
+    def normal(x):
+        if x is None:
+            return {}
+        if isinstance(x, bool) or not isinstance(x, (int, float, list, tuple, dict)):
+            return x
+        if isinstance(x, (int, float)):
+            return float(x)
+        if isinstance(x, dict):
+            return {str(k): normal(v) for k, v in x.items()}
+        return [normal(v) for v in x]
+    return normal(a) == normal(b)
+
+
+PRESETS_DIR = Path(__file__).resolve().parents[2] / "presets"
+_FAMILY_PREFIXES = {"atari:": "atari", "brax:": "brax", "probe:": "probe"}
+
+
+def _preset_families(env: str) -> list[str]:
+    """The preset families an env may belong to, judged from its name alone (no env is built):
+    a prefix names it; a MinAtar game is ``minatar``; anything else is classic, ``discrete``
+    or ``continuous``, which the caller tells apart by which preset the run matches better."""
+    for prefix, family in _FAMILY_PREFIXES.items():
+        if env.startswith(prefix):
+            return [family]
+    return ["minatar"] if env.endswith("-MinAtar") else ["discrete", "continuous"]
+
+
+def preset_reason(row: dict) -> str | None:
+    """Why the run's resolved config (``run_config``, from its ``run.json``) is not what today's
+    preset (``presets/ALGO/FAMILY.yaml``, the defaults `jaxrl config ALGO --yaml` prints) plus the
+    entry's overrides (``config``) would give; None when it is, or when the row lacks either.
+    A preset value ``auto`` is resolved at run time and matches anything; a field the run does
+    not have is one the preset gained since."""
+    ran, overrides = row.get("run_config"), row.get("config")
+    if not isinstance(ran, dict) or not isinstance(overrides, dict):
+        return None
+    best = None
+    for family in _preset_families(str(row["env"])):
+        path = PRESETS_DIR / str(row["algo"]) / f"{family}.yaml"
+        try:
+            preset = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        if not isinstance(preset, dict):
+            continue
+        want = {**preset, **overrides}
+        diff = [(k, ran.get(k, "(none)"), v) for k, v in want.items()
+                if v != "auto" and not _same(ran.get(k, "(none)"), v)]
+        if best is None or len(diff) < len(best[1]):
+            best = (f"presets/{row['algo']}/{family}.yaml", diff)
+    if best is None or not best[1]:
+        return None
+    changes = "; ".join(f"{k} ran {json.dumps(a, default=str)}, now {json.dumps(b, default=str)}"
+                        for k, a, b in best[1])
+    return f"{row['entry']}: its config is not today's preset ({best[0]}) with its overrides: {changes}"
+
+
+def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale: float) -> list[str]:
+    """Why a report no longer shows what its suite file asks for today; empty when it does.
+
+    "Stale" is checked entry by entry, for the entries that ran, against today's suite file:
+    the entry is gone from it; its budget changed (the run's requested steps are not the
+    suite's ``total_steps`` times the bench's budget scale; at a scale below 1 a budget raised
+    to one update is accepted); at full scale, its seeds changed; its config overrides, env
+    kwargs or evaluation episodes changed (where the report recorded them); or the reference
+    budget the runs were made against differs from the suite's reference budget now. Its
+    config is checked against the presets (`preset_reason`) only where the row carries the run's
+    resolved config (``run_config``: reports written since it was recorded)."""
+    if suite is None:
+        return ["its suite file is gone or unreadable, so nothing here can be checked"]
+    reasons = []
+    for r in rows:
+        if r.get("run_id") is None:
+            continue
+        name = r["entry"]
+        now = suite.get(name)
+        if now is None:
+            reasons.append(f"{name}: no longer in the suite")
+            continue
+        want = float(now["total_steps"]) * float(budget_scale)
+        asked = float(r["requested_steps"])
+        if r.get("requested_steps_recorded", True) is False:  # the steps run: whole updates
+            changed = abs(asked / want - 1.0) > BUDGET_TOLERANCE
+        else:
+            changed = asked != round(want) if budget_scale == 1.0 else asked < round(want)
+        if changed:
+            reasons.append(f"{name}: ran {asked:,.0f} steps per seed; the suite now asks for "
+                           f"{want:,.0f}")
+        if budget_scale == 1.0 and int(r["seeds"]) != int(now["seeds"]):
+            reasons.append(f"{name}: ran {r['seeds']} seeds; the suite now asks for "
+                           f"{now['seeds']}")
+        for key in ("config", "env_kwargs", "eval_episodes"):
+            if key in r and r[key] is not None and not _same(r[key], now.get(key)):
+                reasons.append(f"{name}: its {key} is not the suite's now ({r[key]} vs "
+                               f"{now.get(key)})")
+        preset = preset_reason(r)
+        if preset:
+            reasons.append(preset)
+        then = r.get("reference_budget_at_run")
+        ref_now = (now.get("reference") or {}).get("budget")
+        if then is not None and ref_now is not None and float(then) != float(ref_now):
+            reasons.append(f"{name}: the reference budget was {float(then):,.0f} steps when it "
+                           f"ran; the suite's reference now says {float(ref_now):,.0f}")
+    return reasons

@@ -1,0 +1,140 @@
+"""A benchmark's ``report.md``: a banner where the report is stale or re-rendered without its
+store, how the numbers were computed, one row per entry (no verdict or budget columns in a
+smoke run), a summary line counting verdicts and flagged budgets, per-seed values and the
+references."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxrl import stats
+from jaxrl.measures import MEASURES
+from jaxrl.runs.bench_judge import MIN_SEEDS, VERDICTS, budget_text, ratio_text
+from jaxrl.runs.report import compile_text, frames_text
+
+
+def _fmt(x, digits: int = 1) -> str:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return "–"
+    return f"{0.0 if round(x, digits) == 0 else x:,.{digits}f}"  # no "-0.0"
+
+
+def _ours(r: dict) -> tuple[str, str]:
+    """The table's two cells of our numbers: mean [bootstrap-t CI] and IQM [bootstrap CI]; with
+    fewer than `MIN_SEEDS` finite seeds, the per-seed values and the plain IQM instead."""
+    if r.get("iqm") is None:
+        return "–", "–"
+    if r.get("n_finite", 0) < MIN_SEEDS:
+        values = ", ".join(_fmt(v) for v in r["per_seed"])
+        return f"per seed: {values}", _fmt(r["iqm"])
+    return (f"{_fmt(r['mean'])} [{_fmt(r['mean_ci_low'])}, {_fmt(r['mean_ci_high'])}]",
+            f"{_fmt(r['iqm'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]")
+
+
+def banner(report: dict) -> list[str]:
+    """Lines under the title of a report that is not, or cannot be, rebuilt from its runs."""
+    lines = []
+    if report.get("source") == "results.json":
+        lines += [f"> Re-rendered on {report['report_written_at'][:10]} from this folder's "
+                  "`results.json` (first written "
+                  f"{(report.get('first_written_at') or '?')[:10]}) by `jaxrl runs bench "
+                  "--from-results`: its run store was not committed, so the per-seed values are "
+                  "as recorded and judged by today's rules against today's references. "
+                  + ("" if any("config" in r for r in report["entries"]) else
+                     "It records neither the entries' config overrides nor the runs' resolved "
+                     "configs, so only their budgets, seeds and reference budgets were checked "
+                     "against today's suite, not their configs or presets. ")
+                  + "`curves.png` is the figure drawn when it was first written (it cannot be "
+                  "redrawn without the store).", ""]
+    if report.get("stale"):
+        lines += ["> **Stale: this report no longer matches its suite file** "
+                  f"(`experiments/benchmarks/{report.get('suite')}.yaml`), so it is no result "
+                  "for that suite as it stands:", ">"]
+        lines += [f"> * {reason}" for reason in report["stale"]]
+        if report.get("source") == "results.json":
+            lines += [">", "> Its figure shows the references, budgets and labels of the day it "
+                      "was drawn."]
+        lines.append("")
+    return lines
+
+
+def markdown(report: dict) -> str:
+    scale = report.get("budget_scale", 1.0)
+    smoke = scale != 1.0
+    title = report["title"] + (f" (budget x{scale:g}: a smoke run, not a result)" if smoke else "")
+    lines = [f"# {title}", "", *banner(report)]
+    if report.get("note"):
+        lines += [report["note"], ""]
+    method = report.get("verdict_method") or stats.verdict_method(report["confidence"],
+                                                                  report["bootstrap_reps"])
+    lines += [f"Bench `{report['bench_id']}` (suite `{report['suite']}`); devices: "
+              f"{', '.join(report['devices']) or '–'}; commit "
+              f"{', '.join(c[:10] for c in report['git_commits']) or '–'}"
+              + (" (with uncommitted changes: each run's code.diff in the store has them)"
+                 if report.get("git_dirty") else "") + "; report written "
+              f"{report['report_written_at']}.", "",
+              "Ours, of the measure the reference uses ("
+              + "; ".join(f"`{k}` = {v}" for k, v in MEASURES.items()) + "): the mean with "
+              f"its interval, from which the verdict is read ({method}); and the IQM "
+              f"(interquartile mean) with a "
+              f"{int(report['confidence'] * 100)}% percentile-bootstrap CI "
+              f"({report['bootstrap_reps']} resamples), descriptive only: at a few seeds a "
+              "percentile bootstrap is about the range of the seeds. Fewer than "
+              f"{MIN_SEEDS} seeds: the per-seed values, and no verdict."
+              + (" A smoke run (budget scaled down) gives no verdict." if smoke else
+                 " A budget more than 5% away from the reference's is flagged with its ratio."),
+              ""]
+    if smoke:
+        head = ["entry", "steps/seed", "seeds", "measure", "ours: mean [95% CI]",
+                "IQM [95% CI]", "reference"]
+    else:
+        head = ["entry", "steps/seed", "budget vs reference's", "seeds", "measure",
+                "ours: mean [95% CI]", "IQM [95% CI]", "reference", "verdict"]
+    head += ["wall s", "compile s", "env-steps/s", "devices"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in report["entries"]:
+        mean_cell, iqm_cell = _ours(r)
+        share = r.get("budget_share")
+        steps = f"{r['total_steps']:,}" + frames_text(r['total_steps'], r.get("frames_per_step"))
+        cells = [r["entry"], steps]
+        if not smoke:
+            cells.append("–" if share is None else
+                         (ratio_text(share) if budget_text(share) else "same"))
+        cells += [str(r["seeds"]), r["measure"], mean_cell, iqm_cell, _fmt(r["reference"])]
+        if not smoke:
+            cells.append(r["verdict"] + (" (see note)" if r.get("reference_note") and
+                                         r["verdict"].startswith(VERDICTS[1:]) else ""))
+        cells += [_fmt(r["wall_seconds"], 0), compile_text(r), _fmt(r["env_steps_per_second"], 0),
+                  r["devices"] or "–"]
+        lines.append("| " + " | ".join(cells) + " |")
+    ran = [r for r in report["entries"] if r["run_id"]]
+    walls = [r["wall_seconds"] for r in ran if r["wall_seconds"] is not None]
+    summary = (f"{len(ran)} of {len(report['entries'])} entries run, {sum(walls) / 60:.1f} min "
+               "of wall time in all (compiles included)")
+    if not smoke:
+        verdicts = [r["verdict"].split(": ")[-1] for r in ran]
+        counts = {v: sum(x.startswith(v) for x in verdicts) for v in VERDICTS}
+        few = sum(x.startswith("too few seeds") for x in verdicts)
+        flagged = [r.get("budget_share") for r in ran if budget_text(r.get("budget_share"))]
+        summary += (f"; verdicts: reference inside the CI {counts['reference inside CI']}, "
+                    f"above {counts['above reference']}, below {counts['below reference']}; "
+                    f"too few seeds for a verdict: {few}; at more than the reference's budget: "
+                    f"{sum(s > 1 for s in flagged)}, at less: {sum(s < 1 for s in flagged)}")
+    lines += ["", summary + ".", "", "Per seed:", ""]
+    for r in report["entries"]:
+        if r["per_seed"]:
+            values = ", ".join(_fmt(v) for v in r["per_seed"])
+            lines.append(f"* {r['entry']} ({r['measure']}): {values} (run `{r['run_id']}`)")
+    lines += ["", "References:", ""]
+    for r in report["entries"]:
+        if r["reference"] is not None:
+            budget = (f", at {float(r['reference_budget']):,.0f} env steps"
+                      + frames_text(r["reference_budget"], r.get("frames_per_step"))
+                      if r.get("reference_budget") is not None else "")
+            ratio = budget_text(r.get("budget_share"))
+            ratio = f"; ours is {ratio.removeprefix('at ')}" if ratio and not smoke else ""
+            note = f" {r['reference_note']}" if r.get("reference_note") else ""
+            lines.append(f"* {r['entry']}: {_fmt(r['reference'])} ({r['measure']}{budget}"
+                         f"{ratio}): {r['reference_source']}.{note}")
+    lines += ["", "![curves](curves.png)", ""]
+    return "\n".join(lines)
