@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from envs.core import frames_per_step
+from jaxrl.backends.ray import stream_groups
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.programs import act_program
 from jaxrl.engine.recorded import end_run, run_recorded
@@ -123,8 +124,6 @@ def run_recorded_groups(plan: Plan, root: Path, sweep_id: str, *, progress: bool
         for g in todo:
             record(g, None, None)
         return tally
-    from jaxrl.backends.ray import stream_groups
-
     folders = {g: group_folder(root, checkpoint_root, sweep_id, g) for g in todo}
     jobs = [(plan.specs[g], folders[g]) for g in todo]
     for j, outcome, error in stream_groups(jobs, **ray):
@@ -156,6 +155,9 @@ def _record_group(plan: Plan, g: int, root: Path, sweep_id: str, stored: dict, o
     that raises is recorded failed (by `run_recorded`) and the sweep goes on."""
     spec, r, idx = plan.specs[g], plan.resolved[g], plan.groups[g]
     runs, restore = group_runs(plan, g, root, sweep_id, stored, checkpoints)
+    if outcome is not None:  # chunks a retried task restored instead of computing them
+        for run in runs:
+            run.meta["resumed_from_chunk"] = outcome.resumed_from_chunk
     local_ckpt = outcome is None and runs[0].checkpoint_dir is not None
     lock = held(runs[0].folder, runs[0].run_id) if local_ckpt else contextlib.nullcontext()
     try:

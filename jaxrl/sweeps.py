@@ -18,7 +18,6 @@ import dataclasses
 import itertools
 import math
 import re
-from typing import Any
 
 import numpy as np
 import pandas as pd

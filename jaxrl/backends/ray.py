@@ -26,6 +26,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from jaxrl.backends.group_dir import run_resumable
 from jaxrl.config import ConfigError
 from jaxrl.engine.spec import GroupSpec
 
@@ -79,8 +80,6 @@ def _remote_group(spec_dict: dict, folder: str, num_gpus: float):
     """Runs on a Ray worker: one group, unrecorded, resumable from ``folder``; the outcome with
     its state on the host."""
     import ray
-
-    from jaxrl.backends.group_dir import run_resumable
 
     if num_gpus:
         check_assigned_gpus(ray.get_gpu_ids())

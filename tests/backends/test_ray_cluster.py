@@ -1,0 +1,147 @@
+"""Sweeps and benches on a real local Ray cluster of three nodes (`ray.cluster_utils.Cluster`,
+one CPU each): groups recorded as they finish (`jaxrl runs ls` sees them during the sweep), a
+worker node killed mid-group and its group resumed from its checkpoint, results bitwise those
+of a local run, a failing group recorded failed without stopping the others."""
+
+import contextlib
+import io
+import json
+import threading
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+from jaxrl import cli
+from jaxrl.backends import group_dir
+from jaxrl.runs.sweep_manifest import stored_runs
+from jaxrl.sweeps import sweep
+
+ray = pytest.importorskip("ray")
+cluster_utils = pytest.importorskip("ray.cluster_utils")
+
+pytestmark = pytest.mark.ray
+
+SMALL = dict(num_envs=4, num_steps=16, hidden=(16, 16), update_epochs=2, num_minibatches=2)
+CHUNKS = 12  # one update per chunk: a group is long enough to be caught mid-way
+STEPS = 64 * CHUNKS
+LRS = ["1e-3", "2e-3", "3e-3", "5e-3", "7e-3", "1e-2"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head and two worker nodes, one CPU each; the driver (this process) on the head."""
+    c = cluster_utils.Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "include_dashboard": False,
+        "_system_config": {"health_check_period_ms": 500, "health_check_failure_threshold": 2}})
+    workers = [c.add_node(num_cpus=1) for _ in range(2)]
+    c.wait_for_nodes()
+    ray.init(address=c.address, include_dashboard=False, log_to_driver=False)
+    try:
+        yield c, workers
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+def _ls(runs_dir) -> list[str]:
+    """`jaxrl runs ls` of the store, as its run lines."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(["runs", "--runs-dir", str(runs_dir), "ls"]) == 0
+    return [line for line in out.getvalue().splitlines() if "ppo" in line]
+
+
+def _sweep(**kw):
+    """The sweep, its groups unsharded: a Ray task of one CPU has one CPU device, and so does the
+    local run (a program sharded over two devices is another program, equal to float rounding)."""
+    return sweep("ppo", seeds=2, total_steps=STEPS, grid={"learning_rate": LRS},
+                 configs_per_group=1, max_chunk_updates=1, progress=False, eval_episodes=4,
+                 shard_seeds=False, **SMALL, **kw)
+
+
+def test_failing_group_is_recorded_and_named_while_the_others_finish(cluster, tmp_path, capsys):
+    # hidden=(60000, 60000) is a valid config; the worker's memory plan refuses it at run time
+    code = cli.main(["sweep", "ppo", "--seeds", "2", "--total-steps", "128", "--backend", "ray",
+                     "--grid", "hidden=(60000,60000),(8,8)", "--grid", "learning_rate=1e-3,3e-3",
+                     "--configs-per-group", "1", "--set", "num_envs=4", "--set", "num_steps=16",
+                     "--runs-dir", str(tmp_path), "--no-progress", "--eval-episodes", "2"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "2 of 4 groups failed (configs 0, 1)" in err, err
+    assert "group 0: MemoryPlanError" in err and "group 1: MemoryPlanError" in err, err
+    sweep_id = next(p.name for p in (tmp_path / "sweeps").iterdir())
+    statuses = {i: m["status"] for i, m in stored_runs(tmp_path, sweep_id).items()}
+    assert statuses == {0: "failed", 1: "failed", 2: "finished", 3: "finished"}
+    # --resume runs only what failed (it fails again: the same plan), the finished stay put
+    before = {i: m["ended_at"] for i, m in stored_runs(tmp_path, sweep_id).items()}
+    cli.main(["sweep", "ppo", "--seeds", "2", "--total-steps", "128", "--backend", "ray",
+              "--grid", "hidden=(60000,60000),(8,8)", "--grid", "learning_rate=1e-3,3e-3",
+              "--configs-per-group", "1", "--set", "num_envs=4", "--set", "num_steps=16",
+              "--runs-dir", str(tmp_path), "--no-progress", "--eval-episodes", "2", "--resume"])
+    assert "2 of 4 groups failed" in capsys.readouterr().err
+    after = stored_runs(tmp_path, sweep_id)
+    assert [after[i]["ended_at"] for i in (2, 3)] == [before[2], before[3]]
+    assert len(list((tmp_path / "sweeps").iterdir())) == 1  # the same sweep, no new runs
+    assert len([p for p in tmp_path.iterdir() if (p / "run.json").is_file()]) == 4
+
+
+def _target_group(folder: Path, node_ids: set) -> Path | None:
+    """A group folder whose first attempt runs on one of ``node_ids`` and has finished at least
+    three chunks, with more to go (the asynchronous checkpoint of a chunk is complete once the
+    next chunk's save has begun)."""
+    for g in sorted(folder.glob("group-*")):
+        tries = group_dir.attempts(g)
+        done = len(list((g / "chunks").glob("chunk-*.npz")))
+        if len(tries) == 1 and tries[0]["node"] in node_ids and 3 <= done <= CHUNKS - 4:
+            return g
+    return None
+
+
+def test_lost_node_mid_group_resumes_from_checkpoint_and_equals_local(cluster, tmp_path):
+    c, workers = cluster
+    local = _sweep(store=False)
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.update(result=_sweep(
+        backend="ray", runs_dir=str(tmp_path), keep_results=True)))
+    start = time.time()
+    thread.start()
+    listed_midway, killed, done_at_kill = None, None, 0
+    while thread.is_alive():
+        groups = list((tmp_path / "sweeps").glob("*/groups"))
+        if killed is None and groups:
+            target = _target_group(groups[0], {w.node_id for w in workers})
+            if target is not None:
+                node = next(w for w in workers if w.node_id == group_dir.attempts(target)[0]["node"])
+                done_at_kill = len(list((target / "chunks").glob("chunk-*.npz")))
+                c.remove_node(node, allow_graceful=False)
+                killed = target
+        listed = len(_ls(tmp_path))
+        if 0 < listed < len(LRS) and listed_midway is None:
+            listed_midway = listed  # `jaxrl runs ls` during the sweep sees the finished groups
+        time.sleep(0.05)
+    thread.join()
+    elapsed = time.time() - start
+    result = box["result"]
+    assert killed is not None, "no group was caught mid-way on a worker node"
+    assert listed_midway is not None
+    # every group recorded, finished
+    assert set(result.table["status"]) == {"finished"} and len(_ls(tmp_path)) == len(LRS)
+    # the killed group resumed from its checkpoint: fewer chunks recomputed than it had done
+    tries = group_dir.attempts(killed)
+    assert len(tries) == 2 and tries[1]["restore"], tries
+    meta = stored_runs(tmp_path, result.sweep_id)[int(killed.name.split("-")[1])]
+    resumed_from = meta["resumed_from_chunk"]
+    assert resumed_from >= 1 and done_at_kill - resumed_from < done_at_kill, (resumed_from,
+                                                                            done_at_kill)
+    # bitwise the local run's metrics, evaluations and parameters
+    for a, b in zip(result.results, local.results):
+        for name in ("episode_return_mean", "value_loss", "entropy"):
+            np.testing.assert_array_equal(a.metrics[name].to_numpy(), b.metrics[name].to_numpy())
+        np.testing.assert_array_equal(a.final_eval_return, b.final_eval_return)
+        for x, y in zip(jax.tree.leaves(a.state.params), jax.tree.leaves(b.state.params)):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    print(json.dumps({"sweep_seconds": round(elapsed, 1), "resumed_from": resumed_from,
+                      "done_at_kill": done_at_kill}))
