@@ -148,8 +148,9 @@ def group_configs(algo: str, env: str, total_steps: int, seeds: int, configs: li
 
 def split_groups(groups: list[list[int]], configs_per_group: int | None) -> list[list[int]]:
     """Each group cut into groups of at most ``configs_per_group`` configs (None: as they are):
-    more, smaller programs, e.g. one task per config on a cluster. They share one compiled
-    program, and a config's result does not depend on the others in its group."""
+    more, smaller programs, e.g. one task per config on a cluster. The pieces of a group share
+    its compiled program but for the member count (a config's numbers may then differ from the
+    whole group's in the last float bits, as a sweep's differ from separate runs)."""
     if configs_per_group is None:
         return groups
     if int(configs_per_group) < 1:

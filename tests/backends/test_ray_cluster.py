@@ -88,6 +88,42 @@ def test_failing_group_is_recorded_and_named_while_the_others_finish(cluster, tm
     assert len([p for p in tmp_path.iterdir() if (p / "run.json").is_file()]) == 4
 
 
+SUITE = """
+name: tiny-ray
+seeds: 2
+eval_episodes: 2
+entries:
+  - algo: ppo
+    env: CartPole-v1
+    total_steps: 128
+    config: {num_envs: 4, num_steps: 16, hidden: [8, 8], num_minibatches: 2, update_epochs: 1}
+  - name: too-big
+    algo: ppo
+    env: CartPole-v1
+    total_steps: 128
+    config: {num_envs: 4, num_steps: 16, hidden: [60000, 60000]}
+"""
+
+
+def test_bench_entries_are_tasks_recorded_as_they_end(cluster, tmp_path, capsys):
+    suite = tmp_path / "tiny.yaml"
+    suite.write_text(SUITE)
+    args = ["bench", str(suite), "--backend", "ray", "--runs-dir", str(tmp_path / "runs"),
+            "--no-progress", "--json", str(tmp_path / "out.json")]
+    assert cli.main(args) == 1
+    assert "too-big: MemoryPlanError" in capsys.readouterr().err
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["ran"] == ["ppo/CartPole-v1"] and list(out["failed"]) == ["too-big"]
+    metas = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/run.json")]
+    assert sorted((m["bench_entry"], m["status"]) for m in metas) == [
+        ("ppo/CartPole-v1", "finished"), ("too-big", "failed")]
+    assert all(m["bench_id"] == out["bench_id"] for m in metas)
+    # again: the finished entry is skipped, only the failed one runs
+    assert cli.main(args) == 1
+    again = json.loads((tmp_path / "out.json").read_text())
+    assert again["skipped"] == ["ppo/CartPole-v1"] and list(again["failed"]) == ["too-big"]
+
+
 def _target_group(folder: Path, node_ids: set) -> Path | None:
     """A group folder whose first attempt runs on one of ``node_ids`` and has finished at least
     three chunks, with more to go (the asynchronous checkpoint of a chunk is complete once the
