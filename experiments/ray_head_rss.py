@@ -94,8 +94,11 @@ def report(rows: list[dict], meta: dict) -> str:
     a, b = rows[0], rows[-1]
     lines += ["", f"Peak at {b['groups']} groups over peak at {a['groups']}: "
                   f"{b['peak_rss_mib'] - a['peak_rss_mib']:+.1f} MiB "
-                  f"({b['groups'] / a['groups']:.0f}x the groups). Rebuild: "
-                  "`python experiments/ray_head_rss.py`."]
+                  f"({b['groups'] / a['groups']:.0f}x the groups). The RSS rises over the first "
+                  "~30 groups (imports, Ray's client, the first recordings) and is flat after; "
+                  "`samples` in results.json has it against the groups recorded. Wall times "
+                  "include Ray's start and are no throughput figure (a shared machine). "
+                  "Rebuild: `python experiments/ray_head_rss.py`."]
     return "\n".join(lines) + "\n"
 
 
