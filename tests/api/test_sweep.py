@@ -92,6 +92,7 @@ def test_bad_sweep_values_are_rejected_before_compiling():
         sweep("ppo", seeds=2, total_steps=STEPS, grid={"num_envs": ["four"]}, store=False)
 
 
+@pytest.mark.ray
 def test_ray_backend_equals_local(tmp_path):
     ray = pytest.importorskip("ray")
     grid = {"hidden": ["(8,8)", "(16,16)"], "learning_rate": ["1e-3", "3e-3"]}

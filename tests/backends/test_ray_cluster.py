@@ -25,7 +25,7 @@ cluster_utils = pytest.importorskip("ray.cluster_utils")
 pytestmark = pytest.mark.ray
 
 SMALL = dict(num_envs=4, num_steps=16, hidden=(16, 16), update_epochs=2, num_minibatches=2)
-CHUNKS = 12  # one update per chunk: a group is long enough to be caught mid-way
+CHUNKS = 16  # one update per chunk: a group is long enough to be caught mid-way
 STEPS = 64 * CHUNKS
 LRS = ["1e-3", "2e-3", "3e-3", "5e-3", "7e-3", "1e-2"]
 
@@ -144,8 +144,9 @@ def test_lost_node_mid_group_resumes_from_checkpoint_and_equals_local(cluster, t
         backend="ray", runs_dir=str(tmp_path), keep_results=True)))
     start = time.time()
     thread.start()
-    listed_midway, killed, done_at_kill = None, None, 0
+    listed_midway, killed, done_at_kill, polls = None, None, 0, 0
     while thread.is_alive():
+        polls += 1
         groups = list((tmp_path / "sweeps").glob("*/groups"))
         if killed is None and groups:
             target = _target_group(groups[0], {w.node_id for w in workers})
@@ -154,10 +155,11 @@ def test_lost_node_mid_group_resumes_from_checkpoint_and_equals_local(cluster, t
                 done_at_kill = len(list((target / "chunks").glob("chunk-*.npz")))
                 c.remove_node(node, allow_graceful=False)
                 killed = target
-        listed = len(_ls(tmp_path))
-        if 0 < listed < len(LRS) and listed_midway is None:
-            listed_midway = listed  # `jaxrl runs ls` during the sweep sees the finished groups
-        time.sleep(0.05)
+        if listed_midway is None and polls % 20 == 0:  # every ~0.2 s: the kill comes first
+            listed = len(_ls(tmp_path))
+            if 0 < listed < len(LRS):
+                listed_midway = listed  # `jaxrl runs ls` during the sweep lists finished groups
+        time.sleep(0.01)
     thread.join()
     elapsed = time.time() - start
     result = box["result"]
