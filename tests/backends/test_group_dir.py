@@ -1,6 +1,7 @@
 """A group's resumable folder (what a Ray worker leaves on shared storage): a retried attempt
 continues from the newest checkpoint there and ends with the uninterrupted run's numbers.
-No Ray needed: the folder is all a retried task sees of the one before."""
+No Ray needed: the folder is all a retried task sees of the one before. And what a task's
+worker is told about its devices."""
 
 import shutil
 
@@ -8,6 +9,7 @@ import jax
 import numpy as np
 
 from jaxrl.backends import group_dir
+from jaxrl.backends.ray import task_env
 from jaxrl.engine.spec import group_spec
 
 SMALL = dict(num_envs=4, num_steps=16, hidden=(16, 16), update_epochs=2, num_minibatches=2)
@@ -47,3 +49,11 @@ def test_chunks_read_back_in_order_up_to_the_first_gap(tmp_path):
     assert [int(c["x"][0, 0]) for c in chunks] == [0, 1]
     assert chunks[1]["x"].dtype == np.float32 and chunks[1]["x"].shape == (2, 3)
     assert not group_dir.has_checkpoint(tmp_path)
+
+
+def test_a_task_gets_the_devices_it_asked_ray_for(monkeypatch):
+    monkeypatch.delenv("XLA_PYTHON_CLIENT_MEM_FRACTION", raising=False)
+    assert task_env(2, 0) == {"JAXRL_CPU_DEVICES": "2"}  # not one per core of its node
+    assert task_env(0.5, 0) == {"JAXRL_CPU_DEVICES": "1"}
+    assert task_env(4, 1) == {"JAXRL_CPU_DEVICES": "1"}  # a GPU task: the GPU is the device
+    assert task_env(1, 0.5)["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.450"  # two tasks per GPU

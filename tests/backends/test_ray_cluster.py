@@ -62,28 +62,33 @@ def _sweep(**kw):
                  shard_seeds=False, **SMALL, **kw)
 
 
+FAILING = ["sweep", "ppo", "--seeds", "2", "--total-steps", "128", "--backend", "ray",
+           "--grid", "hidden=(60000,60000),(8,8)", "--grid", "learning_rate=1e-3,3e-3",
+           "--set", "num_envs=4", "--set", "num_steps=16", "--no-progress",
+           "--eval-episodes", "2"]
+
+
 def test_failing_group_is_recorded_and_named_while_the_others_finish(cluster, tmp_path, capsys):
-    # hidden=(60000, 60000) is a valid config; the worker's memory plan refuses it at run time
-    code = cli.main(["sweep", "ppo", "--seeds", "2", "--total-steps", "128", "--backend", "ray",
-                     "--grid", "hidden=(60000,60000),(8,8)", "--grid", "learning_rate=1e-3,3e-3",
-                     "--configs-per-group", "1", "--set", "num_envs=4", "--set", "num_steps=16",
-                     "--runs-dir", str(tmp_path), "--no-progress", "--eval-episodes", "2"])
+    # hidden=(60000, 60000) is a valid config; the worker's memory plan refuses it at run time.
+    # Two groups of two configs: one fails, the other (two configs, one program) finishes.
+    code = cli.main([*FAILING, "--runs-dir", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 1
-    assert "2 of 4 groups failed (configs 0, 1)" in err, err
-    assert "group 0: MemoryPlanError" in err and "group 1: MemoryPlanError" in err, err
+    assert "1 of 2 groups failed (configs 0, 1)" in err, err
+    assert "group 0: MemoryPlanError: memory plan: 2 configs x 2 seeds" in err, err
     sweep_id = next(p.name for p in (tmp_path / "sweeps").iterdir())
-    statuses = {i: m["status"] for i, m in stored_runs(tmp_path, sweep_id).items()}
-    assert statuses == {0: "failed", 1: "failed", 2: "finished", 3: "finished"}
+    stored = stored_runs(tmp_path, sweep_id)
+    assert {i: m["status"] for i, m in stored.items()} == {
+        0: "failed", 1: "failed", 2: "finished", 3: "finished"}
+    assert stored[0]["message"].startswith("MemoryPlanError: memory plan: 2 configs x 2 seeds")
+    # a one-CPU task has one CPU device (this 2-core machine's default would give it two)
+    assert stored[2]["devices"] == "1 x cpu" and jax.device_count() == 2
     # --resume runs only what failed (it fails again: the same plan), the finished stay put
-    before = {i: m["ended_at"] for i, m in stored_runs(tmp_path, sweep_id).items()}
-    cli.main(["sweep", "ppo", "--seeds", "2", "--total-steps", "128", "--backend", "ray",
-              "--grid", "hidden=(60000,60000),(8,8)", "--grid", "learning_rate=1e-3,3e-3",
-              "--configs-per-group", "1", "--set", "num_envs=4", "--set", "num_steps=16",
-              "--runs-dir", str(tmp_path), "--no-progress", "--eval-episodes", "2", "--resume"])
-    assert "2 of 4 groups failed" in capsys.readouterr().err
+    cli.main([*FAILING, "--runs-dir", str(tmp_path), "--resume"])
+    assert "1 of 2 groups failed" in capsys.readouterr().err
     after = stored_runs(tmp_path, sweep_id)
-    assert [after[i]["ended_at"] for i in (2, 3)] == [before[2], before[3]]
+    assert [after[i]["ended_at"] for i in (2, 3)] == [stored[2]["ended_at"], stored[3]["ended_at"]]
+    assert after[0]["ended_at"] >= stored[0]["ended_at"]
     assert len(list((tmp_path / "sweeps").iterdir())) == 1  # the same sweep, no new runs
     assert len([p for p in tmp_path.iterdir() if (p / "run.json").is_file()]) == 4
 
