@@ -28,7 +28,7 @@ from jaxrl.engine.programs import act_program
 from jaxrl.engine.recorded import end_run, run_recorded
 from jaxrl.runs import sweep_manifest
 from jaxrl.runs.run_lock import held
-from jaxrl.runs.store import Run, RunStore
+from jaxrl.runs.store import Run, RunStore, StoreError
 
 
 @dataclasses.dataclass
@@ -110,6 +110,10 @@ def run_recorded_groups(plan: Plan, root: Path, sweep_id: str, *, progress: bool
     """Run the groups of sweep ``sweep_id`` that the store does not hold finished, each recorded
     as it ends (see the module docstring). Returns the `Tally` of every config."""
     stored = sweep_manifest.stored_runs(root, sweep_id)
+    live = [m for m in stored.values() if m.get("status") == "running"]
+    if live:  # `as_read`: a run whose process is gone reads `interrupted`
+        raise StoreError(f"sweep {sweep_id} is still running (run {live[0]['run_id']}, pid "
+                         f"{live[0].get('pid')}); resume it once that process ends")
     done = sweep_manifest.finished_groups(plan.groups, stored)
     tally = Tally.new(len(plan.swept))
     for g in sorted(done):
@@ -187,8 +191,9 @@ def group_runs(plan: Plan, g: int, root: Path, sweep_id: str, stored: dict,
     spec, r, idx = plan.specs[g], plan.resolved[g], plan.groups[g]
     if all(i in stored for i in idx):
         runs = [run_store.open(stored[i]["run_id"]) for i in idx]
-        folder = runs[0].checkpoint_dir
-        restore = folder is not None and folder.is_dir() and any(folder.iterdir())
+        folder = runs[0].checkpoint_dir  # restorable here if the runs hold its chunks too
+        restore = (folder is not None and folder.is_dir() and any(folder.iterdir())
+                   and any((runs[0].folder / "metrics").glob("chunk-*.parquet")))
         for run in runs:
             run.reopen()
             if not restore:  # trained again from its first update: no stale chunks

@@ -11,6 +11,8 @@ import pytest
 from jaxrl import api
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
+from jaxrl.runs.runmeta import process_identity
+from jaxrl.runs.store import StoreError
 from jaxrl.sweeps import (
     load_sweep,
     make_configs,
@@ -112,6 +114,11 @@ def test_resume_runs_only_the_groups_that_did_not_finish(tmp_path):
     assert [runs[i]["status"] for i in range(3)] == ["finished"] * 3
     assert runs[0]["ended_at"] == ended[0] and runs[2]["ended_at"] == ended[2]
     assert len(load_sweep(first.sweep_id, str(tmp_path))) == 3  # one run per config
+    # a sweep whose process still runs is not resumed from under it
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "running",
+                                **process_identity()}))
+    with pytest.raises(StoreError, match="still running"):
+        sweep("ppo", resume=True, **kw)
     with pytest.raises(ConfigError, match="configs_per_group"):
         sweep("ppo", configs_per_group=0, **{k: v for k, v in kw.items()
                                              if k != "configs_per_group"})
