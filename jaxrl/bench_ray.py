@@ -11,11 +11,11 @@ resumes each unfinished entry from its newest checkpoint there.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
 from envs.core import frames_per_step
+from jaxrl.backends import group_dir
 from jaxrl.backends.ray import stream_groups
 from jaxrl.engine.recorded import end_run, run_recorded
 from jaxrl.engine.spec import resolve_group, single_spec
@@ -54,7 +54,7 @@ def run_entries(entries: list, keys: list[str], seed: int, store: RunStore, benc
             run_recorded(spec, resolved, [run], progress=False, stop_on_non_finite=False,
                          outcome=outcome)
             error = run.meta["message"] if run.meta["status"] == "failed" else None
-            shutil.rmtree(folders[j] / "checkpoints", ignore_errors=True)  # recorded
+            group_dir.release(folders[j])  # recorded
         else:
             end_run(run, "failed", error)
         if error is None:

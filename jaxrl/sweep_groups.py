@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from envs.core import frames_per_step
+from jaxrl.backends import group_dir
 from jaxrl.backends.ray import stream_groups
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.programs import act_program
@@ -139,8 +139,8 @@ def run_recorded_groups(plan: Plan, root: Path, sweep_id: str, *, progress: bool
             tally.add_failed(g, plan.groups[g], runs, error)
             _say(progress, f"sweep {sweep_id}: {plan.describe(g)} FAILED: {error}")
         else:
-            record(g, outcome, folders[g] / "checkpoints")
-            shutil.rmtree(folders[g] / "checkpoints", ignore_errors=True)  # recorded: not needed
+            if record(g, outcome, folders[g] / "checkpoints"):  # recorded: drop its checkpoints
+                group_dir.release(folders[g])
         del outcome
     return tally
 
@@ -154,9 +154,10 @@ def group_folder(root: Path, checkpoint_root, sweep_id: str, g: int) -> Path:
 
 
 def _record_group(plan: Plan, g: int, root: Path, sweep_id: str, stored: dict, outcome,
-                  checkpoints, progress: bool, tally: Tally, keep: bool) -> None:
+                  checkpoints, progress: bool, tally: Tally, keep: bool) -> bool:
     """Run group ``g`` locally (``outcome`` None) or record its remote ``outcome``; a group
-    that raises is recorded failed (by `run_recorded`) and the sweep goes on."""
+    that raises is recorded failed (by `run_recorded`) and the sweep goes on. Returns whether
+    the group ran to its end (finished, or stopped by the NaN guard)."""
     spec, r, idx = plan.specs[g], plan.resolved[g], plan.groups[g]
     runs, restore = group_runs(plan, g, root, sweep_id, stored, checkpoints)
     if outcome is not None:  # chunks a retried task restored instead of computing them
@@ -173,7 +174,7 @@ def _record_group(plan: Plan, g: int, root: Path, sweep_id: str, stored: dict, o
         message = f"{type(err).__name__}: {err}".splitlines()[0]
         tally.add_failed(g, idx, runs, message)
         _say(progress, f"sweep {sweep_id}: {plan.describe(g)} FAILED: {message}")
-        return
+        return False
     failures = {i: run.meta["message"] for i, run in enumerate(runs)
                 if run.meta["status"] == "failed"}
     tally.add(idx, results, failures, keep)
@@ -181,6 +182,7 @@ def _record_group(plan: Plan, g: int, root: Path, sweep_id: str, stored: dict, o
         _say(progress, f"sweep {sweep_id}: {plan.describe(g)} recorded"
                        + (f" (resumed from chunk {outcome.resumed_from_chunk})"
                           if outcome.resumed_from_chunk else ""))
+    return True
 
 
 def group_runs(plan: Plan, g: int, root: Path, sweep_id: str, stored: dict,

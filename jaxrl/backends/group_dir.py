@@ -6,7 +6,9 @@ storage the head can reach (a shared file system), so a retried task goes on fro
     <folder>/checkpoints/        the engine's verified checkpoints (`jaxrl.engine.checkpoint`),
                                  one per chunk
     <folder>/chunks/chunk-00000.npz ...   each finished chunk's metrics ``{name: [members, K]}``
-    <folder>/attempts.jsonl      one line per attempt: where it ran, the chunk it resumed from
+    <folder>/attempts.jsonl      one line per attempt: where it ran, the chunks it found
+
+Once the head has recorded the group, `release` drops the checkpoints and chunks.
 
 The chunk loop is the engine's own (`jaxrl.engine.loop.run_group`, with ``restore``): a worker
 that finds a checkpoint continues from the newest valid one, with the metrics of the chunks
@@ -19,6 +21,7 @@ import dataclasses
 import io
 import json
 import os
+import shutil
 import socket
 import time
 from pathlib import Path
@@ -91,3 +94,10 @@ def run_resumable(spec: GroupSpec, folder: os.PathLike, **where) -> GroupOutcome
                      on_chunk=lambda c: write_chunk(folder, c["chunk"], c["metrics"]),
                      checkpoint_dir=folder / CHECKPOINTS, restore=restore,
                      prior_chunks=read_chunks(folder) if restore else None)
+
+
+def release(folder: os.PathLike) -> None:
+    """Drop a recorded group's checkpoints and chunks (the run store has its numbers now); its
+    ``attempts.jsonl`` stays, a record of where it ran and what it resumed from."""
+    for name in (CHECKPOINTS, CHUNKS):
+        shutil.rmtree(Path(folder) / name, ignore_errors=True)
