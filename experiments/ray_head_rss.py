@@ -21,6 +21,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,7 @@ def one(groups: int, cpus: int) -> dict:
         ray.shutdown()
     wall = time.time() - start
     assert len(result.groups) == groups and recorded(store) == groups, "not every group recorded"
+    shutil.rmtree(store)
     after = lambda frac: next(r for _, n, r in samples if n >= max(1, int(groups * frac)))
     return {"groups": groups, "peak_rss_mib": round(rss_kib("VmHWM") / 1024, 1),
             "rss_mib_after_10pct": round(after(0.1) / 1024, 1),
