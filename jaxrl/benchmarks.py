@@ -306,7 +306,8 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
             programs.forget()  # no other entry uses this one's programs
     if remote:
         done_now, failed_now = run_entries(
-            remote, [entry_key(e, spec.seed) for e in remote], spec.seed, store, bid, command if command is not None else list(sys.argv),
+            remote, [entry_key(e, spec.seed) for e in remote], spec.seed, store, bid,
+            command if command is not None else list(sys.argv),
             progress=progress, checkpoint_root=checkpoint_dir,
             ray={"address": address, "num_cpus": cpus_per_task, "num_gpus": gpus_per_task})
         ran += done_now
