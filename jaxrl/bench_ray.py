@@ -43,27 +43,38 @@ def run_entries(entries: list, keys: list[str], seed: int, store: RunStore, benc
     folders = [entry_folder(store, checkpoint_root, bench_id, key) for key in keys]
     ran, failed = [], {}
     for j, outcome, error in stream_groups(list(zip(specs, folders)), **ray):
-        entry, spec = entries[j], specs[j]
-        resolved = resolve_group(spec)
-        run = store.new_run(resolved.algorithm.name, entry.env, resolved.config.to_dict(),
-                            spec.seeds, spec.total_steps, command,
-                            frames_per_step=frames_per_step(resolved.env))
-        run.meta.update(bench_id=bench_id, bench_entry=entry.name)
-        run.set_group(spec, [run.run_id], folders[j] / "checkpoints")
+        error = record_entry(entries[j], specs[j], folders[j], outcome, error, store, bench_id,
+                             command)
         if error is None:
-            run_recorded(spec, resolved, [run], progress=False, stop_on_non_finite=False,
-                         outcome=outcome)
-            error = run.meta["message"] if run.meta["status"] == "failed" else None
-            group_dir.release(folders[j])  # recorded
+            ran.append(entries[j].name)
         else:
-            end_run(run, "failed", error)
-        if error is None:
-            ran.append(entry.name)
-        else:
-            failed[entry.name] = error
+            failed[entries[j].name] = error
         if progress:
-            print(f"bench {bench_id}: {entry.name} " + ("recorded" if error is None else
-                                                        f"FAILED: {error}"),
-                  file=sys.stderr, flush=True)
+            print(f"bench {bench_id}: {entries[j].name} " + (
+                "recorded" if error is None else f"FAILED: {error}"), file=sys.stderr, flush=True)
         del outcome
     return ran, failed
+
+
+def record_entry(entry, spec, folder: Path, outcome, error: str | None, store: RunStore,
+                 bench_id: str, command: list) -> str | None:
+    """One run in the store for an entry whose task ended: its ``outcome`` recorded (and the
+    folder's checkpoints released), or ``error`` recorded as its failure. Returns the failure
+    message, or None when the entry finished."""
+    resolved = resolve_group(spec)
+    run = store.new_run(resolved.algorithm.name, entry.env, resolved.config.to_dict(),
+                        spec.seeds, spec.total_steps, command,
+                        frames_per_step=frames_per_step(resolved.env))
+    run.meta.update(bench_id=bench_id, bench_entry=entry.name)
+    run.set_group(spec, [run.run_id], folder / "checkpoints")
+    if error is not None:
+        end_run(run, "failed", error)
+        return error
+    run.meta["resumed_from_chunk"] = outcome.resumed_from_chunk
+    try:
+        run_recorded(spec, resolved, [run], progress=False, stop_on_non_finite=False,
+                     outcome=outcome)
+    except Exception as err:  # recorded failed by run_recorded; the other entries go on
+        return f"{type(err).__name__}: {err}".splitlines()[0]
+    group_dir.release(folder)  # recorded: its checkpoints and chunks are not needed
+    return run.meta["message"] if run.meta["status"] == "failed" else None
