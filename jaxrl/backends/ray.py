@@ -125,6 +125,8 @@ def stream_groups(jobs: list[tuple[GroupSpec, Path]], address: str | None = None
     allows) and yield ``(job index, GroupOutcome, None)`` or ``(job index, None, error line)``
     for each, in the order they finish. ``folder`` must be reachable from every node."""
     env = task_env(num_cpus, num_gpus)
+    if not jobs:  # nothing left (a resumed sweep that had finished): no Ray to start
+        return
     with connected(address) as ray:
         task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=max_retries,
                           runtime_env={"env_vars": env})(_remote_group)

@@ -9,7 +9,7 @@ import jax
 import numpy as np
 
 from jaxrl.backends import group_dir
-from jaxrl.backends.ray import task_env
+from jaxrl.backends.ray import stream_groups, task_env
 from jaxrl.engine.spec import group_spec
 
 SMALL = dict(num_envs=4, num_steps=16, hidden=(16, 16), update_epochs=2, num_minibatches=2)
@@ -57,3 +57,4 @@ def test_a_task_gets_the_devices_it_asked_ray_for(monkeypatch):
     assert task_env(0.5, 0) == {"JAXRL_CPU_DEVICES": "1"}
     assert task_env(4, 1) == {"JAXRL_CPU_DEVICES": "1"}  # a GPU task: the GPU is the device
     assert task_env(1, 0.5)["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.450"  # two tasks per GPU
+    assert list(stream_groups([], address="ray://nowhere:1")) == []  # nothing to run: no Ray
