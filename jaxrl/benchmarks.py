@@ -49,6 +49,7 @@ from typing import Any
 
 from jaxrl import algos, named_yaml
 from jaxrl.api import resume, train
+from jaxrl.bench_ray import run_entries
 from jaxrl.config import ConfigError, check_run_args
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
@@ -225,7 +226,9 @@ class BenchResult:
 def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = None,
           budget_scale: float = 1.0, runs_dir: str | None = None, progress: bool = True,
           out: str | None = None, command: list[str] | None = None,
-          checkpoint_every: int | None = None) -> BenchResult:
+          checkpoint_every: int | None = None, backend: str = "local",
+          address: str | None = None, cpus_per_task: float = 1, gpus_per_task: float = 0,
+          checkpoint_dir: str | None = None) -> BenchResult:
     """Run the entries of ``suite`` (a name under ``experiments/benchmarks/`` or a YAML path)
     that match ``only`` (glob patterns over entry names such as ``ppo/CartPole-v1``), each as
     one recorded run of ``seeds`` seeds (default: the suite's), with budgets times
@@ -233,7 +236,14 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     (``report.md``, ``results.json``, ``curves.png``) to the bench folder of the run store and,
     with ``out``, to that folder too. With ``checkpoint_every`` (chunks) each entry's run is
     checkpointed, and a later call resumes an interrupted entry from its newest checkpoint
-    instead of training it again (a killed process, a session that ran out of time)."""
+    instead of training it again (a killed process, a session that ran out of time).
+
+    ``backend="ray"``: every entry to run is a Ray task (`jaxrl.backends.ray`, ``address``,
+    ``cpus_per_task``, ``gpus_per_task``), recorded as soon as it ends; its worker checkpoints
+    every chunk into ``checkpoint_dir`` (default: the bench's folder of the run store), so a
+    retried task, or the same bench run again, resumes the entry from there."""
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"unknown backend {backend!r}; use 'local' or 'ray'")
     if seeds is not None:  # None: the suite's
         check_run_args(seeds=seeds)
     if not budget_scale > 0:
@@ -257,6 +267,7 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     done = bench_report.finished_entries(store, bid)
     ran, skipped, failed = [], [], {}
     trained = set()  # request keys run by this call (two entries may share one, see bench_runs)
+    remote = []  # entries for Ray
     for entry in chosen:
         key = entry_key(entry, spec.seed)
         if key in trained:
@@ -269,6 +280,9 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
             skipped.append(entry.name)
             _say(progress, f"bench {bid}: {entry.name} already finished "
                            f"(run {done[entry.name]}), skipped")
+            continue
+        if backend == "ray":
+            remote.append(entry)
             continue
         try:
             if resumable(store, latest.get(entry.name)):
@@ -290,6 +304,14 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
             failed[entry.name] = str(err)
         finally:
             programs.forget()  # no other entry uses this one's programs
+    if remote:
+        done_now, failed_now = run_entries(
+            remote, [entry_key(e, spec.seed) for e in remote], spec.seed, store, bid,
+            command if command is not None else list(sys.argv),
+            progress=progress, checkpoint_root=checkpoint_dir,
+            ray={"address": address, "num_cpus": cpus_per_task, "num_gpus": gpus_per_task})
+        ran += done_now
+        failed.update(failed_now)
     report_dir = bench_report.write(store, bid, out=out)
     return BenchResult(bid, str(report_dir), ran, skipped, failed,
                        bench_report.entry_table(store, bid))

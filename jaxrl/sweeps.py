@@ -14,26 +14,20 @@ stored as its own run, tied together by a sweep id (``jaxrl runs ls --sweep ID``
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import itertools
 import math
 import re
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from envs.core import frames_per_step
-from jaxrl.backends.ray import run_groups
+from jaxrl import sweep_groups
 from jaxrl.config import ConfigError
-from jaxrl.engine.loop import run_group
-from jaxrl.engine.programs import act_program
-from jaxrl.engine.recorded import run_recorded
-from jaxrl.engine.spec import ENGINE_OPTIONS, GroupSpec, group_spec, plan_memory, resolve_group
+from jaxrl.engine.spec import ENGINE_OPTIONS, group_spec, plan_memory, resolve_group
+from jaxrl.runs import sweep_manifest
 from jaxrl.runs.demos import with_demos_found
 from jaxrl.runs.files import stamped_id
-from jaxrl.runs.run_lock import held
 from jaxrl.runs.store import RunStore, first_chunks_bytes
 from jaxrl.runs.sweep_table import format_table, load_sweep, sweep_table  # noqa: F401
 from jaxrl.trained.results import TrainResult
@@ -152,12 +146,26 @@ def group_configs(algo: str, env: str, total_steps: int, seeds: int, configs: li
     return list(groups.values())
 
 
+def split_groups(groups: list[list[int]], configs_per_group: int | None) -> list[list[int]]:
+    """Each group cut into groups of at most ``configs_per_group`` configs (None: as they are):
+    more, smaller programs, e.g. one task per config on a cluster. The pieces of a group share
+    its compiled program but for the member count (a config's numbers may then differ from the
+    whole group's in the last float bits, as a sweep's differ from separate runs)."""
+    if configs_per_group is None:
+        return groups
+    if int(configs_per_group) < 1:
+        raise ConfigError(f"configs_per_group must be >= 1, got {configs_per_group}")
+    n = int(configs_per_group)
+    return [g[i:i + n] for g in groups for i in range(0, len(g), n)]
+
+
 # -- results ------------------------------------------------------------------------------------
 @dataclasses.dataclass
 class SweepResult:
     """``table``: one row per config, ranked by IQM of final evaluation return (best first);
     ``configs[i]``: config ``i``'s swept values; ``results[i]``: its `TrainResult`;
-    ``groups``: config indices per program."""
+    ``groups``: config indices per program. ``results[i]`` is None for a config whose group
+    failed to run, was finished before (``resume``) or when results are not kept."""
 
     sweep_id: str | None
     algo: str
@@ -165,7 +173,7 @@ class SweepResult:
     seeds: int
     configs: list[dict]
     groups: list[list[int]]
-    results: list[TrainResult]
+    results: list[TrainResult | None]
     failures: dict[int, str]
     table: pd.DataFrame
 
@@ -182,77 +190,65 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
           grid: dict | None = None, random: dict | None = None, trials: int | None = None,
           seed: int = 0, store: bool = True, runs_dir: str | None = None,
           backend: str = "local", address: str | None = None, progress: bool = True,
-          command: list[str] | None = None, **kwargs) -> SweepResult:
+          command: list[str] | None = None, resume: bool = False,
+          configs_per_group: int | None = None, cpus_per_task: float = 1,
+          gpus_per_task: float = 0, checkpoint_dir: str | None = None,
+          keep_results: bool = True, **kwargs) -> SweepResult:
     """Train every config of ``grid`` (``{key: [values]}``) x ``random`` (``{key:
     "loguniform(a,b)"}``, ``trials`` draws) for ``seeds`` seeds each; configs sharing their
-    static fields run as one program (traced hyperparameters vmapped with the seeds).
+    static fields run as one program (traced hyperparameters vmapped with the seeds), at most
+    ``configs_per_group`` configs per program when given.
 
     Other keyword arguments: engine options (``eval_every``, ``eval_episodes``,
     ``max_chunk_updates``, ``shard_seeds``, ``checkpoint_every``, ``memory_check``,
     ``env_kwargs``) and fixed config overrides applied to every config.
-    ``backend="ray"`` sends each group to a Ray cluster (``address``; default: start a local
-    one) and gathers the results into the local run store.
+
+    Each group is recorded in the run store as soon as it ends; a group that fails is recorded
+    ``failed`` with its error (``failures``) and the others go on. ``resume=True`` continues the
+    newest stored sweep of the same request, running only its groups that are missing or did
+    not finish. ``backend="ray"`` runs each group as a Ray task (``address``; default: start a
+    local Ray) asking for ``cpus_per_task`` CPUs and ``gpus_per_task`` GPUs; a task checkpoints
+    every chunk into ``checkpoint_dir`` (default: the run store; either must be reachable from
+    every node) and a retried task resumes from there. ``keep_results=False`` keeps no
+    `TrainResult` in memory (the CLI: the head's memory stays flat in the number of groups).
     """
     options = {k: kwargs.pop(k) for k in _ENGINE_KEYS if k in kwargs}
     if options.get("checkpoint_every") and not store:
         raise ConfigError("checkpoint_every needs the run store (store=True)")
     if backend not in ("local", "ray"):
         raise ConfigError(f"unknown backend {backend!r}; use 'local' or 'ray'")
+    if not store and (backend == "ray" or resume):
+        raise ConfigError("backend 'ray' and resume record every group in the run store; "
+                          "they need store=True")
     swept = make_configs(grid, random, trials, seed)
     kwargs = with_demos_found(kwargs, runs_dir)
     configs = [{**kwargs, **c} for c in swept]  # fixed overrides + this config's values
-    groups = group_configs(algo, env, total_steps, seeds, configs, options.get("env_kwargs"))
+    groups = split_groups(group_configs(algo, env, total_steps, seeds, configs,
+                                        options.get("env_kwargs")), configs_per_group)
     specs = [group_spec(algo, env, seeds, total_steps, [configs[i] for i in idx], seed, **options)
              for idx in groups]
     if store:  # a read-only or full store: one line before anything compiles
         RunStore(runs_dir).ensure_writable(first_chunks_bytes(len(configs), seeds,
                                                               specs[0].max_chunk_updates))
     resolved = [resolve_group(spec) for spec in specs]
-    for spec, r in zip(specs, resolved):  # every plan before anything compiles or is recorded
-        plan_memory(spec, r)
-    sweep_id = new_sweep_id(algo, env) if store else None
-    outcomes = run_groups(specs, address=address) if backend == "ray" else [None] * len(specs)
-
-    results: list[Any] = [None] * len(configs)
-    failures: dict[int, str] = {}
-    run_ids: list[Any] = [None] * len(configs)
-    for spec, r, idx, outcome in zip(specs, resolved, groups, outcomes):
-        group_results, group_failures = _run_one_group(
-            spec, r, outcome, store=store, runs_dir=runs_dir, sweep_id=sweep_id, progress=progress,
-            command=command, swept=[(i, swept[i]) for i in idx])
-        for local, i in enumerate(idx):
-            results[i] = group_results[local]
-            run_ids[i] = group_results[local].run_id
-            if local in group_failures:
-                failures[i] = group_failures[local]
-    table = sweep_table(swept, [r.final_eval_return for r in results], failures,
-                        run_ids if store else None, groups)
-    return SweepResult(sweep_id, algo, env, seeds, swept, groups, results, failures, table)
-
-
-def _run_one_group(spec: GroupSpec, resolved, outcome, *, store, runs_dir, sweep_id, progress,
-                   command, swept) -> tuple[list[TrainResult], dict[int, str]]:
-    """Run (or, for a remote ``outcome``, just record) one group; one result per config."""
+    if backend == "local":  # every plan before anything compiles; on Ray, each worker's own
+        for spec, r in zip(specs, resolved):
+            plan_memory(spec, r)
+    plan = sweep_groups.Plan(algo, env, swept, groups, specs, resolved, command)
     if not store:
-        if outcome is None:
-            outcome = run_group(spec, resolved, progress=progress, stop_on_non_finite=False)
-        act = act_program(resolved)
-        return ([outcome.config_result(i, resolved.algorithm.name, spec.env, act,
-                                      (resolved.env, resolved.env_params))
-                 for i in range(len(spec.configs))], dict(outcome.failures))
-    run_store = RunStore(runs_dir)
-    run_store.ensure_writable()
-    runs = [run_store.new_run(resolved.algorithm.name, spec.env, c.to_dict(), spec.seeds,
-                              spec.total_steps, command, sweep_id=sweep_id,
-                              frames_per_step=frames_per_step(resolved.env))
-            for c in resolved.configs]
-    checkpoints = runs[0].folder / "checkpoints" if spec.checkpoint_every else None
-    for run, (index, params) in zip(runs, swept):
-        run.meta.update(sweep_params=params, sweep_index=index)
-        run.set_group(spec, [r.run_id for r in runs], checkpoints)
-    lock = held(runs[0].folder, runs[0].run_id) if checkpoints else contextlib.nullcontext()
-    with lock:  # a checkpointed group: no `resume` of it while it trains
-        results = run_recorded(spec, resolved, runs, progress=progress,
-                               stop_on_non_finite=False, outcome=outcome)
-    failures = {i: r.meta["message"] for i, r in enumerate(runs) if r.meta["status"] == "failed"}
-    return results, failures
+        results, failures, finals = sweep_groups.run_unrecorded(plan, progress)
+        table = sweep_table(swept, finals, failures, None, groups)
+        return SweepResult(None, algo, env, seeds, swept, groups, results, failures, table)
+    root = RunStore(runs_dir).root
+    request = {"algo": algo, "env": env, "seeds": seeds, "total_steps": total_steps,
+               "seed": seed, "configs": configs, "groups": groups, "options": options}
+    key = sweep_manifest.request_key(request)
+    sweep_id = (sweep_manifest.find_sweep(root, key) if resume else None) or new_sweep_id(algo, env)
+    sweep_manifest.write_manifest(root, sweep_id, {"sweep_id": sweep_id, "key": key, **request})
+    tally = sweep_groups.run_recorded_groups(
+        plan, root, sweep_id, progress=progress, backend=backend, keep_results=keep_results,
+        ray={"address": address, "num_cpus": cpus_per_task, "num_gpus": gpus_per_task},
+        checkpoint_root=checkpoint_dir)
+    table = sweep_table(swept, tally.finals, tally.failures, tally.run_ids, groups)
+    return SweepResult(sweep_id, algo, env, seeds, swept, groups, tally.results, tally.failures,
+                       table)

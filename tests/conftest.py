@@ -49,6 +49,7 @@ SLOW_FIRST = [
     "algos/test_probe_ladder.py",
     "test_notebooks.py",
     "api/test_sweep.py",
+    "backends/test_ray_cluster.py",
     "engine/test_resume.py",
     "engine/test_sharding.py",
     "api/test_render.py",

@@ -64,6 +64,20 @@ def _add_driver_flags(p) -> None:
                    help="skip the device-memory plan made before compiling")
 
 
+def _add_backend_flags(p) -> None:
+    """Where `sweep` groups and `bench` entries run: here, or as tasks on a Ray cluster."""
+    p.add_argument("--backend", choices=("local", "ray"), default="local")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster address (auto, ray://host:10001; default: start a local Ray)")
+    p.add_argument("--cpus-per-task", type=float, default=1.0,
+                   help="CPUs each Ray task asks for (its JAX CPU device count)")
+    p.add_argument("--gpus-per-task", type=float, default=0.0,
+                   help="GPUs each Ray task asks for (0.5: two tasks share a GPU)")
+    p.add_argument("--checkpoint-dir", default=None, metavar="PATH",
+                   help="Ray tasks checkpoint every chunk here (default: in the run store); "
+                        "every node must reach it (a shared file system)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     summary = " ".join(__doc__.split("\n\n")[0].replace("``", "").split())  # first paragraph
     parser = Parser(prog="jaxrl", description=summary)
@@ -80,8 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--random", action="append", metavar="KEY=DIST",
                     help="loguniform(a,b) | uniform(a,b) | randint(a,b) | choice(v1,v2,...)")
     sw.add_argument("--trials", type=int, default=None, help="random draws (default 8)")
-    sw.add_argument("--backend", choices=("local", "ray"), default="local")
-    sw.add_argument("--address", default=None, help="Ray cluster address (default: local Ray)")
+    sw.add_argument("--configs-per-group", type=whole_number, default=None, metavar="N",
+                    help="at most N configs per program (e.g. 1: one Ray task per config)")
+    sw.add_argument("--resume", action="store_true",
+                    help="continue the newest stored sweep of this same command: run only its "
+                         "groups that are missing or did not finish")
+    _add_backend_flags(sw)
     sw.set_defaults(handler=("training", "cmd_sweep"))
 
     b = sub.add_parser("bench", help="run a benchmark suite against its published references")
@@ -99,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--runs-dir", default=None, help="run store root (default $JAXRL_RUNS_DIR or ./runs)")
     b.add_argument("--json", metavar="PATH")
     b.add_argument("--no-progress", action="store_true")
+    _add_backend_flags(b)
     b.set_defaults(handler=("training", "cmd_bench"))
 
     ld = sub.add_parser("ladder", help="throughput ladder: env-steps/s, compile and peak memory "

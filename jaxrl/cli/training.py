@@ -65,10 +65,11 @@ def cmd_sweep(args) -> int:
     result = sweep(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
                    grid=parse_grid(args.grid), random=parse_random(args.random),
                    trials=args.trials, seed=args.seed, store=not args.no_store,
-                   runs_dir=args.runs_dir, backend=args.backend, address=args.address,
-                   progress=not args.no_progress, command=["jaxrl", *sys.argv[1:]],
-                   eval_episodes=args.eval_episodes, **_driver_options(args),
-                   **run_overrides(args))
+                   runs_dir=args.runs_dir, progress=not args.no_progress,
+                   command=["jaxrl", *sys.argv[1:]], resume=args.resume,
+                   configs_per_group=args.configs_per_group, keep_results=False,
+                   eval_episodes=args.eval_episodes, **_backend_options(args),
+                   **_driver_options(args), **run_overrides(args))
     print(f"\n{args.algo} on {args.env}: {len(result.configs)} configs x {args.seeds} seeds in "
           f"{len(result.groups)} program(s); final eval return, IQM [95% CI] over seeds")
     print(format_table(result.table))
@@ -77,7 +78,28 @@ def cmd_sweep(args) -> int:
     write_json(args.json, {"sweep_id": result.sweep_id, "algo": args.algo, "env": args.env,
                             "seeds": args.seeds, "groups": result.groups,
                             "table": result.table.to_dict(orient="records")})
-    return 0 if not result.failures else 1
+    if result.failures:
+        failed = sorted({g for g, idx in enumerate(result.groups) for i in idx
+                         if i in result.failures})
+        print(f"jaxrl: {len(failed)} of {len(result.groups)} groups failed (configs "
+              f"{', '.join(str(i) for i in sorted(result.failures))}):", file=sys.stderr)
+        for g in failed:
+            first = next(i for i in result.groups[g] if i in result.failures)
+            print(f"  group {g}: {result.failures[first]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _backend_options(args) -> dict:
+    """Where `sweep` and `bench` run their groups, from their flags."""
+    if args.cpus_per_task <= 0 or args.gpus_per_task < 0:
+        raise UsageError(f"--cpus-per-task must be > 0 and --gpus-per-task >= 0, got "
+                         f"{args.cpus_per_task} and {args.gpus_per_task}")
+    if args.backend == "local" and (args.address or args.gpus_per_task or args.checkpoint_dir):
+        raise UsageError("--address, --gpus-per-task and --checkpoint-dir need --backend ray")
+    return {"backend": args.backend, "address": args.address,
+            "cpus_per_task": args.cpus_per_task, "gpus_per_task": args.gpus_per_task,
+            "checkpoint_dir": args.checkpoint_dir}
 
 
 def cmd_bench(args) -> int:
@@ -86,7 +108,8 @@ def cmd_bench(args) -> int:
         check_folder(args.out, "--out")
     result = bench(args.suite, only=args.only, seeds=args.seeds, budget_scale=args.budget_scale,
                    runs_dir=args.runs_dir, progress=not args.no_progress, out=args.out,
-                   command=["jaxrl", *sys.argv[1:]], checkpoint_every=args.checkpoint_every)
+                   command=["jaxrl", *sys.argv[1:]], checkpoint_every=args.checkpoint_every,
+                   **_backend_options(args))
     print_frame(bench_view(result.table))
     print(f"bench {result.bench_id}: ran {len(result.ran)}, skipped {len(result.skipped)} "
           f"already finished, {len(result.failed)} failed; report in {result.report_dir}"

@@ -71,6 +71,7 @@ class GroupOutcome:
     steps_per_update: int
     devices: str = "1 x cpu"  # e.g. "2 x cpu": the devices the member axis was sharded over
     compile_source: str = "compiled"  # see `compile_source`
+    resumed_from_chunk: int = 0  # chunks restored from a checkpoint, not recomputed
 
     def done_updates(self) -> int:
         return sum(m["env_steps"].shape[1] for m in self.chunks)
@@ -220,7 +221,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
                         t_init + t_chunk + t_eval, run_seconds, failures, config.steps_per_update,
                         describe_devices(sharding),
                         compile_source([(t_init, disk_init), (t_chunk, disk_chunk)]
-                                       + ([(t_eval, disk_eval)] if eval_fn else [])))
+                                       + ([(t_eval, disk_eval)] if eval_fn else [])), first)
 
 
 def compile_source(programs_built: list[tuple[float, bool]]) -> str:

@@ -220,6 +220,12 @@ def test_unwritable_outputs_are_refused(check, path, fragment):
     (["train", "ppo", "--seed", "-1"], "seed must be in [0, 4294967296), got -1"),
     (["sweep", "ppo", "--grid", "ent_coef=0", "--seeds", "0"], "seeds must be >= 1"),
     (["bench", "classic", "--seeds", "2.5"], "argument --seeds: must be a whole number"),
+    (["sweep", "ppo", "--grid", "ent_coef=0", "--gpus-per-task", "1"],
+     "--address, --gpus-per-task and --checkpoint-dir need --backend ray"),
+    (["bench", "classic", "--backend", "ray", "--cpus-per-task", "0"],
+     "--cpus-per-task must be > 0"),
+    (["sweep", "ppo", "--grid", "ent_coef=0", "--configs-per-group", "0"],
+     "configs_per_group must be >= 1, got 0"),
     (["train"], "the following arguments are required: algo (see jaxrl train --help)"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(argv, fragment, capsys):

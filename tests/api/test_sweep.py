@@ -1,13 +1,18 @@
 """Sweeps: configs x seeds in one program per static group, equal to separate runs; parsing;
-the stored sweep; a real local Ray instance gives the local backend's results."""
+the stored sweep; resume. (Ray: tests/backends/test_ray_cluster.py.)"""
+
+import json
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
 
 from jaxrl import api
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
+from jaxrl.runs.runmeta import process_identity
+from jaxrl.runs.store import StoreError
 from jaxrl.sweeps import (
     load_sweep,
     make_configs,
@@ -89,22 +94,31 @@ def test_bad_sweep_values_are_rejected_before_compiling():
         sweep("ppo", seeds=2, total_steps=STEPS, grid={"num_envs": ["four"]}, store=False)
 
 
-def test_ray_backend_equals_local(tmp_path):
-    ray = pytest.importorskip("ray")
-    grid = {"hidden": ["(8,8)", "(16,16)"], "learning_rate": ["1e-3", "3e-3"]}
-    fixed = {k: v for k, v in SMALL.items() if k != "hidden"}
-    local = sweep("ppo", seeds=2, total_steps=STEPS, grid=grid, store=False, progress=False,
-                  **fixed)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        remote = sweep("ppo", seeds=2, total_steps=STEPS, grid=grid, backend="ray",
-                       runs_dir=str(tmp_path), progress=False, **fixed)
-    finally:
-        ray.shutdown()
-    assert remote.groups == local.groups and len(remote.groups) == 2
-    for a, b in zip(remote.results, local.results):
-        np.testing.assert_array_equal(a.final_eval_return, b.final_eval_return)
-        for x, y in zip(jax.tree.leaves(a.state.params), jax.tree.leaves(b.state.params)):
-            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-7)
-        np.testing.assert_allclose(a.metrics["value_loss"], b.metrics["value_loss"], rtol=1e-5)
-    assert len(load_sweep(remote.sweep_id, str(tmp_path))) == 4  # gathered into the local store
+def test_resume_runs_only_the_groups_that_did_not_finish(tmp_path):
+    kw = dict(seeds=2, total_steps=STEPS, grid={"learning_rate": ["1e-3", "3e-3", "1e-2"]},
+              configs_per_group=1, runs_dir=str(tmp_path), progress=False, **SMALL)
+    first = sweep("ppo", **kw)
+    assert first.groups == [[0], [1], [2]]
+    # config 1's group failed (as a lost task or a crash leaves it)
+    path = tmp_path / first.table.set_index("config").loc[1, "run_id"] / "run.json"
+    meta = json.loads(path.read_text())
+    path.write_text(json.dumps({**meta, "status": "failed", "message": "lost"}))
+    ended = {i: json.loads((tmp_path / r / "run.json").read_text())["ended_at"]
+             for i, r in first.table.set_index("config")["run_id"].items()}
+    again = sweep("ppo", resume=True, **kw)
+    assert again.sweep_id == first.sweep_id
+    assert [r is None for r in again.results] == [True, False, True]  # only group 1 ran
+    pd.testing.assert_frame_equal(again.table, first.table)  # same runs, same numbers
+    runs = {i: json.loads((tmp_path / r / "run.json").read_text())
+            for i, r in again.table.set_index("config")["run_id"].items()}
+    assert [runs[i]["status"] for i in range(3)] == ["finished"] * 3
+    assert runs[0]["ended_at"] == ended[0] and runs[2]["ended_at"] == ended[2]
+    assert len(load_sweep(first.sweep_id, str(tmp_path))) == 3  # one run per config
+    # a sweep whose process still runs is not resumed from under it
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "running",
+                                **process_identity()}))
+    with pytest.raises(StoreError, match="still running"):
+        sweep("ppo", resume=True, **kw)
+    with pytest.raises(ConfigError, match="configs_per_group"):
+        sweep("ppo", configs_per_group=0, **{k: v for k, v in kw.items()
+                                             if k != "configs_per_group"})
