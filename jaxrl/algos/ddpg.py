@@ -37,11 +37,15 @@ class DDPGStatic(offpolicy.OffPolicyStatic):
     num_critics: int = static(1, "1 (DDPG) or 2 (TD3's clipped double Q)")
     policy_delay: int = static(1, "critic updates per actor/target update (TD3: 2)")
     target_policy_noise: bool = static(False, "TD3's target policy smoothing")
+    action_noise: str = static("white", "exploration noise over time: white (a fresh draw each "
+                               "step) | ou (Ornstein-Uhlenbeck, correlated over ~1/(ou_theta "
+                               "ou_dt) steps, restarted at episode ends; jaxrl.ops.noise)")
 
     def validate(self) -> None:
         super().validate()
         if self.num_critics not in (1, 2):
             raise ConfigError(f"num_critics must be 1 or 2, got {self.num_critics}")
+        offpolicy.check_action_noise(self.action_noise)
 
 
 @struct.dataclass(frozen=True)
@@ -52,6 +56,9 @@ class DDPGHparams(offpolicy.OffPolicyHparams):
     critic_lr: float = traced(1e-3)
     tau: float = traced(0.005, "Polyak weight of the target update")
     exploration_noise: float = traced(0.1, "std of the Gaussian action noise (agent units)")
+    ou_theta: float = traced(0.15, "action_noise=ou: mean-reversion rate; step-to-step "
+                             "correlation exp(-ou_theta ou_dt)")
+    ou_dt: float = traced(0.01, "action_noise=ou: time step of the OU process")
     target_noise: float = traced(0.2, "std of the target policy smoothing noise")
     target_noise_clip: float = traced(0.5)
 
@@ -85,10 +92,13 @@ def init_learner(key, obs_dim: int, space, static: DDPGStatic, hp: DDPGHparams):
 def explore(state, obs, key, static: DDPGStatic, space):
     """``[N, action_dim]`` deterministic action plus Gaussian noise of std
     ``exploration_noise``, clipped to the agent's ``[-1, 1]`` (training, and `make_act` when
-    not deterministic)."""
+    not deterministic). The noise is drawn afresh (``action_noise="white"``) or is the state's
+    OU processes (``"ou"``: correlated over steps, stationary std ``exploration_noise``)."""
     actor, _ = networks(static, space)
     action = actor.apply(state.params.actor, obs)
-    noise = state.hparams.exploration_noise * jax.random.normal(key, action.shape)
+    unit = (state.noise if offpolicy.correlated_noise(static)
+            else jax.random.normal(key, action.shape))
+    noise = state.hparams.exploration_noise * unit
     return jnp.clip(action + noise, -1.0, 1.0)
 
 

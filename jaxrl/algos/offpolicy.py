@@ -57,7 +57,7 @@ from jaxrl.algos import acting
 from jaxrl.buffers import frames, her, nstep, prioritized, uniform
 from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
 from jaxrl.networks import Critic, check_network_fields
-from jaxrl.ops import linear_schedule
+from jaxrl.ops import linear_schedule, noise
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
 from jaxrl.transition import Transition
 
@@ -118,6 +118,21 @@ class OffPolicyHparams(Hparams):
     total_steps: float = traced(0.0, "env steps per seed (set by train; anneal horizon)")
 
 
+#: ``action_noise`` values of the continuous-action learners (DDPG, TD3, SAC)
+ACTION_NOISES = ("white", "ou")
+
+
+def correlated_noise(static) -> bool:
+    """Whether exploration draws its noise from the state's OU processes (``action_noise="ou"``,
+    `jaxrl.ops.noise`) rather than independently each step."""
+    return getattr(static, "action_noise", "white") == "ou"
+
+
+def check_action_noise(value: str) -> None:
+    if value not in ACTION_NOISES:
+        raise ConfigError(f"action_noise must be one of {ACTION_NOISES}, got {value!r}")
+
+
 def warmup_rounds(static: OffPolicyStatic) -> int:
     """Env-step rounds of random actions: enough for the n-step window and one batch."""
     return max(-(-static.learning_starts // static.num_envs), static.n_step)
@@ -137,6 +152,9 @@ class OffPolicyState:
     update_step: jax.Array  # [] int32 gradient updates so far
     env_steps: jax.Array  # [] int32 per seed
     hparams: OffPolicyHparams  # the algorithm's subclass of it, float32 scalars
+    # [N, action_dim] float32 Ornstein-Uhlenbeck exploration noise (`jaxrl.ops.noise`) where
+    # the config's ``action_noise`` is "ou" (DDPG, TD3, SAC); None otherwise
+    noise: jax.Array | None = None
 
 
 @struct.dataclass
@@ -216,13 +234,18 @@ def make_init(init_learner):
                 static.buffer_size, static.num_envs, static.n_step, shape[-1]))
             items = frames.encode(store, unflatten(items, shape), static.n_step)
         one_item = jax.tree.map(lambda x: x[0], items)
+        ou = None
+        if correlated_noise(static):
+            state_key, noise_key = jax.random.split(state_key)
+            dim = action_dim(env.action_space(env_params))
+            ou = noise.ou_init(noise_key, (static.num_envs, dim))
         return OffPolicyState(
             params=params, target_params=target_params, opt_state=opt_state,
             buffer=buffer_module(static).init(one_item, static.buffer_size),
             window=nstep.window_init(row, static.n_step), frames=store,
             carry=reset_envs(env_key, env, env_params, static.num_envs),
             key=state_key, rounds=jnp.zeros((), jnp.int32), update_step=jnp.zeros((), jnp.int32),
-            env_steps=jnp.zeros((), jnp.int32), hparams=hp,
+            env_steps=jnp.zeros((), jnp.int32), hparams=hp, noise=ou,
         )
 
     return init
@@ -344,9 +367,16 @@ def make_train_step(explore, learn):
         def one_round(state: OffPolicyState, _):
             key, act_key, random_key, env_key, learn_key = jax.random.split(state.key, 5)
             warming = state.rounds < warmup
+            if state.noise is not None:  # the OU processes step on, every round
+                act_key, step_key, reset_key = jax.random.split(act_key, 3)
+                rho = noise.ou_correlation(state.hparams.ou_theta, state.hparams.ou_dt)
+                state = dataclasses.replace(state, noise=noise.ou_step(state.noise, step_key, rho))
             action = jnp.where(warming, random_action(random_key, space, static.num_envs),
                                explore(state, state.carry.obs, act_key, static, space))
             carry, row, info = env_step(env_key, env, env_params, state.carry, action)
+            if state.noise is not None:  # an ended episode's process restarts afresh
+                state = dataclasses.replace(state, noise=noise.ou_reset(
+                    state.noise, reset_key, row.terminated | row.truncated))
             buffer, window, frame_store, mismatches = store(state, row, static)
             state = dataclasses.replace(state, buffer=buffer, window=window, carry=carry,
                                         frames=frame_store,

@@ -38,6 +38,13 @@ class SACStatic(offpolicy.OffPolicyStatic):
     """SAC's static fields (shapes, loop counts, flags)."""
 
     autotune_alpha: bool = static(True, "learn the temperature to hit target_entropy")
+    action_noise: str = static("white", "exploration noise over time: white (a fresh draw each "
+                               "step) | ou (Ornstein-Uhlenbeck, correlated over ~1/(ou_theta "
+                               "ou_dt) steps, restarted at episode ends; jaxrl.ops.noise)")
+
+    def validate(self) -> None:
+        super().validate()
+        offpolicy.check_action_noise(self.action_noise)
 
 
 @struct.dataclass(frozen=True)
@@ -50,6 +57,9 @@ class SACHparams(offpolicy.OffPolicyHparams):
     tau: float = traced(0.005)
     init_alpha: float = traced(1.0, "initial temperature (fixed if not autotuned)")
     target_entropy_scale: float = traced(1.0, "target entropy = -scale * dim(A)")
+    ou_theta: float = traced(0.15, "action_noise=ou: mean-reversion rate; step-to-step "
+                             "correlation exp(-ou_theta ou_dt)")
+    ou_dt: float = traced(0.01, "action_noise=ou: time step of the OU process")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,9 +99,16 @@ def init_learner(key, obs_dim: int, space, static: SACStatic, hp: SACHparams):
 
 def explore(state, obs, key, static: SACStatic, space):
     """``[N, action_dim]`` a sample of ``pi(.|s)`` (training, and `make_act` when not
-    deterministic)."""
+    deterministic): ``tanh(mean + std * z)`` with ``z`` a fresh standard normal draw
+    (``action_noise="white"``) or the state's OU processes (``"ou"``: each ``z`` is still
+    ``N(0, 1)``, but correlated over steps, so the behaviour policy explores in long pushes as
+    pink/red-noise SAC and gSDE do; the learner's own samples, in its losses, stay
+    independent)."""
     actor, _ = networks(static, space)
-    return actor.apply(state.params.actor, obs).sample(key)
+    dist = actor.apply(state.params.actor, obs)
+    if offpolicy.correlated_noise(static):
+        return jnp.tanh(dist.mean + jnp.exp(dist.log_std) * state.noise)
+    return dist.sample(key)
 
 
 def td_targets(state, batch, key, actor, critic) -> jax.Array:

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import envs
 import jaxrl
 from jaxrl.algos import ddpg, dqn, sac
 from tests.algos.learner_batch import state_and_batch
@@ -74,3 +75,53 @@ def test_prioritized_nstep_run_reports_its_diagnostics(algo, env_name):
     learned = m[m.learning_fraction > 0]
     assert np.isfinite(learned[expected].to_numpy()).all()
     assert (learned.importance_weight_mean <= 1).all() and (learned.sample_staleness > 0).all()
+
+
+def _ou_state_after_a_train_step(algo: str, env_name: str, **overrides):
+    """``(initial noise, noise after one train step, static, state)`` with ``action_noise=ou``."""
+    algorithm = jaxrl.algos.get(algo)
+    env, params = envs.make(env_name)
+    env = envs.EpisodeStatistics(env)
+    config = algorithm.default_config(env_name).replace(
+        hidden=(8,), num_envs=3, batch_size=8, buffer_size=64, learning_starts=8, log_interval=4,
+        action_noise="ou", **overrides)
+    static = config.static()
+    state = jax.jit(lambda key: algorithm.init(key, env, params, config))(jax.random.key(0))
+    after, _ = jax.jit(lambda s: algorithm.train_step(s, static, env, params))(state)
+    return np.asarray(state.noise), np.asarray(after.noise), static, after
+
+
+@pytest.mark.parametrize("algo", ["ddpg", "sac"])
+def test_ou_noise_persists_within_episodes_and_restarts_at_their_ends(algo):
+    # ou_theta 0: rho = 1, the process holds still, so only an episode's end can change it
+    x0, x1, _, _ = _ou_state_after_a_train_step(algo, "Pendulum-v1", ou_theta=0.0)
+    assert x0.shape == (3, 1)
+    np.testing.assert_array_equal(x1, x0)  # Pendulum's episodes run 200 steps: no end yet
+    x0, x1, _, _ = _ou_state_after_a_train_step(algo, "probe:continuous-action", ou_theta=0.0)
+    assert not np.any(x1 == x0)  # one-step episodes: a fresh draw after every step
+
+
+def test_the_default_white_noise_keeps_no_noise_state():
+    state, *_ = state_and_batch("sac", "Pendulum-v1")
+    assert state.noise is None
+
+
+def test_ddpg_explores_with_the_ou_state_scaled_by_exploration_noise():
+    _, x1, static, state = _ou_state_after_a_train_step("ddpg", "Pendulum-v1")
+    space = envs.make("Pendulum-v1")[0].action_space(envs.make("Pendulum-v1")[1])
+    obs = state.carry.obs
+    actor, _ = ddpg.networks(static, space)
+    mu = actor.apply(state.params.actor, obs)
+    act = ddpg.explore(state, obs, jax.random.key(9), static, space)
+    expected = np.clip(mu + state.hparams.exploration_noise * x1, -1.0, 1.0)
+    np.testing.assert_allclose(act, expected, rtol=1e-6)
+
+
+def test_sac_explores_with_the_ou_state_as_its_standard_normal_draw():
+    _, x1, static, state = _ou_state_after_a_train_step("sac", "Pendulum-v1")
+    space = envs.make("Pendulum-v1")[0].action_space(envs.make("Pendulum-v1")[1])
+    obs = state.carry.obs
+    actor, _ = sac.networks(static, space)
+    dist = actor.apply(state.params.actor, obs)
+    act = sac.explore(state, obs, jax.random.key(9), static, space)
+    np.testing.assert_allclose(act, np.tanh(dist.mean + np.exp(dist.log_std) * x1), rtol=1e-5)
