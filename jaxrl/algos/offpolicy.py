@@ -369,7 +369,8 @@ def make_train_step(explore, learn):
             warming = state.rounds < warmup
             if state.noise is not None:  # the OU processes step on, every round
                 act_key, step_key, reset_key = jax.random.split(act_key, 3)
-                rho = noise.ou_correlation(state.hparams.ou_theta, state.hparams.ou_dt)
+                hp: Any = state.hparams  # DDPG's or SAC's: they have ou_theta and ou_dt
+                rho = noise.ou_correlation(hp.ou_theta, hp.ou_dt)
                 state = dataclasses.replace(state, noise=noise.ou_step(state.noise, step_key, rho))
             action = jnp.where(warming, random_action(random_key, space, static.num_envs),
                                explore(state, state.carry.obs, act_key, static, space))
