@@ -22,7 +22,8 @@ A suite is YAML::
         env: CartPole-v1
         total_steps: 500000                  # env steps per seed
         seeds: 16                            # optional, overrides the suite's
-        config: {learning_rate: 3.0e-4}      # optional config overrides
+        preset: ppo/baselines-mujoco         # optional: a named preset's keys (jaxrl.presets)
+        config: {learning_rate: 3.0e-4}      # optional config overrides (on the preset's)
         reference:                           # optional
           value: 492.4
           measure: train_last100             # how it was measured (jaxrl.measures.MEASURES)
@@ -47,7 +48,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from jaxrl import algos, named_yaml
+from jaxrl import algos, named_yaml, presets
 from jaxrl.api import resume, train
 from jaxrl.bench_ray import run_entries
 from jaxrl.config import ConfigError, check_run_args
@@ -59,7 +60,7 @@ from jaxrl.runs.store import Run, RunStore
 from jaxrl.trained.results import NonFiniteMetricError
 
 SUITES_DIR = Path(__file__).resolve().parents[1] / "experiments" / "benchmarks"
-_ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "reference", "name",
+_ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "preset", "reference", "name",
                "eval_episodes", "env_kwargs"}
 _REFERENCE_KEYS = {"value", "measure", "source", "budget", "note", "seeds"}
 
@@ -144,6 +145,8 @@ def _entry(raw: Any, index: int, file: str, seeds: int, eval_episodes: int) -> E
     config = raw.get("config") or {}
     if not isinstance(config, dict):
         raise SuiteError(f"{where}: config must be a mapping of overrides")
+    if raw.get("preset") is not None:
+        config = {**_preset(str(raw["preset"]), algo, where), **config}
     reference = raw.get("reference")
     if reference is not None:
         reference = _reference(reference, where)
@@ -154,6 +157,16 @@ def _entry(raw: Any, index: int, file: str, seeds: int, eval_episodes: int) -> E
                  eval_episodes=_positive_int(raw.get("eval_episodes", eval_episodes),
                                              f"{where}: eval_episodes"),
                  env_kwargs=raw.get("env_kwargs"))
+
+
+def _preset(name: str, algo: str, where: str) -> dict:
+    """The keys of preset ``name`` (`jaxrl.presets`), which must be one of ``algo``'s."""
+    if name.split("/")[0] != algo:
+        raise SuiteError(f"{where}: preset {name!r} is not one of {algo}'s (ALGO/NAME)")
+    try:
+        return presets.load(name)
+    except presets.PresetError as err:
+        raise SuiteError(f"{where}: {err}") from None
 
 
 def _reference(raw: Any, where: str) -> dict:

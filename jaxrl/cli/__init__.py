@@ -37,8 +37,10 @@ def _add_run_flags(p, seeds: int, seed_help: str) -> None:
     p.add_argument("--seed", type=whole_number, default=0, help=seed_help)
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="config override (applied after --config)")
-    p.add_argument("--config", metavar="FILE.yaml",
-                   help="config keys from a YAML mapping (see `jaxrl config ALGO`)")
+    p.add_argument("--config", metavar="FILE.yaml|PRESET",
+                   help="config keys from a YAML mapping (see `jaxrl config ALGO`), or a "
+                        "preset by name: ALGO/NAME is presets/ALGO/NAME.yaml "
+                        "(ppo/baselines-mujoco, sac/mountaincar-ou)")
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="env option, a YAML value (reward_scale=1000, observation_indices=[0,2], "
                         "max_frames=400)")

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from jaxrl import stats
+from jaxrl import presets, stats
 from jaxrl.cli.parsing import (  # noqa: F401  (re-exported: what the commands share)
     Parser,
     UsageError,
@@ -55,6 +55,11 @@ def load_config_file(path: str | None) -> dict:
     (`UsageError`) for a file that is missing, not YAML, or not a mapping."""
     if path is None:
         return {}
+    if not Path(path).exists() and presets.is_name(path):  # a named preset: ppo/baselines-mujoco
+        try:
+            return presets.load(path)
+        except presets.PresetError as err:
+            raise UsageError(f"--config {path}: {err}") from None
     try:
         text = Path(path).read_text()
     except OSError as err:

@@ -15,6 +15,7 @@ import yaml
 
 from envs import atari, registry
 from jaxrl import algos
+from jaxrl.algos import references
 from jaxrl.cli.common import check_writable, write_json
 from jaxrl.cli.names import ENV_FAMILIES
 
@@ -143,11 +144,49 @@ PRESET_ENVS = {"discrete": "CartPole-v1", "continuous": "Pendulum-v1",
                "brax": "brax:hopper", "probe": "probe:value"}
 
 
+def reference_config(preset: references.Preset):
+    """A named preset's whole config: its keys on the config class's own defaults, or on
+    jaxrl's defaults for its env (``base="family"``)."""
+    algo = algos.get(preset.algo)
+    base = algo.default_config(preset.env) if preset.base == "family" else algo.config_cls()
+    return base.replace(**preset.values())
+
+
+def reference_yaml(name: str, preset: references.Preset) -> str:
+    """A named preset as a YAML file: a header (what it is, how to use it, what of the
+    reference it cannot reproduce), then every config key, the preset's own with its source."""
+    config = reference_config(preset)
+    family = registry.env_family(preset.env)
+    others = ("jaxrl's config-class defaults (the reference has no such setting, or it does "
+              "not bear on it)" if preset.base == "class"
+              else f"jaxrl's defaults for {preset.env} (family {family})")
+    lines = [f"# {name}: {preset.title}",
+             f"# use: jaxrl train {preset.algo} --env {preset.env} --config {name}",
+             f"#      (a benchmark suite entry: preset: {name})",
+             f"# keys with a source comment are the preset's own; the others are {others}"]
+    if preset.absent:
+        lines.append("# not reproduced (the reference's settings jaxrl has no key for):")
+        lines += [f"#   - {text}" for text in preset.absent]
+    for f in dataclasses.fields(config):
+        if f.name == "total_steps":  # the run's budget: --total-steps
+            continue
+        value = getattr(config, f.name)
+        value = list(value) if isinstance(value, tuple) else value
+        text = yaml.safe_dump({f.name: value}, default_flow_style=True).strip()[1:-1]
+        kind = "static" if f.metadata.get("static", True) else "traced"
+        note = (preset.keys[f.name][1] if f.name in preset.keys
+                else f.metadata.get("doc", "") or "")
+        lines.append(f"{text}  # {kind}{': ' + note if note else ''}")
+    return "\n".join(lines) + "\n"
+
+
 def preset_files() -> dict[str, str]:
-    """``{"presets/ALGO/FAMILY.yaml": text}``: every algorithm's defaults for every family
-    whose action kind it takes (`config_yaml`), as committed in the repository (a test checks
+    """``{"presets/ALGO/NAME.yaml": text}``: every algorithm's defaults for every family whose
+    action kind it takes (``ALGO/FAMILY``, `config_yaml`) and the named presets of
+    `jaxrl.algos.references` (`reference_yaml`), as committed in the repository (a test checks
     the committed files against this, so they follow the code)."""
-    out = {}
+    out = {f"presets/{name}.yaml": reference_yaml(name, preset)
+           for name, preset in references.PRESETS.items()}
     for name in sorted(algos.BUILT_IN):
         kinds = algos.get(name).action_kinds
         for family, env in PRESET_ENVS.items():

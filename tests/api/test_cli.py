@@ -267,6 +267,23 @@ def test_committed_presets_follow_the_code():
     assert not stale, f"stale presets (regenerate them): {stale}"
 
 
+def test_config_takes_a_preset_by_name():
+    """``--config ALGO/NAME`` reads presets/ALGO/NAME.yaml: the named preset's whole config."""
+    from types import SimpleNamespace
+
+    from jaxrl.algos import references
+    from jaxrl.cli.common import UsageError, run_overrides
+    from jaxrl.cli.discover import reference_config
+
+    keys = run_overrides(SimpleNamespace(config="sac/spinningup-mujoco", set=["batch_size=64"]))
+    config = reference_config(references.PRESETS["sac/spinningup-mujoco"])
+    assert keys.pop("batch_size") == "64"  # --set values are coerced when the config is built
+    assert config.replace(**keys) == config  # every other key is the preset's
+    assert not config.autotune_alpha and config.init_alpha == 0.2 and config.batch_size == 100
+    with pytest.raises(UsageError, match="unknown preset 'sac/nothing'; sac's presets: sac/brax"):
+        run_overrides(SimpleNamespace(config="sac/nothing", set=[]))
+
+
 def test_demos_flag_is_the_demos_config_key():
     from jaxrl.cli import build_parser
     from jaxrl.cli.common import run_overrides

@@ -54,6 +54,10 @@ def tiny_suite(tmp_path):
      "measure: final_eval, source: s}}\n", "reference value must be a number"),
     ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10}\n"
      "  - {algo: ppo, env: CartPole-v1, total_steps: 20}\n", "duplicate entry names"),
+    ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10, preset: ppo/nothing}\n",
+     "unknown preset 'ppo/nothing'; ppo's presets: "),
+    ("entries:\n  - {algo: sac, env: Pendulum-v1, total_steps: 10, preset: ppo/brax}\n",
+     "preset 'ppo/brax' is not one of sac's"),
 ])
 def test_bad_suites_are_one_line(tmp_path, text, fragment):
     path = tmp_path / "bad.yaml"
@@ -182,6 +186,17 @@ def test_committed_suites_are_valid():
     # vel cuts games at 10k agent steps: 40k frames (truncation here)
     assert all(e.env_kwargs == {"max_frames": 40_000} for e in atari.entries)
     assert {e.algo for e in atari.entries} == {"a2c", "ppo", "trpo", "dqn", "acer"}
+
+
+def test_a_preset_entry_runs_the_presets_keys_under_its_own_overrides(tmp_path):
+    from jaxrl import presets
+
+    path = tmp_path / "p.yaml"
+    path.write_text("entries:\n  - {name: base, algo: trpo, env: brax:hopper, total_steps: 10,"
+                    " preset: trpo/baselines-mujoco, config: {num_steps: 64}}\n")
+    (entry,) = benchmod.load_suite(str(path)).entries
+    want = {**presets.load("trpo/baselines-mujoco"), "num_steps": 64}
+    assert entry.config == want and want["hidden"] == [32, 32]
 
 
 @pytest.mark.slow

@@ -1,0 +1,265 @@
+"""Named presets: a reference's own configuration, or a preset jaxrl tuned for one task, each
+config key's value with where it comes from.
+
+A preset is written out as ``presets/ALGO/NAME.yaml`` (`jaxrl.cli.discover.preset_files`),
+every key of the algorithm's config, the named keys with their source as a comment, and is
+used by name (`jaxrl.presets`): ``jaxrl train ppo --env brax:hopper --config
+ppo/baselines-mujoco``, or ``preset: ppo/baselines-mujoco`` in a benchmark suite entry.
+
+``base`` says what the keys a preset does not name are: ``"class"``, the config class's own
+defaults (a reference's configuration, apart from jaxrl's tuning: a reference preset names
+every key that matters to it), or ``"family"``, jaxrl's defaults for the preset's ``env``
+(`jaxrl.algos.families`: a tuned preset that changes a few of them). ``absent`` lists the
+reference's settings jaxrl has no key for: what the preset cannot reproduce.
+
+Sources were read from the references' code at these paths (openai/baselines at ea25b9e,
+openai/spinningup at 038665d).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+#: a large gradient-norm bound for references that clip no gradient: it never binds
+NO_CLIP = 1.0e6
+
+Keys = dict[str, tuple[Any, str]]  # config key -> (value, where the value comes from)
+
+
+def _keys(source: str, **values: Any) -> Keys:
+    return {key: (value, source) for key, value in values.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    algo: str
+    env: str  # the env the preset is for (its family gives base="family" its defaults)
+    title: str  # whose configuration, for what
+    keys: Keys
+    absent: tuple[str, ...] = ()
+    base: str = "class"  # keys not named: "class" (config class defaults) | "family"
+
+    def values(self) -> dict[str, Any]:
+        return {key: value for key, (value, _) in self.keys.items()}
+
+
+# -- OpenAI baselines, reading 002's MuJoCo table (1M steps) ------------------------------------
+_PPO2 = "baselines ppo2/defaults.py mujoco()"
+_PPO2_LEARN = "baselines ppo2/ppo2.py learn() default"
+_PPO2_MODEL = "baselines ppo2/model.py"
+_RUN = "baselines run.py: mujoco runs 1 env (num_env or 1) under VecNormalize"
+_MLP = "baselines common/models.py mlp(): 2 layers of 64, tanh"
+_DONE = "baselines' runner: a time-limit done ends the return like a termination (no bootstrap)"
+_TRPO = "baselines trpo_mpi/defaults.py mujoco() and trpo_mpi/run_mujoco.py"
+_TRPO_LEARN = "baselines trpo_mpi/trpo_mpi.py"
+
+PPO_BASELINES_MUJOCO = Preset(
+    "ppo", "brax:hopper",
+    "OpenAI baselines' PPO2 MuJoCo configuration: the PPO-OAI row of reading 002's MuJoCo table "
+    "(1M steps)",
+    {**_keys(_RUN, num_envs=1, normalize_obs=True),
+     **_keys(_RUN + " (ret=True: rewards scaled by the running std of the discounted return)",
+             normalize_reward=True),
+     **_keys(_PPO2, num_steps=2048, update_epochs=10, num_minibatches=32, gamma=0.99,
+             gae_lambda=0.95, ent_coef=0.0, learning_rate=3e-4, clip_eps=0.2),
+     **_keys(_PPO2 + " (lr = 3e-4 * remaining fraction; cliprange constant)", anneal_lr=True,
+             anneal_clip=False),
+     **_keys(_PPO2 + " (value_network='copy': a separate value MLP)", shared_network=False),
+     **_keys(_MLP, hidden=(64, 64), activation="tanh"),
+     **_keys("baselines common/distributions.py: logstd initialized to 0", init_log_std=0.0),
+     **_keys(_PPO2_LEARN, vf_coef=0.5, max_grad_norm=0.5),
+     **_keys(_PPO2_MODEL + ": Adam epsilon 1e-5", adam_eps=1e-5),
+     **_keys(_PPO2_MODEL + ": the value prediction clipped by cliprange", clip_value_loss=True),
+     **_keys(_PPO2_MODEL + ": advantages standardized per minibatch", normalize_advantages=True),
+     **_keys(_DONE, bootstrap_truncation=False)},
+    absent=("VecNormalize clips the scaled reward to +-10 (jaxrl scales it without a clip)",))
+
+TRPO_BASELINES_MUJOCO = Preset(
+    "trpo", "brax:hopper",
+    "OpenAI baselines' TRPO (trpo_mpi) MuJoCo configuration: the TRPO-OAI row of reading 002's "
+    "MuJoCo table (1M steps)",
+    {**_keys(_TRPO + " (one env per MPI worker)", num_envs=1),
+     **_keys(_TRPO + " (timesteps_per_batch)", num_steps=1024),
+     **_keys(_TRPO + ": mlp(num_hidden=32, num_layers=2), MlpPolicy(hid_size=32, "
+             "num_hid_layers=2), tanh", hidden=(32, 32), activation="tanh"),
+     **_keys(_TRPO, max_kl=0.01, cg_iters=10, cg_damping=0.1, gamma=0.99, gae_lambda=0.98,
+             vf_learning_rate=1e-3),
+     **_keys(_TRPO + " (vf_iters: passes of value regression)", value_epochs=5),
+     **_keys(_TRPO_LEARN + ": value minibatches of 64 (1024 / 64 = 16)", value_minibatches=16),
+     **_keys(_TRPO + " (normalize_observations; ppo1 MlpPolicy's running ob_rms)",
+             normalize_obs=True),
+     **_keys(_TRPO_LEARN + ": no reward scaling", normalize_reward=False),
+     **_keys(_TRPO_LEARN + ": Fisher-vector products on every 5th sample (arr[::5])",
+             fisher_subsample=5),
+     **_keys(_TRPO_LEARN + ": 10 line-search steps, halving", backtrack_iters=10,
+             backtrack_coef=0.5),
+     **_keys(_TRPO_LEARN + ": entcoeff default 0", ent_coef=0.0),
+     **_keys(_TRPO_LEARN + ": advantages standardized over the batch",
+             normalize_advantages=True),
+     **_keys(_TRPO_LEARN + ": constant vf_stepsize", anneal_lr=False),
+     **_keys(_TRPO_LEARN + ": no gradient clipping", max_grad_norm=NO_CLIP),
+     **_keys("baselines common/mpi_adam.py: MpiAdam epsilon 1e-8", adam_eps=1e-8),
+     **_keys("baselines common/distributions.py: logstd initialized to 0", init_log_std=0.0),
+     **_keys(_DONE, bootstrap_truncation=False)},
+    absent=("the line search accepts a step with KL up to 1.5 max_kl; jaxrl's keeps KL <= max_kl",
+            "ppo1's MlpPolicy clips normalized observations to +-5; jaxrl clips them to +-10"))
+
+# -- Spinning Up, its 3M-step MuJoCo benchmark ----------------------------------------------
+_BENCH = "Spinning Up docs/spinningup/bench.rst (benchmark settings)"
+_SU_PG = "spinup/algos/pytorch/{algo}/{algo}.py {algo}() default"
+_SU_CORE = "spinup/algos/pytorch/ppo/core.py: MLPGaussianActor log_std = -0.5"
+_SU_PLAIN = ("bench.rst: no observation normalization, no normalized value targets "
+             "(the 'standard tricks' the page says these implementations lack)")
+_SU_ADV = "spinup buffer get(): advantages standardized over the epoch's batch"
+_SU_ADAM = "torch.optim.Adam defaults (eps 1e-8, no gradient clipping)"
+_SU_BOOT = ("spinup: a trajectory cut by max_ep_len (1000, brax's episode length too) or by the "
+            "epoch's end is bootstrapped from V")
+_SU_ON_POLICY_ABSENT = (
+    "max_ep_len 1000: Spinning Up cuts episodes itself; brax's episode_length is 1000 as well",)
+
+
+def _spinup_on_policy(algo: str, tf1: bool = False) -> Keys:
+    source = (f"spinup/algos/tf1/{algo}/{algo}.py {algo}() default" if tf1
+              else _SU_PG.format(algo=algo))
+    return {**_keys(_BENCH + ": 4000 steps per batch update (steps_per_epoch), one env",
+                    num_envs=1, num_steps=4000),
+            **_keys(_BENCH + ": (64, 32) tanh for policy and value", hidden=(64, 32),
+                    activation="tanh", shared_network=False),
+            **_keys(source, gamma=0.99, gae_lambda=0.97),
+            **_keys(_SU_CORE, init_log_std=-0.5),
+            **_keys(_SU_PLAIN, normalize_obs=False, normalize_reward=False),
+            **_keys(_SU_ADV, normalize_advantages=True),
+            **_keys(_SU_ADAM, adam_eps=1e-8, max_grad_norm=NO_CLIP, anneal_lr=False),
+            **_keys(_SU_BOOT, bootstrap_truncation=True)}
+
+
+VPG_SPINNINGUP_MUJOCO = Preset(
+    "vpg", "brax:hopper", "Spinning Up's VPG as its 3M-step MuJoCo benchmark ran it",
+    {**_spinup_on_policy("vpg"),
+     **_keys(_SU_PG.format(algo="vpg") + " (pi_lr, vf_lr)", learning_rate=3e-4,
+             vf_learning_rate=1e-3),
+     **_keys(_SU_PG.format(algo="vpg") + " (train_v_iters: 80 full-batch value steps; one "
+             "policy step)", value_epochs=80, value_minibatches=1, policy_epochs=1),
+     **_keys(_SU_PG.format(algo="vpg") + ": no entropy bonus", ent_coef=0.0)},
+    absent=_SU_ON_POLICY_ABSENT)
+
+PPO_SPINNINGUP_MUJOCO = Preset(
+    "ppo", "brax:hopper", "Spinning Up's PPO as its 3M-step MuJoCo benchmark ran it",
+    {**_spinup_on_policy("ppo"),
+     **_keys(_SU_PG.format(algo="ppo") + " (train_pi_iters: 80 full-batch steps)",
+             update_epochs=80, num_minibatches=1),
+     **_keys(_SU_PG.format(algo="ppo") + " (pi_lr; clip_ratio)", learning_rate=3e-4,
+             clip_eps=0.2, anneal_clip=False),
+     **_keys(_SU_PG.format(algo="ppo") + ": plain MSE value loss, no entropy bonus",
+             clip_value_loss=False, ent_coef=0.0),
+     **_keys("spinup ppo.py: the value loss is the MSE (jaxrl's is 0.5 MSE x vf_coef)",
+             vf_coef=2.0)},
+    absent=(
+        *_SU_ON_POLICY_ABSENT,
+        "vf_lr 1e-3 and train_v_iters 80 on the value's own Adam: jaxrl's PPO steps policy and "
+        "value together with one Adam at learning_rate (3e-4), 80 times",
+        "target_kl 0.01: Spinning Up stops the policy's steps once the approximate KL passes "
+        "1.5 x 0.01; jaxrl's PPO has no early stopping, so all 80 full-batch steps run"))
+
+TRPO_SPINNINGUP_MUJOCO = Preset(
+    "trpo", "brax:hopper",
+    "Spinning Up's TRPO (TensorFlow 1: it has no PyTorch TRPO) as its 3M-step MuJoCo benchmark "
+    "ran it",
+    {**_spinup_on_policy("trpo", tf1=True),
+     **_keys("spinup/algos/tf1/trpo/trpo.py trpo() default (delta, vf_lr, damping_coeff, "
+             "cg_iters, backtrack_iters, backtrack_coeff)", max_kl=0.01, vf_learning_rate=1e-3,
+             cg_damping=0.1, cg_iters=10, backtrack_iters=10, backtrack_coef=0.8),
+     **_keys("spinup/algos/tf1/trpo/trpo.py (train_v_iters: 80 full-batch value steps)",
+             value_epochs=80, value_minibatches=1),
+     **_keys("spinup/algos/tf1/trpo/trpo.py: the Hessian-vector product on the whole batch",
+             fisher_subsample=1),
+     **_keys("spinup/algos/tf1/trpo/trpo.py: no entropy bonus", ent_coef=0.0),
+     **_keys("spinup/algos/tf1/trpo/core.py: log_std = -0.5", init_log_std=-0.5),
+     **_keys("tf.train.AdamOptimizer defaults (eps 1e-8, no gradient clipping)", adam_eps=1e-8,
+             max_grad_norm=NO_CLIP)},
+    absent=_SU_ON_POLICY_ABSENT)
+
+_SU_OFF = "spinup/algos/pytorch/{algo}/{algo}.py {algo}() default"
+_SU_OFF_ABSENT = (
+    "update_after 1000 with start_steps 10000: Spinning Up learns from step 1,000 while acting "
+    "at random until 10,000; jaxrl's learning_starts is both, so learning starts at 10,000",
+    "update_every 50 (50 gradient steps every 50 env steps): jaxrl interleaves the same ratio, "
+    "one gradient step per env step",
+    "num_test_episodes 10 every epoch: the suite's final evaluation is its own")
+
+
+def _spinup_off_policy(algo: str) -> Keys:
+    return {**_keys(_BENCH + ": (256, 256) relu", hidden=(256, 256), activation="relu"),
+            **_keys(_BENCH + ": minibatches of 100", batch_size=100),
+            **_keys(_SU_OFF.format(algo=algo) + " (replay_size 1e6; gamma; polyak 0.995)",
+                    buffer_size=1_000_000, gamma=0.99, tau=0.005),
+            **_keys(_SU_OFF.format(algo=algo) + " (start_steps: uniform random actions)",
+                    learning_starts=10_000),
+            **_keys(_SU_OFF.format(algo=algo) + ": one env, one gradient step per env step",
+                    num_envs=1, gradient_steps=1, log_interval=50),
+            **_keys(_SU_OFF.format(algo=algo) + ": one-step targets, uniform replay",
+                    n_step=1, prioritized=False),
+            **_keys(_SU_ADAM, adam_eps=1e-8, max_grad_norm=NO_CLIP),
+            **_keys(_SU_OFF.format(algo=algo) + ": a time-limit (max_ep_len) done is not "
+                    "terminal", bootstrap_truncation=True)}
+
+
+def _spinup_ddpg_like(algo: str, twin: bool) -> Keys:
+    src = _SU_OFF.format(algo=algo)
+    keys = {**_spinup_off_policy(algo),
+            **_keys(src + " (pi_lr, q_lr, act_noise)", actor_lr=1e-3, critic_lr=1e-3,
+                    exploration_noise=0.1),
+            **_keys(src + ": Gaussian action noise drawn afresh each step",
+                    action_noise="white")}
+    if twin:
+        keys.update(_keys(src + " (clipped double Q, policy_delay, target_noise, noise_clip)",
+                          num_critics=2, policy_delay=2, target_policy_noise=True,
+                          target_noise=0.2, target_noise_clip=0.5))
+    else:
+        keys.update(_keys(src + ": one critic, no delay or target smoothing", num_critics=1,
+                          policy_delay=1, target_policy_noise=False))
+    return keys
+
+
+DDPG_SPINNINGUP_MUJOCO = Preset(
+    "ddpg", "brax:hopper", "Spinning Up's DDPG as its 3M-step MuJoCo benchmark ran it",
+    _spinup_ddpg_like("ddpg", twin=False), absent=_SU_OFF_ABSENT)
+
+TD3_SPINNINGUP_MUJOCO = Preset(
+    "td3", "brax:hopper", "Spinning Up's TD3 as its 3M-step MuJoCo benchmark ran it",
+    _spinup_ddpg_like("td3", twin=True), absent=_SU_OFF_ABSENT)
+
+SAC_SPINNINGUP_MUJOCO = Preset(
+    "sac", "brax:hopper", "Spinning Up's SAC as its 3M-step MuJoCo benchmark ran it",
+    {**_spinup_off_policy("sac"),
+     **_keys(_SU_OFF.format(algo="sac") + " (lr for the actor and the critics)", actor_lr=1e-3,
+             critic_lr=1e-3),
+     **_keys(_SU_OFF.format(algo="sac") + ": a fixed temperature alpha = 0.2",
+             autotune_alpha=False, init_alpha=0.2),
+     **_keys(_SU_OFF.format(algo="sac") + ": independent samples of the policy",
+             action_noise="white")},
+    absent=_SU_OFF_ABSENT)
+
+# -- jaxrl's tuned presets for one task ---------------------------------------------------------
+PPO_MOUNTAINCAR = Preset(
+    "ppo", "MountainCarContinuous-v0",
+    "jaxrl's PPO for MountainCarContinuous-v0: the continuous-control defaults with RL Baselines3 "
+    "Zoo's discount (no gSDE: jaxrl has none)",
+    _keys("RL Baselines3 Zoo hyperparams/ppo.yml, MountainCarContinuous-v0 (gamma 0.9999). "
+          "Measured: 8 of 8 seeds > 90 at the zoo's 20k steps (final deterministic evaluation); "
+          "at the family's gamma of 0.9 the goal's +100 is too far off to pull the policy "
+          "away from standing still", gamma=0.9999),
+    base="family")
+
+PRESETS: dict[str, Preset] = {
+    "ppo/baselines-mujoco": PPO_BASELINES_MUJOCO,
+    "trpo/baselines-mujoco": TRPO_BASELINES_MUJOCO,
+    "vpg/spinningup-mujoco": VPG_SPINNINGUP_MUJOCO,
+    "ppo/spinningup-mujoco": PPO_SPINNINGUP_MUJOCO,
+    "trpo/spinningup-mujoco": TRPO_SPINNINGUP_MUJOCO,
+    "ddpg/spinningup-mujoco": DDPG_SPINNINGUP_MUJOCO,
+    "td3/spinningup-mujoco": TD3_SPINNINGUP_MUJOCO,
+    "sac/spinningup-mujoco": SAC_SPINNINGUP_MUJOCO,
+    "ppo/mountaincar": PPO_MOUNTAINCAR,
+}
