@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from envs.registry import env_family
+from jaxrl.algos.references import VEL_ATARI
 
 Fields = dict[str, Any]  # config field -> value
 Table = dict[str, Fields]  # algorithm -> its fields in one family
@@ -174,54 +175,11 @@ _DISTRIBUTIONAL_ATARI: Fields = dict(
     target_update_period=10_000, tau=1.0, optimizer="adam", adam_eps=0.01 / 32, eps_start=1.0,
     eps_end=0.01, eps_decay_fraction=0.1)
 
-# Reading 002's Atari settings (vel's and baselines'), frames already scaled to [0, 1].
+# Reading 002's Atari settings, frames already scaled to [0, 1]: A2C, PPO, TRPO, DQN and ACER
+# are vel's configurations (the runs of reading 002's Atari table; its PPO is baselines' ppo2 of
+# the time), each key's source in `jaxrl.algos.references` (the presets ALGO/vel-atari).
 ATARI: Table = {
-    # baselines' ppo2 settings of the time: 8 envs x 128 steps, 4 epochs of 4 minibatches of
-    # 256, clip 0.1 annealed to 0 (policy and value clip alike), Adam 2.5e-4 annealed, one
-    # Nature CNN shared by the two heads
-    "ppo": dict(num_envs=8, num_steps=128, update_epochs=4, num_minibatches=4, clip_eps=0.1,
-                anneal_clip=True, ent_coef=0.01, vf_coef=0.5, learning_rate=2.5e-4,
-                torso="nature_cnn", shared_network=True, normalize_obs=False),
-    # vel's atari_a2c config (the same in every tagged version): 16 envs x 5 steps, RMSprop
-    # 7e-4 held constant (no scheduler; baselines anneals it), decay 0.99, epsilon 1e-3
-    # outside the square root (PyTorch's convention, which its author credits for beating
-    # baselines' TF A2C), entropy 0.01, value coefficient 0.5 on 0.5 MSE (baselines weighs
-    # 0.5 MSE: vf_coef 1.0 here), one Nature CNN shared by the two heads
-    "a2c": dict(num_envs=16, num_steps=5, optimizer="rmsprop", rmsprop_style="pytorch",
-                rmsprop_eps=1e-3, learning_rate=7e-4, anneal_lr=False, vf_coef=0.5,
-                ent_coef=0.01, torso="nature_cnn", shared_network=True, normalize_obs=False),
-    # vel's breakout_trpo, in place of baselines' poor one: 16 envs x 32 steps, a policy and a
-    # value net of vel's small CNN (8 and 16 filters, 128 units), delta 0.001, damping 0.001,
-    # an entropy bonus of 0.1 in the surrogate, the Fisher on the whole batch, a line search
-    # halving the step, lambda 1, three value passes with Adam 1e-4 (eps 1e-3). (vel accepts
-    # a step up to 1.5 delta of KL; this TRPO keeps KL <= delta.)
-    "trpo": dict(num_envs=16, num_steps=32, torso="nature_cnn_small", activation="relu",
-                 normalize_obs=False, max_kl=0.001, cg_damping=0.001, cg_iters=10,
-                 backtrack_iters=10, backtrack_coef=0.5, fisher_subsample=1, ent_coef=0.1,
-                 gae_lambda=1.0, value_epochs=3, value_minibatches=1, vf_learning_rate=1e-4,
-                 adam_eps=1e-3),
-    # vel's Nature-like double DQN: 250k replay of frames stored once as uint8, 30k random
-    # steps first, eps 1 -> 0.1 over the first 10% of the run, a batch of 32 every 4 env
-    # steps, hard target copy every 10k updates, gradients clipped at 0.5, Nature CNN, and its
-    # optimizer: torch's RMSprop, lr 2.5e-4, alpha 0.95, momentum 0.95, eps 0.1 (outside the
-    # square root)
-    "dqn": dict(num_envs=4, gradient_steps=1, batch_size=32, buffer_size=250_000,
-                learning_starts=30_000, log_interval=250, frame_replay=True, torso="nature_cnn",
-                double_q=True, target_update_period=10_000, tau=1.0, max_grad_norm=0.5,
-                optimizer="rmsprop", rmsprop_style="pytorch", learning_rate=2.5e-4,
-                rmsprop_decay=0.95, rmsprop_momentum=0.95, rmsprop_eps=0.1, eps_start=1.0,
-                eps_end=0.1, eps_decay_fraction=0.1),
-    # vel's ACER: 12 envs x 20 steps, Poisson(4) replays per rollout (vel's
-    # stochastic_experience_replay, on by default; baselines draws them so too), c_bar 10,
-    # trust region delta 1, Nature CNN, and its optimizer: torch's RMSprop, lr 7e-4, alpha
-    # 0.99, eps 1e-3, clipped at 10. Its replay: 50k steps per env (600k steps, 30k segments)
-    # and replay from 10k per env (6k segments), as vel's tagged versions and baselines keep
-    # it. Frames kept once per segment (28 uint8 frames per 20 steps) make that 5.9 GB per
-    # seed; whole uint8 stacks for obs and next obs would be 34 GB.
-    "acer": dict(num_envs=12, num_steps=20, buffer_segments=30_000, replay_start=6_000,
-                 replay_batch=12, replay_schedule="poisson", torso="nature_cnn",
-                 frame_replay=True, optimizer="rmsprop", rmsprop_style="pytorch",
-                 learning_rate=7e-4, rmsprop_decay=0.99, rmsprop_eps=1e-3),
+    **{algo: preset.values() for algo, preset in VEL_ATARI.items()},
     # C51's paper (Bellemare et al. 2017; Dopamine's c51.gin alike): 51 atoms on [-10, 10],
     # Adam 2.5e-4 with eps 0.01/32, otherwise Nature DQN's: a 1M replay (frames kept once),
     # 50k random steps, a batch of 32 every 4 agent steps, a hard target copy every 10k

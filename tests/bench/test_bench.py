@@ -188,6 +188,18 @@ def test_committed_suites_are_valid():
     assert {e.algo for e in atari.entries} == {"a2c", "ppo", "trpo", "dqn", "acer"}
 
 
+def test_the_atari_entries_run_vels_configuration():
+    """The atari suite has one row per reference because jaxrl's atari defaults are vel's
+    configuration (the presets ALGO/vel-atari); retuning them needs rows of vel's own."""
+    from jaxrl import algos
+    from jaxrl.algos import references
+    from jaxrl.cli.discover import reference_config
+
+    for entry in benchmod.load_suite("atari").entries:
+        config = algos.get(entry.algo).default_config(entry.env).replace(**entry.config)
+        assert config == reference_config(references.VEL_ATARI[entry.algo]), entry.name
+
+
 def test_a_preset_entry_runs_the_presets_keys_under_its_own_overrides(tmp_path):
     from jaxrl import presets
 
