@@ -18,7 +18,7 @@ Each algorithm runs the config that reaches its random draws:
   QR-DQN's epsilon coin and random action, DDPG/TD3's Gaussian noise, SAC's policy sample),
   replay sampling (uniform for DDPG and TD3, prioritized for DQN, C51, QR-DQN and SAC), TD3's
   target-policy smoothing noise and SAC's next-action and actor-loss samples, at 2 gradient
-  steps per env-step round.
+  steps per env-step round; DDPG's and SAC's Ornstein-Uhlenbeck exploration noise too.
 """
 
 import jax
@@ -42,6 +42,9 @@ CASES = {
     "ddpg": ("Pendulum-v1", OFF_POLICY_SMALL),
     "td3": ("Pendulum-v1", OFF_POLICY_SMALL),
     "sac": ("Pendulum-v1", dict(OFF_POLICY_SMALL, prioritized=True)),
+    # the OU exploration noise: its init draw, steps and episode-end resets
+    "ddpg-ou": ("Pendulum-v1", dict(OFF_POLICY_SMALL, action_noise="ou")),
+    "sac-ou": ("Pendulum-v1", dict(OFF_POLICY_SMALL, action_noise="ou")),
     "acer": ("CartPole-v1", dict(num_envs=2, num_steps=4, buffer_segments=8, replay_start=2,
                                  replay_batch=2, replay_ratio=2, hidden=(16, 16))),
 }
@@ -50,13 +53,14 @@ CASES = {
 REPORTED = {"ppo": "value_loss", "vpg": "value_loss", "a2c": "value_loss", "trpo": "value_loss",
             "dqn": "td_error_abs_mean", "c51": "cross_entropy", "qrdqn": "td_error_abs_mean",
             "pqn": "td_error_abs_mean", "ddpg": "actor_loss", "td3": "actor_loss",
-            "sac": "alpha_loss", "acer": "replay_q_loss"}
+            "sac": "alpha_loss", "acer": "replay_q_loss", "ddpg-ou": "actor_loss",
+            "sac-ou": "alpha_loss"}
 
 
 def two_steps(algo: str):
     """``run(key) -> metrics`` of init and two train steps, each jitted as in training."""
     env_name, overrides = CASES[algo]
-    algorithm = algos.get(algo)
+    algorithm = algos.get(algo.removesuffix("-ou"))
     env, params = envs.make(env_name)
     env = envs.EpisodeStatistics(env)
     config = algorithm.default_config(env_name).replace(**overrides)
