@@ -103,7 +103,10 @@ TRPO_BASELINES_MUJOCO = Preset(
      **_keys("baselines common/distributions.py: logstd initialized to 0", init_log_std=0.0),
      **_keys(_DONE, bootstrap_truncation=False)},
     absent=("the line search accepts a step with KL up to 1.5 max_kl; jaxrl's keeps KL <= max_kl",
-            "ppo1's MlpPolicy clips normalized observations to +-5; jaxrl clips them to +-10"))
+            "ppo1's MlpPolicy clips normalized observations to +-5; jaxrl clips them to +-10",
+            "baselines' later run.py wraps every MuJoCo run in VecNormalize (rewards scaled too); "
+            "the benchmark's trpo_mpi/run_mujoco.py (removed in the 2018 refactor) did not, and "
+            "this preset follows it"))
 
 # -- Spinning Up, its 3M-step MuJoCo benchmark ----------------------------------------------
 _BENCH = "Spinning Up docs/spinningup/bench.rst (benchmark settings)"
