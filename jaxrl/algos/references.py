@@ -242,7 +242,8 @@ SAC_SPINNINGUP_MUJOCO = Preset(
              autotune_alpha=False, init_alpha=0.2),
      **_keys(_SU_OFF.format(algo="sac") + ": independent samples of the policy",
              action_noise="white")},
-    absent=_SU_OFF_ABSENT)
+    absent=(*_SU_OFF_ABSENT, "spinup/algos/pytorch/sac/core.py clamps the policy's log std to "
+            "[-20, 2]; jaxrl's SquashedGaussianActor to [-5, 2]"))
 
 # -- jaxrl's tuned presets for one task ---------------------------------------------------------
 PPO_MOUNTAINCAR = Preset(
