@@ -92,12 +92,12 @@ def init_learner(key, obs_dim: int, space, static: DDPGStatic, hp: DDPGHparams):
 def explore(state, obs, key, static: DDPGStatic, space):
     """``[N, action_dim]`` deterministic action plus Gaussian noise of std
     ``exploration_noise``, clipped to the agent's ``[-1, 1]`` (training, and `make_act` when
-    not deterministic). The noise is drawn afresh (``action_noise="white"``) or is the state's
-    OU processes (``"ou"``: correlated over steps, stationary std ``exploration_noise``)."""
+    not deterministic). The noise is the state's OU processes where it carries them (training
+    with ``action_noise="ou"``: correlated over steps, stationary std ``exploration_noise``),
+    else drawn afresh."""
     actor, _ = networks(static, space)
     action = actor.apply(state.params.actor, obs)
-    unit = (state.noise if offpolicy.correlated_noise(static)
-            else jax.random.normal(key, action.shape))
+    unit = state.noise if state.noise is not None else jax.random.normal(key, action.shape)
     noise = state.hparams.exploration_noise * unit
     return jnp.clip(action + noise, -1.0, 1.0)
 

@@ -546,7 +546,11 @@ def make_act_from(make_agent_action, explore):
         obs_space, space = env.observation_space(env_params), env.action_space(env_params)
 
         def sample(state, obs, key):
-            return explore(state, flatten_obs(obs, obs_space), key, static, space)
+            # outside training (evaluation, demonstrations) noise is drawn afresh: the OU
+            # processes of action_noise="ou" belong to the training envs
+            fresh = dataclasses.replace(state, noise=None) if isinstance(
+                state, OffPolicyState) else state
+            return explore(fresh, flatten_obs(obs, obs_space), key, static, space)
 
         return acting.make_act(make_agent_action(static, env, env_params), sample, space)
 

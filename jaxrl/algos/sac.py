@@ -99,14 +99,14 @@ def init_learner(key, obs_dim: int, space, static: SACStatic, hp: SACHparams):
 
 def explore(state, obs, key, static: SACStatic, space):
     """``[N, action_dim]`` a sample of ``pi(.|s)`` (training, and `make_act` when not
-    deterministic): ``tanh(mean + std * z)`` with ``z`` a fresh standard normal draw
-    (``action_noise="white"``) or the state's OU processes (``"ou"``: each ``z`` is still
-    ``N(0, 1)``, but correlated over steps, so the behaviour policy explores in long pushes as
-    pink/red-noise SAC and gSDE do; the learner's own samples, in its losses, stay
-    independent)."""
+    deterministic): ``tanh(mean + std * z)`` with ``z`` the state's OU processes where it
+    carries them (training with ``action_noise="ou"``: each ``z`` is still ``N(0, 1)``, but
+    correlated over steps, so the behaviour policy explores in long pushes as pink/red-noise SAC
+    and gSDE do; the learner's own samples, in its losses, stay independent), else a fresh
+    standard normal draw."""
     actor, _ = networks(static, space)
     dist = actor.apply(state.params.actor, obs)
-    if offpolicy.correlated_noise(static):
+    if state.noise is not None:
         return jnp.tanh(dist.mean + jnp.exp(dist.log_std) * state.noise)
     return dist.sample(key)
 

@@ -125,3 +125,15 @@ def test_sac_explores_with_the_ou_state_as_its_standard_normal_draw():
     dist = actor.apply(state.params.actor, obs)
     act = sac.explore(state, obs, jax.random.key(9), static, space)
     np.testing.assert_allclose(act, np.tanh(dist.mean + np.exp(dist.log_std) * x1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("algo", ["ddpg", "sac"])
+def test_acting_outside_training_draws_fresh_noise(algo):
+    """Evaluation and demonstrations act on batches of their own: the training envs' OU
+    processes are not theirs, so a stochastic action draws independent noise."""
+    _, _, static, state = _ou_state_after_a_train_step(algo, "Pendulum-v1")
+    env, params = envs.make("Pendulum-v1")
+    act = jax.jit(jaxrl.algos.get(algo).make_act(static, env, params), static_argnums=3)
+    obs = jnp.zeros((5, 3))  # 5 eval envs, where training has 3
+    a, b = act(state, obs, jax.random.key(1), False), act(state, obs, jax.random.key(2), False)
+    assert a.shape == (5, 1) and not np.allclose(a, b)
