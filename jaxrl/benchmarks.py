@@ -146,7 +146,7 @@ def _entry(raw: Any, index: int, file: str, seeds: int, eval_episodes: int) -> E
     if not isinstance(config, dict):
         raise SuiteError(f"{where}: config must be a mapping of overrides")
     if raw.get("preset") is not None:
-        config = {**_preset(str(raw["preset"]), algo, where), **config}
+        config = _preset(raw, algo, where)
     reference = raw.get("reference")
     if reference is not None:
         reference = _reference(reference, where)
@@ -159,12 +159,14 @@ def _entry(raw: Any, index: int, file: str, seeds: int, eval_episodes: int) -> E
                  env_kwargs=raw.get("env_kwargs"))
 
 
-def _preset(name: str, algo: str, where: str) -> dict:
-    """The keys of preset ``name`` (`jaxrl.presets`), which must be one of ``algo``'s."""
+def _preset(raw: dict, algo: str, where: str) -> dict:
+    """The entry's preset's keys under its config overrides (`jaxrl.presets.entry_config`);
+    the preset must be one of ``algo``'s."""
+    name = str(raw["preset"])
     if name.split("/")[0] != algo:
         raise SuiteError(f"{where}: preset {name!r} is not one of {algo}'s (ALGO/NAME)")
     try:
-        return presets.load(name)
+        return presets.entry_config(raw)
     except presets.PresetError as err:
         raise SuiteError(f"{where}: {err}") from None
 

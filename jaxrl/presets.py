@@ -26,7 +26,8 @@ from typing import Any
 
 import yaml
 
-__all__ = ["PRESETS_DIR", "PresetError", "is_name", "load", "names", "preset_path"]
+__all__ = ["PRESETS_DIR", "PresetError", "entry_config", "is_name", "load", "names",
+           "preset_path"]
 
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
 _NAME = re.compile(r"^[a-z0-9_]+/[a-z0-9_.-]+$")
@@ -72,3 +73,13 @@ def load(name: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise PresetError(f"preset {name!r} ({path}) is not a mapping of config keys")
     return data
+
+
+def entry_config(entry: dict) -> dict[str, Any]:
+    """A benchmark suite entry's config keys as it runs them: its ``preset``'s keys (if it
+    names one), then its ``config`` overrides on top. The one reading of an entry's config,
+    for the suite loader (`jaxrl.benchmarks`) and the reports' staleness check alike."""
+    config = entry.get("config") or {}
+    if entry.get("preset") is None:
+        return dict(config)
+    return {**load(str(entry["preset"])), **config}

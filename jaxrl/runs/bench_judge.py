@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from jaxrl import stats
+from jaxrl import presets, stats
 
 CONFIDENCE = 0.95
 BOOTSTRAP_REPS = 2000
@@ -131,9 +131,9 @@ def suite_entries(suite: str | None, suite_path: str | None = None,
             name = str(e.get("name") or f"{str(e['algo']).lower()}/{e['env']}")
             out[name] = {**e, "name": name, "seeds": e.get("seeds", raw.get("seeds", 4)),
                          "eval_episodes": e.get("eval_episodes", raw.get("eval_episodes", 16)),
-                         "config": e.get("config") or {}, "env_kwargs": e.get("env_kwargs")}
+                         "config": presets.entry_config(e), "env_kwargs": e.get("env_kwargs")}
         return out
-    except (OSError, TypeError, KeyError, AttributeError, yaml.YAMLError):
+    except (OSError, TypeError, KeyError, AttributeError, yaml.YAMLError, presets.PresetError):
         return None
 
 
