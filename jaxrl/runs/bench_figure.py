@@ -101,6 +101,7 @@ def plot(store: RunStore, runs: dict[str, dict], report: dict, path: Path) -> No
     axes = np.atleast_1d(fig.subplots(rows_n, cols)).ravel()
     for ax, env in zip(axes, envs):
         panel = [r for r in report["entries"] if r["env"] == env]
+        panel = [r for r in panel if r["entry"] in runs] or panel  # no lines of entries not run
         dashes = iter(REFERENCE_DASHES * 4)
         for row in panel:
             name, meta = _label(row), runs.get(row["entry"])
