@@ -3,6 +3,7 @@ values), budgets away from the reference's flagged both ways, no verdict column 
 a banner on a report that no longer matches its suite, and a readable figure — all from
 synthetic stores and results files (no training)."""
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -240,9 +241,17 @@ def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
                              "0.5, now "), reason
 
 
-@pytest.mark.parametrize("folder", ["atari-gpu", "atari-gpu/pong-10m", "classic-cpu",
-                                    "minatar-cpu", "minatar-torsos-cpu", "mujoco-cpu",
-                                    "mujoco-smoke-cpu"])
+def _committed_bench_reports() -> list[str]:
+    """Every committed bench report: a results.json under benchmarks/ with a bench id."""
+    found = []
+    for path in sorted((ROOT / "benchmarks").rglob("results.json")):
+        with contextlib.suppress(json.JSONDecodeError, AttributeError):
+            if "bench_id" in json.loads(path.read_text()):
+                found.append(str(path.parent.relative_to(ROOT / "benchmarks")))
+    return found
+
+
+@pytest.mark.parametrize("folder", _committed_bench_reports())
 def test_committed_reports_follow_the_rules(folder):
     """Every committed bench report was re-rendered by today's code: no verdict under 8 seeds,
     none in a smoke run, and a banner where its budgets disagree with today's suite."""
