@@ -283,6 +283,8 @@ RANGES: dict[str, Interval] = {
     # counts that may be 0
     "learning_starts": NON_NEGATIVE, "segment_restarts": NON_NEGATIVE,
     "replay_rollouts": NON_NEGATIVE,
+    # the OU exploration process (DDPG, TD3, SAC)
+    "ou_theta": POSITIVE, "ou_dt": POSITIVE,
 }
 
 
