@@ -84,22 +84,17 @@ def markdown(report: dict) -> str:
               + (" A smoke run (budget scaled down) gives no verdict." if smoke else
                  " A budget more than 5% away from the reference's is flagged with its ratio."),
               ""]
-    if smoke:
-        head = ["entry", "steps/seed", "seeds", "measure", "ours: mean [95% CI]",
-                "IQM [95% CI]", "reference"]
-    else:
-        head = ["entry", "steps/seed", "budget vs reference's", "seeds", "measure",
-                "ours: mean [95% CI]", "IQM [95% CI]", "reference", "verdict"]
+    # a scaled-down run still states its budget against the reference's; it only gives no verdict
+    head = ["entry", "steps/seed", "budget vs reference's", "seeds", "measure",
+            "ours: mean [95% CI]", "IQM [95% CI]", "reference"] + ([] if smoke else ["verdict"])
     head += ["wall s", "compile s", "env-steps/s", "devices"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in report["entries"]:
         mean_cell, iqm_cell = _ours(r)
         share = r.get("budget_share")
         steps = f"{r['total_steps']:,}" + frames_text(r['total_steps'], r.get("frames_per_step"))
-        cells = [r["entry"], steps]
-        if not smoke:
-            cells.append("–" if share is None else
-                         (ratio_text(share) if budget_text(share) else "same"))
+        cells = [r["entry"], steps, "–" if share is None else
+                 (ratio_text(share) if budget_text(share) else "same")]
         cells += [str(r["seeds"]), r["measure"], mean_cell, iqm_cell, _fmt(r["reference"])]
         if not smoke:
             cells.append(r["verdict"] + (" (see note)" if r.get("reference_note") and
@@ -132,7 +127,7 @@ def markdown(report: dict) -> str:
                       + frames_text(r["reference_budget"], r.get("frames_per_step"))
                       if r.get("reference_budget") is not None else "")
             ratio = budget_text(r.get("budget_share"))
-            ratio = f"; ours is {ratio.removeprefix('at ')}" if ratio and not smoke else ""
+            ratio = f"; ours is {ratio.removeprefix('at ')}" if ratio else ""
             note = f" {r['reference_note']}" if r.get("reference_note") else ""
             lines.append(f"* {r['entry']}: {_fmt(r['reference'])} ({r['measure']}{budget}"
                          f"{ratio}): {r['reference_source']}.{note}")

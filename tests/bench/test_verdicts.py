@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from jaxrl.cli import main
-from jaxrl.runs import bench_report
+from jaxrl.runs import bench_judge, bench_report
 from jaxrl.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +84,9 @@ def test_a_smoke_entry_has_no_verdict_column():
     assert row["verdict"] == "smoke run: no verdict"
     text = bench_report.markdown(_report([row], budget_scale=0.001))
     header = next(line for line in text.splitlines() if line.startswith("| entry"))
-    assert "verdict" not in header and "budget vs" not in header
+    assert "verdict" not in header and "budget vs" in header  # the scale is still stated
+    (line,) = [x for x in text.splitlines() if x.startswith("| ppo/X")]
+    assert f"| {bench_judge.ratio_text(row['budget_share'])} |" in line
     assert "below reference" not in text and "above reference" not in text
     assert "verdicts:" not in text and "smoke run, not a result" in text
 
