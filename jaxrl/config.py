@@ -284,7 +284,7 @@ RANGES: dict[str, Interval] = {
     "learning_starts": NON_NEGATIVE, "segment_restarts": NON_NEGATIVE,
     "replay_rollouts": NON_NEGATIVE,
     # the OU exploration process (DDPG, TD3, SAC)
-    "ou_theta": POSITIVE, "ou_dt": POSITIVE,
+    "ou_theta": NON_NEGATIVE, "ou_dt": POSITIVE,  # theta 0: the noise holds still
 }
 
 
