@@ -106,24 +106,26 @@ def test_the_default_white_noise_keeps_no_noise_state():
     assert state.noise is None
 
 
+def _ou_exploration(module):
+    """After one Pendulum train step with OU noise: ``(OU state [N, A], the state, the
+    actor's output at the envs' observations, the explored action)``."""
+    _, x1, static, state = _ou_state_after_a_train_step(module.__name__.split(".")[-1],
+                                                        "Pendulum-v1")
+    env, params = envs.make("Pendulum-v1")
+    space, obs = env.action_space(params), state.carry.obs
+    actor, _ = module.networks(static, space)
+    out = actor.apply(state.params.actor, obs)
+    return x1, state, out, module.explore(state, obs, jax.random.key(9), static, space)
+
+
 def test_ddpg_explores_with_the_ou_state_scaled_by_exploration_noise():
-    _, x1, static, state = _ou_state_after_a_train_step("ddpg", "Pendulum-v1")
-    space = envs.make("Pendulum-v1")[0].action_space(envs.make("Pendulum-v1")[1])
-    obs = state.carry.obs
-    actor, _ = ddpg.networks(static, space)
-    mu = actor.apply(state.params.actor, obs)
-    act = ddpg.explore(state, obs, jax.random.key(9), static, space)
+    x1, state, mu, act = _ou_exploration(ddpg)
     expected = np.clip(mu + state.hparams.exploration_noise * x1, -1.0, 1.0)
     np.testing.assert_allclose(act, expected, rtol=1e-6)
 
 
 def test_sac_explores_with_the_ou_state_as_its_standard_normal_draw():
-    _, x1, static, state = _ou_state_after_a_train_step("sac", "Pendulum-v1")
-    space = envs.make("Pendulum-v1")[0].action_space(envs.make("Pendulum-v1")[1])
-    obs = state.carry.obs
-    actor, _ = sac.networks(static, space)
-    dist = actor.apply(state.params.actor, obs)
-    act = sac.explore(state, obs, jax.random.key(9), static, space)
+    x1, _, dist, act = _ou_exploration(sac)
     np.testing.assert_allclose(act, np.tanh(dist.mean + np.exp(dist.log_std) * x1), rtol=1e-5)
 
 
