@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from jaxrl import algos
 from jaxrl.throughput import LadderError, load_ladder, run_ladder, select
 from jaxrl.throughput.point import steady_rate
 from jaxrl.throughput.report import workload_table, write_figure, write_report
@@ -41,6 +42,27 @@ def test_the_shipped_ladder_parses_with_every_workload_the_issue_names():
     assert ladder.member_counts == (1, 4, 16, 64, 256, 1024, 2048, 4096, 8192)
     cartpole = next(w for w in ladder.workloads if w.name == "ppo-cartpole")
     assert cartpole.anchors[0].members == 2048 and cartpole.anchors[0].env_steps_per_second == 1e7
+
+
+def test_every_shipped_workload_is_a_valid_config_of_whole_chunks():
+    """Each workload's keys are its algorithm's, and its steps per member are whole chunks (a
+    rung that ends mid-chunk would time a partial chunk as a whole one)."""
+    for w in load_ladder("throughput").workloads:
+        config = algos.get(w.algo).default_config(w.env).replace(**w.config)
+        chunk = config.steps_per_update * w.max_chunk_updates
+        assert w.steps_per_member % chunk == 0, (w.name, w.steps_per_member, chunk)
+        assert w.steps_per_member // chunk > w.warmup_chunks, w.name  # a steady chunk is left
+
+
+def test_the_minatar_dqn_rung_replays_every_transition_it_stores():
+    """The ladder cuts DQN's replay capacity to the rung's steps per member: the buffer then
+    never wraps, so it samples as the preset's 100k buffer would (the file's note)."""
+    ladder = {w.name: w for w in load_ladder("throughput").workloads}
+    dqn = ladder["dqn-breakout-minatar"]
+    preset = algos.get("dqn").default_config(dqn.env)
+    assert preset.buffer_size >= dqn.config["buffer_size"] >= dqn.steps_per_member
+    assert dqn.steps_per_member > preset.learning_starts  # the rung trains past the fill
+    assert ladder["pqn-breakout-minatar"].config == {}  # PQN's own preset, untouched
 
 
 @pytest.mark.parametrize("bad, message", [
