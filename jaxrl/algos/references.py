@@ -270,6 +270,33 @@ SAC_MOUNTAINCAR_OU = Preset(
              ou_theta=2.0, ou_dt=0.01)},
     base="family")
 
+# -- CleanRL, the classic-control DQN figure the classic suite holds DQN to ----------------------
+_CLEANRL_DQN = "CleanRL dqn.py argument defaults"
+
+DQN_CLEANRL_CLASSIC = Preset(
+    "dqn", "CartPole-v1",
+    "CleanRL's dqn.py (its CartPole-v1 benchmark, 500k steps): vanilla DQN, a hard target copy "
+    "every 500 env steps, epsilon decayed over half the run",
+    {**_keys(_CLEANRL_DQN + " (train-frequency 10 on 1 env): one update of batch 128 per 10 env "
+             "steps, here 10 envs stepped once per update", num_envs=10, gradient_steps=1,
+             batch_size=128),
+     **_keys(_CLEANRL_DQN, buffer_size=10_000, learning_starts=10_000, learning_rate=2.5e-4,
+             gamma=0.99, eps_start=1.0, eps_end=0.05, eps_decay_fraction=0.5),
+     **_keys(_CLEANRL_DQN + " (tau 1, target-network-frequency 500 env steps = 50 updates)",
+             tau=1.0, target_update_period=50),
+     **_keys("CleanRL dqn.py QNetwork: Linear 120, ReLU, Linear 84, ReLU", hidden=(120, 84),
+             activation="relu", dueling=False),
+     **_keys("CleanRL dqn.py: the target's max over the target net (no double Q), "
+             "F.mse_loss, torch Adam (epsilon 1e-8), no gradient clipping", double_q=False,
+             loss="mse", optimizer="adam", adam_eps=1e-8, max_grad_norm=NO_CLIP,
+             anneal_lr=False),
+     **_keys(_CLEANRL_DQN + ": one-step targets from a uniform buffer", n_step=1,
+             prioritized=False),
+     **_keys("CleanRL dqn.py: SB3's ReplayBuffer(handle_timeout_termination=True) keeps a "
+             "time-limit end bootstrapped", bootstrap_truncation=True)},
+    absent=("1 env stepped 10 times between updates: jaxrl steps 10 envs once per update (the "
+            "same 10 new transitions per update, from 10 episodes at a time)",))
+
 PRESETS: dict[str, Preset] = {
     "ppo/baselines-mujoco": PPO_BASELINES_MUJOCO,
     "trpo/baselines-mujoco": TRPO_BASELINES_MUJOCO,
@@ -281,6 +308,7 @@ PRESETS: dict[str, Preset] = {
     "sac/spinningup-mujoco": SAC_SPINNINGUP_MUJOCO,
     "ppo/mountaincar": PPO_MOUNTAINCAR,
     "sac/mountaincar-ou": SAC_MOUNTAINCAR_OU,
+    "dqn/cleanrl-classic": DQN_CLEANRL_CLASSIC,
 }
 
 
