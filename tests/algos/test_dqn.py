@@ -126,3 +126,21 @@ def test_the_atari_presets_rmsprop_climbs_the_truncation_rung():
                            learning_rate=d.learning_rate, rmsprop_decay=d.rmsprop_decay,
                            rmsprop_momentum=d.rmsprop_momentum, rmsprop_eps=d.rmsprop_eps)
     assert result.passed, (result.measured, result.expected)
+
+
+def test_the_cleanrl_preset_keeps_cleanrl_dqns_cadence_in_env_steps():
+    """`dqn/cleanrl-classic` steps 10 envs once per update where CleanRL steps 1 env 10 times:
+    per env step the same updates (one of batch 128 per 10), target copies (every 500) and
+    epsilon schedule (1 -> 0.05 over half of the 500k steps) as CleanRL's dqn.py."""
+    from jaxrl.algos import references
+    from jaxrl.cli.discover import reference_config
+
+    c = reference_config(references.PRESETS["dqn/cleanrl-classic"])
+    env_steps_per_update = c.num_envs / c.gradient_steps
+    assert env_steps_per_update == 10 and c.batch_size == 128
+    assert c.target_update_period * env_steps_per_update == 500 and c.tau == 1.0
+    assert (c.eps_start, c.eps_end, c.eps_decay_fraction) == (1.0, 0.05, 0.5)
+    assert (c.buffer_size, c.learning_starts, c.learning_rate) == (10_000, 10_000, 2.5e-4)
+    assert tuple(c.hidden) == (120, 84) and c.activation == "relu"
+    assert not c.double_q and not c.dueling and c.loss == "mse" and c.n_step == 1
+    assert c.bootstrap_truncation  # SB3's buffer bootstraps a time-limit end
