@@ -14,6 +14,10 @@ reference's settings jaxrl has no key for: what the preset cannot reproduce.
 
 Sources were read from the references' code at these paths (openai/baselines at ea25b9e,
 openai/spinningup at 038665d).
+
+Length: one table (every named preset, a section per reference: baselines, Spinning Up, the
+tuned classic-control presets, CleanRL, vel); the sections are data, each key one line with its
+source, and splitting them would scatter the single registry `PRESETS`.
 """
 
 from __future__ import annotations
