@@ -8,7 +8,7 @@
 #
 # After each entry the report of every entry finished so far is rendered into OUT (copy it
 # to benchmarks/mujoco-cpu). Measured costs here (benchmarks/mujoco-cpu/NOTES.md): a pendulum
-# entry 12-20 min in either configuration; a contact body 1.4-2.5 h (968 env-steps/s over 8
+# entry 13-25 min in either configuration; a contact body 1.4-2.5 h (968 env-steps/s over 8
 # seeds for hopper in baselines' configuration with another bench beside it; 1,585 for
 # halfcheetah in jaxrl's defaults).
 set -uo pipefail
