@@ -144,3 +144,21 @@ def test_the_cleanrl_preset_keeps_cleanrl_dqns_cadence_in_env_steps():
     assert tuple(c.hidden) == (120, 84) and c.activation == "relu"
     assert not c.double_q and not c.dueling and c.loss == "mse" and c.n_step == 1
     assert c.bootstrap_truncation  # SB3's buffer bootstraps a time-limit end
+
+
+def test_the_zoo_acrobot_preset_keeps_sb3s_cadence_in_env_steps():
+    """`dqn/zoo-acrobot` steps 16 envs once per round of 4 updates where SB3 steps 1 env 16
+    times: per env step the zoo's updates (4 of batch 512 per 16), target copies (every 5,000
+    env steps, which SB3 counts in env steps and jaxrl in updates) and epsilon schedule."""
+    from jaxrl.algos import references
+    from jaxrl.cli.discover import reference_config
+
+    c = reference_config(references.PRESETS["dqn/zoo-acrobot"])
+    env_steps_per_update = c.num_envs / c.gradient_steps
+    assert env_steps_per_update == 4 and c.batch_size == 512
+    assert c.target_update_period * env_steps_per_update == 5_000 and c.tau == 1.0
+    assert (c.eps_start, c.eps_end, c.eps_decay_fraction) == (1.0, 0.11, 0.06)
+    assert (c.buffer_size, c.learning_starts, c.learning_rate) == (100_000, 0, 2.5e-4)
+    assert tuple(c.hidden) == (64, 64) and c.activation == "relu"
+    assert not c.double_q and c.loss == "huber" and c.max_grad_norm == 10.0
+    assert c.bootstrap_truncation
