@@ -240,8 +240,8 @@ def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale:
         if budget_scale == 1.0 and int(r["seeds"]) != int(now["seeds"]):
             reasons.append(f"{name}: ran {r['seeds']} seeds; the suite now asks for "
                            f"{now['seeds']}")
-        for key in ("config", "env_kwargs", "eval_episodes"):
-            if key in r and r[key] is not None and not _same(r[key], now.get(key)):
+        for key in ("config", "env_kwargs", "eval_episodes"):  # None recorded: none asked for
+            if key in r and not _same(r[key], now.get(key)):
                 reasons.append(f"{name}: its {key} is not the suite's now ({r[key]} vs "
                                f"{now.get(key)})")
         preset = preset_reason(r)

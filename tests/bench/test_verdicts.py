@@ -231,6 +231,14 @@ def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
     path.write_text(yaml.safe_dump(SUITE))
     assert bench_report.results(store, "synth-1")["stale"] == []
     assert "Stale" not in bench_report.markdown(bench_report.results(store, "synth-1"))
+    # env kwargs given to an entry that ran without any (e.g. a time limit set since)
+    suite = yaml.safe_load(path.read_text())
+    suite["entries"][0]["env_kwargs"] = {"max_steps_in_episode": 50}
+    path.write_text(yaml.safe_dump(suite))
+    assert bench_report.results(store, "synth-1")["stale"] == [
+        "ppo/CartPole-v1: its env_kwargs is not the suite's now (None vs "
+        "{'max_steps_in_episode': 50})"]
+    path.write_text(yaml.safe_dump(SUITE))
     # a preset changed since the runs (here: the run's learning rate is not today's)
     run_json = next(p for p in store.root.glob("*/run.json")
                     if json.loads(p.read_text())["algo"] == "dqn")
