@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from jaxrl.runs.store import code_provenance
 from jaxrl.throughput.point import RESULT_PREFIX
 from jaxrl.throughput.workloads import Ladder, LadderError, Workload
 
@@ -55,6 +56,20 @@ def done_key(record: dict) -> tuple:
     """What makes two records the same measurement (for skipping on a rerun)."""
     return (record.get("lib"), record.get("workload"), int(record.get("members", 0)),
             int(record.get("steps_per_member_requested", 0)))
+
+
+COMMIT_VAR = "JAXRL_COMMIT"
+"""The commit to record where the checkout has no ``.git`` (a GPU machine gets a copy of the
+working tree only): ``JAXRL_COMMIT=$(git rev-parse HEAD)`` set by whoever sends the tree."""
+
+
+def checkout_commit() -> dict:
+    """``{"commit": sha or None, "commit_dirty": bool or None}`` of the jaxrl code measuring:
+    git's answer where there is a ``.git``, else ``$JAXRL_COMMIT`` (dirtiness unknown)."""
+    found = code_provenance()
+    if found["git_commit"]:
+        return {"commit": found["git_commit"], "commit_dirty": bool(found["git_diff"].strip())}
+    return {"commit": os.environ.get(COMMIT_VAR) or None, "commit_dirty": None}
 
 
 def _last_line(text: str) -> str:
@@ -164,6 +179,7 @@ def run_ladder(ladder: Ladder, workloads: list[Workload], member_counts: list[in
                 workloads={**data.get("workloads", {}),
                            **{w.name: w.to_dict() for w in workloads}})
     done = {done_key(p): p for p in data["points"]}
+    commit = checkout_commit()
 
     def record(rung: Rung) -> dict:
         key = (rung.lib, rung.workload.name, rung.members, rung.workload.steps_per_member)
@@ -172,7 +188,7 @@ def run_ladder(ladder: Ladder, workloads: list[Workload], member_counts: list[in
             return done[key]
         _say(progress, f"{rung.lib} {rung.workload.name} x{rung.members} ...")
         result = measure(rung)
-        result["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        result.update(commit, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         data["points"].append(result)
         done[key] = result
         save_results(out, data)
