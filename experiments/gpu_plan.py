@@ -1,207 +1,398 @@
-"""The GPU plan: what a lent GPU machine runs first, in order of value per GPU minute, each step
-picking up where the last lease left off.
+"""The GPU plan: what a lent GPU machine runs, in two calls sized to a loan's 15 minutes.
 
-    python experiments/gpu_plan.py [--dry] [--store DIR] [--peer-python PATH] [--only STEP ...]
+    python experiments/gpu_plan.py first  --out DIR --work DIR --deadline EPOCH [--dry] ...
+    python experiments/gpu_plan.py second --out DIR --work DIR --deadline EPOCH [--dry] ...
+    python experiments/gpu_plan.py setup  --out DIR --peer-python PATH --install-seconds S
+    python experiments/gpu_plan.py adopt FILES_AT [--into REPO_ROOT]      # here, after a call
 
-Steps (one at a time, so each has the whole GPU; a step that exits 0 is done for good):
+(`experiments/gpu_lease.sh first` and `second` install the carried wheels and call these; its
+header has the arithmetic of the minutes.)
 
-1. ``ladder``: the throughput ladder on every workload, 1 to 8,192 members, rejax beside it
-   (``jaxrl ladder``; target under 10 minutes). Pure-JAX workloads are what a GPU is for, and
-   no pure-JAX workload has run on one yet.
-   ``profile``: a `jax.profiler` trace of the ladder's rung where jaxrl's rate over rejax's is
-   lowest (``profile/WORKLOAD-MEMBERS/trace``), to find what to fix on the slowest GPU path.
-2. ``minatar``: the ``minatar`` suite at 16 seeds and full budget.
-3. ``mujoco-002``: reading 002's MuJoCo table (PPO and TRPO at 1M) at 16 seeds.
-4. ``spinningup-3m``: Spinning Up's 3M-step table at 16 seeds.
-5. ``atari``: last: its emulators run on the host's CPU cores, so it buys the least per GPU
-   minute.
+Every call walks one order of value until its deadline, skipping what earlier calls measured:
+the headline question first, jaxrl and rejax 0.1.3 on the same GPU, in the anchors'
+configurations (`experiments/ladders/throughput.yaml`), at the anchors' member counts, then at 1
+member (the latency end) (`FIRST`); the compilation cache check; the rest of the ladder
+(`SECOND`); the MinAtar benches (`BENCHES`); a profile of the rung where jaxrl trails rejax
+most (`profile_step`). ``first`` and ``second`` name the loan's two calls (the first has 7.5
+minutes, the second what the loan has left), so the first call of the first loan answers the
+headline and a later call or loan goes on from there.
 
-Where it resumes from: the ladder's ``results.json`` (rungs it has are not measured again), and
-the run store's bench runs (finished entries are skipped; an interrupted entry resumes from its
-newest checkpoint: every bench step checkpoints). Both live in the store folder (``--store``,
-default ``$JAXRL_RUNS_DIR``: the ladder in ``ladder-gpu/``, this plan's state in ``plan/``), which
-`experiments/lease_relay.py` carries from one lease to the next (``gpu_lease.sh stop``,
-``relay-out``, ``relay-in``).
+Nothing is measured twice, within a loan or across loans: the ladder's ``results.json`` starts
+from the committed ``benchmarks/throughput-gpu/results.json`` (its rungs are skipped) and is
+rewritten in ``--out`` after every rung, so a call killed at its limit still brings back all it
+measured; a rung the call's deadline cuts short or leaves out is recorded ``skipped`` and
+measured by the next call. A bench entry is done when ``benchmarks/minatar-gpu/<entry>/`` holds
+its ``results.json``. ``plan.json`` (the calls, the machine, the cache check, the benches) is
+rewritten beside it.
 
-``--dry`` runs every step at a tiny budget (two member counts, two seeds, a few thousand
-steps, a few entries per suite): the plan's dry run on the CPU (``JAX_PLATFORMS=cpu``), relay
-included (`experiments/gpu_plan_dryrun.sh`).
+What comes back (at most 8 files, 16 MiB each, in ``--out``): results.json, report.md,
+plan.json (the machine and versions from ``setup`` included), plan.log, benches.tgz (each
+finished bench's report), profile.tgz (last in the second call: a `jax.profiler` trace of the
+rung where jaxrl trails rejax most), xla-cache.tgz (the persistent compilation caches of both
+libraries, for the next call on the same GPU kind), each when it fits in 16 MiB.
+
+``--dry`` runs the same plan at tiny sizes on the CPU (``JAX_PLATFORMS=cpu``): member counts
+capped at 4, a twentieth of each rung's steps, benches at 2 seeds and a thousandth of their
+budget (`experiments/gpu_plan_dryrun.sh`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
+from jaxrl.throughput import load_ladder, run_rungs, write_figure, write_report
+from jaxrl.throughput.ladder import RESULTS_FILE, Rung, load_results, measure_rung
+from jaxrl.throughput.point import PROFILE_VAR
 from jaxrl.throughput.report import whole_run_rate
+from jaxrl.throughput.workloads import Workload
 
-JAXRL = [sys.executable, "-m", "jaxrl.cli"]
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED = Path("benchmarks") / "throughput-gpu"
+BENCHED = Path("benchmarks") / "minatar-gpu"
+RUNG_SECONDS = 150.0
+"""Each rung's own cap: a rung past it is recorded failed (timed out) and the plan goes on."""
+OUT_LIMIT = 16 << 20
+"""What one file that comes back from a call may weigh."""
 
+SAC_GPU_STEPS = 20_480
+"""SAC's rungs on a GPU: the 10,240-step random fill and one learning chunk of 10,240 (the
+CPU ladder's third chunk would cost rejax 23 s more at 256 members, at its published rate)."""
 
-@dataclasses.dataclass(frozen=True)
-class Step:
-    name: str
-    why: str
-    args: tuple[str, ...]  # after `jaxrl`
-    dry_args: tuple[str, ...]  # appended in a dry run
+FIRST = [("ppo-cartpole", 2048), ("ppo-breakout-minatar", 256), ("ppo-brax-hopper", 256),
+         ("sac-brax-hopper", 256), ("ppo-cartpole", 1), ("ppo-breakout-minatar", 1),
+         ("ppo-brax-hopper", 1), ("sac-brax-hopper", 1)]
+"""The headline, in order of value: each anchor's member count, then 1 member."""
 
+SECOND = [*[(w, m) for m in (64, 8192, 1024, 16, 4096, 4)
+            for w in ("ppo-cartpole", "ppo-breakout-minatar")],
+          ("ppo-cartpole", 256), ("ppo-breakout-minatar", 2048),
+          ("pqn-breakout-minatar", 1), ("pqn-breakout-minatar", 256),
+          ("dqn-cartpole", 1), ("dqn-cartpole", 256)]
+"""After the headline and the cache check: the rest of the ladder on PPO CartPole and PPO
+Breakout-MinAtar up to 8,192 members, then PQN and DQN."""
 
-def steps(store: Path, peer_python: str | None) -> list[Step]:
-    peer = ("--peer", "rejax", "--peer-python", peer_python) if peer_python else ()
-    bench = ("--checkpoint-every", "5", "--no-progress")
-    return [
-        Step("ladder", "pure-JAX throughput, 1 to 8,192 members, rejax beside it",
-             ("ladder", "--out", str(store / "ladder-gpu"), "--no-progress",
-              "--title", "Throughput ladder on a GPU", *peer),
-             ("--members", "1", "4", "--budget-scale", "0.05")),
-        Step("profile", "a jax.profiler trace of the rung where jaxrl trails rejax most",
-             ("ladder", "--out", str(store / "profile"), "--no-progress"), ()),
-        Step("minatar", "the minatar suite, 16 seeds, full budget",
-             ("bench", "minatar", "--seeds", "16", "--out", str(store / "reports" / "minatar"),
-              *bench),
-             ("--seeds", "2", "--budget-scale", "0.01", "--only", "ppo/gymnax:Breakout-MinAtar",
-              "--only", "dqn/gymnax:Asterix-MinAtar", "--checkpoint-every", "1")),
-        Step("mujoco-002", "reading 002's MuJoCo table (PPO, TRPO at 1M), 16 seeds",
-             ("bench", "mujoco", "--only", "ppo/brax:*", "--only", "trpo/brax:*", "--seeds", "16",
-              "--out", str(store / "reports" / "mujoco-002"), *bench),
-             ("--seeds", "2", "--budget-scale", "0.002", "--only", "ppo/brax:hopper")),
-        Step("spinningup-3m", "Spinning Up's 3M table, 16 seeds",
-             ("bench", "mujoco", "--only", "*-3M/*", "--seeds", "16",
-              "--out", str(store / "reports" / "spinningup-3m"), *bench),
-             ("--seeds", "2", "--budget-scale", "0.0007", "--only", "sac-3M/brax:hopper")),
-        Step("atari", "the atari suite (emulator-bound: last)",
-             ("bench", "atari", "--out", str(store / "reports" / "atari"),
-              "--checkpoint-every", "1", "--no-progress"),
-             ("--seeds", "1", "--budget-scale", "0.0005", "--only", "ppo/atari:Pong")),
-    ]
+BENCHES = ["ppo/gymnax:Breakout-MinAtar", "pqn/gymnax:Breakout-MinAtar",
+           "ppo/gymnax:SpaceInvaders-MinAtar", "pqn/gymnax:SpaceInvaders-MinAtar"]
+"""After the ladder: `jaxrl bench minatar` entries at 16 seeds and full budget."""
+
+CACHE_CHECK = ("ppo-cartpole", 1)
+"""Measured again after the headline, its programs in the persistent compilation cache (the
+machine's own, or the one an earlier call brought back and the next carried in): the compile
+seconds the cache saves, kept in plan.json (not a ladder point)."""
 
 
-def dry_command(step: Step) -> list[str]:
-    """The step's command at a dry run's budget: the dry flags replace the full ones they
-    name (a dry ``--only`` replaces every full ``--only``)."""
-    args, dry = list(step.args), list(step.dry_args)
-    named = {a for a in dry if a.startswith("--")}
-    kept, i = [], 0
-    while i < len(args):
-        if args[i] in named and args[i] not in ("--peer", "--peer-python"):
-            i += 1
-            while i < len(args) and not args[i].startswith("--"):
-                i += 1  # drop the flag's values
-            continue
-        kept.append(args[i])
-        i += 1
-    return [*JAXRL, *kept, *dry]
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def slowest_rung(results: Path) -> tuple[str, int, float] | None:
-    """``(workload, members, ratio)`` of the ladder's rung where jaxrl's rate over the peer's
-    is lowest (at most 1,024 members: a short trace), or None without paired rungs."""
+def _read_json(path: Path, default):
     try:
-        points = json.loads(results.read_text())["points"]
-    except (OSError, ValueError, KeyError):
-        return None
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return default
+    except (OSError, ValueError) as err:
+        sys.exit(f"gpu_plan: {path} cannot be read ({err}); move it away to start over")
+
+
+def _write_json(path: Path, data) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def workloads(dry: bool) -> dict[str, Workload]:
+    """The ladder's workloads as the plan runs them (SAC at `SAC_GPU_STEPS`; dry: a 20th)."""
+    found = {}
+    for w in load_ladder("throughput").workloads:
+        if w.algo == "sac":
+            w = dataclasses.replace(w, steps_per_member=SAC_GPU_STEPS)
+        found[w.name] = w.scaled(0.05) if dry else w
+    return found
+
+
+def rungs(plan: list[tuple[str, int]], dry: bool) -> list[tuple[Workload, int]]:
+    """The plan's (workload, members), dry: members capped at 4 (repeats dropped)."""
+    table, seen, out = workloads(dry), set(), []
+    for name, members in plan:
+        members = min(members, 4) if dry else members
+        if (name, members) not in seen:
+            seen.add((name, members))
+            out.append((table[name], members))
+    return out
+
+
+def start_results(out: Path, committed: Path) -> None:
+    """The call's results.json starts as the committed one (its rungs are not measured again)."""
+    if not (out / RESULTS_FILE).exists() and (committed / RESULTS_FILE).is_file():
+        shutil.copy(committed / RESULTS_FILE, out / RESULTS_FILE)
+
+
+def ladder_step(plan: list[tuple[str, int]], args, state: dict) -> None:
+    """The plan's rungs, jaxrl then rejax at each, until the call's deadline (less 20 s to
+    pack what comes back)."""
+    data = run_rungs(load_ladder("throughput"), rungs(plan, args.dry), args.out, peers=["rejax"],
+                     peer_python=args.peer_python, timeout=RUNG_SECONDS,
+                     deadline=args.deadline - 20, progress=True)
+    write_report(data, args.out, "Throughput ladder on one GPU")
+    done = [p for p in data["points"] if p.get("status") != "skipped"]
+    state["calls"][-1]["rungs"] = {"recorded": len(done), "skipped": len(data["points"])
+                                   - len(done)}
+    _write_json(args.out / "plan.json", state)
+
+
+def cache_check(args, state: dict) -> None:
+    """`CACHE_CHECK` again, its compile from the persistent cache, once per plan."""
+    results = load_results(args.out)
+    name, members = CACHE_CHECK
+    members = min(members, 4) if args.dry else members
+    first = [p for p in results["points"] if p.get("workload") == name and p.get("status") == "ok"
+             and p.get("lib") == "jaxrl" and p.get("members") == members]
+    if not first or "cache_check" in state or args.deadline - time.time() < 60:
+        return
+    w = workloads(args.dry)[name]
+    again = measure_rung(Rung(w, members), RUNG_SECONDS)
+    state["cache_check"] = {
+        "rung": f"{name} x{members}", "first_compile_seconds": first[-1]["compile_seconds"],
+        "first_compile_source": first[-1].get("compile_source"),
+        "again_compile_seconds": again.get("compile_seconds"),
+        "again_compile_source": again.get("compile_source"), "again_status": again["status"],
+        "cache_carried": bool(os.environ.get("GPU_CACHE_CARRIED")), "measured_at": _now()}
+    print(f"gpu_plan: cache check: compile {state['cache_check']['first_compile_seconds']:.1f} s "
+          f"then {again.get('compile_seconds', float('nan')):.1f} s "
+          f"({again.get('compile_source')})", flush=True)
+
+
+def bench_step(args, state: dict, committed_benches: Path) -> None:
+    """The MinAtar entries at 16 seeds and full budget, each its own `jaxrl bench` given the
+    time left; one the deadline cuts is recorded and run again by a later call (a run cannot
+    travel between calls: each entry must fit in one)."""
+    benches = state.setdefault("benches", {})
+    for entry in BENCHES:
+        slug = entry.replace("/gymnax:", "-").replace("/", "-")
+        if (committed_benches / slug / "results.json").is_file() \
+                or benches.get(slug, {}).get("status") == "finished":
+            continue
+        left = args.deadline - 20 - time.time()
+        if left < 60:
+            benches[slug] = {"status": "skipped", "reason": f"the call's deadline: {left:.0f} s left"}
+            continue
+        folder = args.work / "benches" / slug
+        cmd = [sys.executable, "-m", "jaxrl.cli", "bench", "minatar", "--only", entry,
+               "--out", str(folder), "--no-progress",
+               *(("--seeds", "2", "--budget-scale", "0.001") if args.dry else ("--seeds", "16"))]
+        started = time.time()
+        print(f"gpu_plan: bench {entry} ({left:.0f} s left)", flush=True)
+        try:
+            code = subprocess.run(cmd, timeout=left, stdout=sys.stdout,
+                                  stderr=subprocess.STDOUT).returncode
+            status = "finished" if code == 0 and (folder / "results.json").is_file() else "failed"
+            reason = "" if status == "finished" else f"exit {code}"
+        except subprocess.TimeoutExpired:
+            status, reason = "skipped", f"cut after {time.time() - started:.0f} s"
+        benches[slug] = {"status": status, "reason": reason,
+                         "seconds": round(time.time() - started, 1), "at": _now()}
+        print(f"gpu_plan: bench {entry}: {status} {reason}", flush=True)
+
+
+def slowest_rung(data: dict) -> tuple[str, int, float] | None:
+    """``(workload, members, ratio)`` where jaxrl's whole-run rate over rejax's is lowest (at
+    most 1,024 members: a short trace), or None without a paired rung."""
     ok = {(p["lib"], p["workload"], p["members"]): whole_run_rate(p)
-          for p in points if p.get("status") == "ok"}
-    ratios = [(ok[key] / ok[("rejax", *key[1:])], key[1], key[2]) for key in ok
-              if key[0] == "jaxrl" and key[2] <= 1024 and ok.get(("rejax", *key[1:]))]
+          for p in data["points"] if p.get("status") == "ok"}
+    ratios = [(rate / ok[("rejax", w, m)], w, m) for (lib, w, m), rate in ok.items()
+              if lib == "jaxrl" and m <= 1024 and ok.get(("rejax", w, m))]
     if not ratios:
         return None
     ratio, workload, members = min(ratios)
     return workload, members, ratio
 
 
-def profile_command(step: Step, store: Path, dry: bool) -> tuple[list[str], dict] | None:
-    """The profile step's command and environment, chosen from the ladder's results."""
-    found = slowest_rung(store / "ladder-gpu" / "results.json")
-    if found is None:
-        return None
+def profile_step(args, state: dict) -> None:
+    """Last, with a minute to spare: jaxrl's rung where it trails rejax most, again, under
+    `jax.profiler` (profile.tgz; TensorBoard's or Perfetto's trace viewer reads it)."""
+    found = slowest_rung(load_results(args.out))
+    if found is None or "profile" in state or args.deadline - 20 - time.time() < 60:
+        return
     workload, members, ratio = found
-    out = store / "profile" / f"{workload}-{members}"
-    cmd = [*JAXRL, "ladder", workload, "--members", str(members), "--out", str(out),
-           "--no-progress", "--title", f"Profiled rung ({ratio:.2f}x rejax in the ladder)",
-           *(("--budget-scale", "0.05") if dry else ())]
-    return cmd, {"JAXRL_PROFILE_DIR": str(out / "trace")}
+    trace = args.work / "profile"
+    w = workloads(args.dry)[workload]
+    record = measure_rung(Rung(w, members), min(RUNG_SECONDS, args.deadline - 20 - time.time()),
+                          env={**os.environ, PROFILE_VAR: str(trace)})
+    state["profile"] = {"rung": f"{workload} x{members}", "ratio_to_rejax": round(ratio, 3),
+                        "status": record["status"], "reason": record.get("reason", ""),
+                        "at": _now()}
+    print(f"gpu_plan: profiled {workload} x{members} ({ratio:.2f}x rejax): {record['status']}",
+          flush=True)
 
 
-def load_state(path: Path) -> dict:
+def pack(args, state: dict) -> None:
+    """benches.tgz and xla-cache.tgz into --out (each under the 16 MiB a file may weigh)."""
+    done = [d for d in (args.work / "benches").glob("*") if (d / "results.json").is_file()]
+    if done:
+        with tarfile.open(args.out / "benches.tgz", "w:gz") as tar:
+            for d in done:
+                for name in ("results.json", "report.md", "curves.png"):
+                    if (d / name).is_file():
+                        tar.add(d / name, arcname=f"{d.name}/{name}")
+    if (args.work / "profile").is_dir():
+        state["profile"]["packed"] = _pack_within(args.out / "profile.tgz",
+                                                  [(args.work / "profile", "profile")])
+    cache = args.work / "xla-cache"
+    if cache.is_dir():  # both libraries' caches, else jaxrl's alone, where it fits
+        state["calls"][-1]["cache"] = _pack_within(
+            args.out / "xla-cache.tgz", [(cache, "xla-cache"), (cache / "jaxrl", "xla-cache/jaxrl")])
+
+
+def _pack_within(target: Path, choices: list[tuple[Path, str]]) -> str:
+    """The first of ``choices`` (folder, name in the archive) whose archive fits `OUT_LIMIT`."""
+    for folder, name in choices:
+        if not folder.is_dir():
+            continue
+        with tarfile.open(target, "w:gz") as tar:
+            tar.add(folder, arcname=name)
+        size = target.stat().st_size
+        if size <= OUT_LIMIT:
+            return f"{name}: {size / 2**20:.1f} MiB"
+    target.unlink(missing_ok=True)
+    return "not brought back: over 16 MiB"
+
+
+def run_call(phase: str, args) -> int:
+    args.out.mkdir(parents=True, exist_ok=True)
+    args.work.mkdir(parents=True, exist_ok=True)
+    committed = args.root / COMMITTED
+    start_results(args.out, committed)
+    state = _read_json(args.out / "plan.json", None) or _read_json(committed / "plan.json", {})
+    setup_file = args.out / "setup.json"
+    state.setdefault("calls", []).append({
+        "setup": _read_json(setup_file, None),
+        "phase": phase, "started": _now(), "host": os.uname().nodename, "dry": args.dry,
+        "commit": os.environ.get("JAXRL_COMMIT"),
+        "seconds_given": round(args.deadline - time.time())})
+    _write_json(args.out / "plan.json", state)
+    setup_file.unlink(missing_ok=True)  # now in plan.json: one file fewer to bring back
     try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        return {"steps": {}}
-    except (OSError, ValueError) as err:
-        sys.exit(f"gpu_plan: {path} cannot be read ({err}); move it away to start the plan over")
+        # one order of value for every call, each taking up where the last left off, until the
+        # call's deadline: the headline, the cache check, the rest of the ladder, the benches
+        ladder_step(FIRST, args, state)
+        cache_check(args, state)
+        ladder_step(SECOND, args, state)
+        bench_step(args, state, args.root / BENCHED)
+        _write_json(args.out / "plan.json", state)
+        profile_step(args, state)
+    finally:
+        with contextlib.suppress(OSError):
+            pack(args, state)
+        state["calls"][-1]["ended"] = _now()
+        _write_json(args.out / "plan.json", state)
+    return 0
 
 
-def save_state(path: Path, state: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(state, indent=1))
-    os.replace(tmp, path)
+VERSIONS = """
+import json
+from importlib.metadata import PackageNotFoundError, version
+import jax
+def v(name):
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+d = jax.devices()[0]
+print(json.dumps({"device": f"{d.platform}:{d.id}", "device_kind": getattr(d, "device_kind", ""),
+                  "devices": jax.device_count(), **{n: v(n) for n in (
+                      "jax", "jaxlib", "flax", "optax", "chex", "gymnax", "brax", "mujoco",
+                      "mujoco-mjx", "rejax", "distrax")}}))
+"""
+"""What each library's Python imports, printed as one JSON line (`setup`)."""
 
 
-def run(store: Path, dry: bool, peer_python: str | None, only: list[str] | None) -> int:
-    plan_dir = store / "plan"
-    state_path = plan_dir / "plan.json"
-    state = load_state(state_path)
-    state.setdefault("steps", {})
-    failed = False
-    for step in steps(store, peer_python):
-        if only and step.name not in only:
-            continue
-        record = state["steps"].setdefault(step.name, {"runs": []})
-        if record.get("status") == "done":
-            print(f"gpu_plan: {step.name}: done in an earlier run, skipped", flush=True)
-            continue
-        cmd = dry_command(step) if dry else [*JAXRL, *step.args]
-        extra_env = {}
-        if step.name == "profile":
-            chosen = profile_command(step, store, dry)
-            if chosen is None:
-                record.update(status="done", note="no rung with rejax beside it to profile")
-                save_state(state_path, state)
-                print("gpu_plan: profile: no paired ladder rung; skipped", flush=True)
-                continue
-            cmd, extra_env = chosen
-        log = plan_dir / "logs" / f"{step.name}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        started = time.time()
-        record.update(status="running", command=cmd[3:], why=step.why)
-        record["runs"].append({"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                               "host": os.uname().nodename, "dry": dry})
-        save_state(state_path, state)
-        print(f"gpu_plan: {step.name}: {' '.join(cmd[3:])}", flush=True)
-        with open(log, "a") as f:
-            f.write(f"\n== {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} "
-                    f"{' '.join(cmd[3:])}\n")
-            f.flush()
-            code = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT,
-                                   env={**os.environ, "JAXRL_RUNS_DIR": str(store),
-                                        **extra_env})
-        record["runs"][-1].update(exit=code, seconds=round(time.time() - started, 1))
-        record["status"] = "done" if code == 0 else "failed"
-        save_state(state_path, state)
-        print(f"gpu_plan: {step.name}: exit {code} after {time.time() - started:.0f} s "
-              f"(log {log})", flush=True)
-        failed = failed or code != 0  # the next call retries it (it resumes); go on now
-    return 1 if failed else 0
+def setup(args) -> int:
+    """What the machine is, the versions each library runs on, and how long the install took."""
+    info = {"install_seconds": args.install_seconds, "host": os.uname().nodename,
+            "cpu_count": os.cpu_count(), "python": sys.version.split()[0], "at": _now()}
+    for lib, python in (("jaxrl", sys.executable), ("rejax", args.peer_python)):
+        proc = subprocess.run([python, "-c", VERSIONS], capture_output=True, text=True,
+                              timeout=120)
+        lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
+        info[lib] = json.loads(lines[-1]) if lines else {
+            "error": (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        info["nvidia_smi"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30).stdout.strip()
+    args.out.mkdir(parents=True, exist_ok=True)
+    _write_json(args.out / "setup.json", info)
+    print(json.dumps(info), flush=True)
+    return 0 if "error" not in info["jaxrl"] else 1
+
+
+def adopt(args) -> int:
+    """Here, after a call: what came back into the committed folders (results, plan, report
+    and figure re-rendered), finished benches into benchmarks/minatar-gpu/, the cache into
+    .gpu-cache/ for the next call (ignored by git, carried)."""
+    src, root = Path(args.files_at), Path(args.into)
+    into = root / COMMITTED
+    into.mkdir(parents=True, exist_ok=True)
+    for name in ("results.json", "plan.json", "plan.log"):
+        if (src / name).is_file():
+            if name == "plan.log" and (into / name).is_file():
+                with open(into / name, "a") as f:
+                    f.write((src / name).read_text())
+            else:
+                shutil.copy(src / name, into / name)
+    if (into / RESULTS_FILE).is_file():
+        data = load_results(into)
+        write_report(data, into, "Throughput ladder on one GPU")
+        write_figure(data, into, "Throughput ladder on one GPU")
+    if (src / "benches.tgz").is_file():
+        with tarfile.open(src / "benches.tgz") as tar:
+            tar.extractall(root / BENCHED, filter="data")
+    if (src / "profile.tgz").is_file():  # a jax.profiler trace: looked at, not committed
+        with tarfile.open(src / "profile.tgz") as tar:
+            tar.extractall(root / ".gpu-profile", filter="data")
+    if (src / "xla-cache.tgz").is_file():
+        shutil.rmtree(root / ".gpu-cache", ignore_errors=True)
+        with tarfile.open(src / "xla-cache.tgz") as tar:
+            tar.extractall(root / ".gpu-cache", filter="data")
+    print(f"gpu_plan: adopted {', '.join(sorted(p.name for p in src.iterdir()))} into {into}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--store", default=os.environ.get("JAXRL_RUNS_DIR", "runs"))
-    parser.add_argument("--dry", action="store_true", help="every step at a tiny budget")
-    parser.add_argument("--peer-python", default=None,
-                        help="a Python that imports rejax (its own venv or a wrapper script)")
-    parser.add_argument("--only", nargs="+", default=None,
-                        choices=[s.name for s in steps(Path("."), None)])
+    sub = parser.add_subparsers(dest="verb", required=True)
+    for phase in ("first", "second"):
+        p = sub.add_parser(phase)
+        p.add_argument("--out", type=Path, required=True)
+        p.add_argument("--work", type=Path, required=True)
+        p.add_argument("--deadline", type=float, required=True, help="epoch seconds")
+        p.add_argument("--peer-python", required=True)
+        p.add_argument("--dry", action="store_true")
+        p.add_argument("--root", type=Path, default=REPO,
+                       help="the tree whose benchmarks/ hold what earlier loans measured")
+    s = sub.add_parser("setup")
+    s.add_argument("--out", type=Path, required=True)
+    s.add_argument("--peer-python", required=True)
+    s.add_argument("--install-seconds", type=float, default=None)
+    a = sub.add_parser("adopt")
+    a.add_argument("files_at")
+    a.add_argument("--into", default=str(REPO))
     args = parser.parse_args(argv)
-    return run(Path(args.store).resolve(), args.dry, args.peer_python, args.only)
+    if args.verb == "setup":
+        return setup(args)
+    if args.verb == "adopt":
+        return adopt(args)
+    return run_call(args.verb, args)
 
 
 if __name__ == "__main__":

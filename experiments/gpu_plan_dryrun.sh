@@ -1,87 +1,86 @@
 #!/usr/bin/env bash
-# The GPU plan's dry run on this CPU (JAX_PLATFORMS=cpu): every step of experiments/gpu_plan.py
-# at a tiny budget, cut off during its second step as a lease's end would cut it, carried by
-# the relay (gpu_lease.sh stop, relay-out; lease_relay.py arrange; relay-in) into a fresh
-# "machine" folder, and finished there. Checks that the second lease measures no ladder rung
-# twice, resumes the interrupted step and runs the rest.
+# The GPU plan's dry run on this CPU (JAX_PLATFORMS=cpu), under a lent machine's limits: the
+# calls of a loan as experiments/gpu_lease.sh makes them, each in a copy of the tree without
+# .git (what travels), on a fresh "machine" folder, at tiny sizes (gpu_plan.py --dry).
+#
+#   1. the tree and the real wheels (.whl: Python 3.12, as the machine needs them) measured
+#      against the 64 MiB a call carries, with the cache a call brings back;
+#   2. `first`, killed at KILL_AT seconds as a call's limit would kill it: what it left in $OUT
+#      is read back (results.json must parse and hold what was measured) and checked against
+#      what comes back (<= 8 files, <= 16 MiB each, names, two folders down at most);
+#   3. adopt, then `first` again on a fresh machine: it resumes from the committed results
+#      (nothing measured twice), then adopt;
+#   4. `second` on another fresh machine with the carried compilation cache: the cache check,
+#      the rest of the ladder, the benches; adopt.
 #
 #   bash experiments/gpu_plan_dryrun.sh [REPORT_DIR]     # default benchmarks/gpu-plan-dryrun
 #
-# PEER_PYTHON: rejax's venv Python (default /tmp/rejax-venv/bin/python when it exists; see
-# experiments/peers/README.md); without one the ladder runs jaxrl alone.
+# Needs: `bash experiments/gpu_lease.sh wheels` (.whl, measured), the same set for this Python
+# (`WHEEL_PYTHON=3.11 GPU_WHEELS=/tmp/whl311 bash experiments/gpu_lease.sh wheels`, installed),
+# and IMAGE_PYTHON, a Python with what the machine's image has and nothing of the calls' own
+# (jax, flax, optax, chex, orbax-checkpoint, pandas, pyarrow, matplotlib, seaborn, scipy,
+# PyYAML, tqdm, rich, tensorstore, ...; default /tmp/imgsim/bin/python): so an import the
+# wheels lack fails here as it would there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPORT=${1:-benchmarks/gpu-plan-dryrun}
 D=${DRY_DIR:-/tmp/gpu_plan_dry}
+IMAGE_PYTHON=${IMAGE_PYTHON:-/tmp/imgsim/bin/python}
+WHEELS_HERE=${WHEELS_HERE:-/tmp/whl311}
+KILL_AT=${KILL_AT:-100}
 rm -rf "$D" && mkdir -p "$D" "$REPORT"
-export JAX_PLATFORMS=cpu PATH="$PWD/.venv/bin:$PATH"
-PEER=${PEER_PYTHON:-/tmp/rejax-venv/bin/python}
-[ -x "$PEER" ] || PEER=""
-state1=$D/lease1/runs/plan/plan.json
-step_status() {  # step_status FILE STEP
-  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['steps'].get(sys.argv[2], {}).get('status', '-'))" "$1" "$2" 2>/dev/null || echo -
-}
-say() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$REPORT/dryrun.log"; }
 : > "$REPORT/dryrun.log"
+say() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$REPORT/dryrun.log"; }
+check() { .venv/bin/python experiments/gpu_plan_limits.py "$@" 2>&1 | tee -a "$REPORT/dryrun.log"; }
+failed=0
+t0=$(date +%s)
 
-say "lease 1: plan --dry (peer: ${PEER:-none})"
-start=$(date +%s)
-GPU_LEASE_DIR=$D/lease1 PEER_PYTHON=$PEER bash experiments/gpu_lease.sh plan --dry > /dev/null
-# wait for the ladder to finish and a minatar entry to have a checkpoint, then cut it off
-until [ "$(step_status "$state1" minatar)" = running ]; do sleep 5; done
-say "lease 1: ladder $(step_status "$state1" ladder), minatar running"
-checkpointed_running_run() {  # a run still running with a complete checkpoint step
-  python3 - "$D/lease1/runs" <<'PY'
-import json, pathlib, sys
-for f in pathlib.Path(sys.argv[1]).glob("*/run.json"):
-    steps = [p.name for p in (f.parent / "checkpoints").glob("[0-9]*")]
-    if json.loads(f.read_text()).get("status") == "running" and steps:
-        print(f.parent.name, "checkpoint steps", *sorted(steps, key=int))
-        sys.exit(0)
-sys.exit(1)
-PY
+say "1. what a call carries: the tree (tracked and untracked, not ignored) and .whl"
+check tree . .whl .gpu-cache || failed=1
+
+# the tree as it travels: no .git, no ignored files; the commit goes along in JAXRL_COMMIT
+mkdir -p "$D/tree"
+git ls-files -z -co --exclude-standard | (cd . && xargs -0 cp --parents -t "$D/tree" 2>/dev/null)
+rm -rf "$D/tree/benchmarks/throughput-gpu" "$D/tree/benchmarks/minatar-gpu"  # a loan's results
+cp -r "$WHEELS_HERE" "$D/tree/.whl"
+commit=$(git rev-parse HEAD)
+call() {  # call PHASE MACHINE OUT [KILL_AFTER]: one call of gpu_lease.sh in the tree copy
+  local phase=$1 machine=$2 out=$3 kill=${4:-0} start=$SECONDS code
+  mkdir -p "$out"
+  # its own session (pid = process group), so a kill takes the call and every rung with it
+  (cd "$D/tree" && exec env JAX_PLATFORMS=cpu GPU_DRY=1 GPU_PYTHON="$IMAGE_PYTHON" OUT="$out" \
+    GPU_LEASE_DIR="$D/$machine" GPU_SITE="$D/$machine/site" JAXRL_COMMIT="$commit" \
+    setsid bash experiments/gpu_lease.sh "$phase" > "$out.console" 2>&1) &
+  local pid=$!
+  if [ "$kill" -gt 0 ]; then
+    sleep "$kill"
+    kill -KILL -- "-$pid" 2>/dev/null
+  fi
+  wait $pid
+  code=$?
+  say "$phase on $machine: exit $code after $((SECONDS - start)) s$([ "$kill" -gt 0 ] && echo ", killed at $kill s")"
 }
-until found=$(checkpointed_running_run); do sleep 2; done
-say "lease 1: $found: cutting off"
-GPU_LEASE_DIR=$D/lease1 bash experiments/gpu_lease.sh stop | tee -a "$REPORT/dryrun.log"
-say "lease 1: minatar $(step_status "$state1" minatar) when cut off"
-GPU_LEASE_DIR=$D/lease1 OUT=$D/out1 bash experiments/gpu_lease.sh relay-out 0 99 > /dev/null \
-  || { say "relay-out failed"; exit 1; }
-python3 experiments/lease_relay.py arrange "$D/out1" "$D/relay" | tee -a "$REPORT/dryrun.log"
-say "relay: $(ls "$D/out1" | wc -l) files, $(du -sh "$D/out1" | cut -f1)"
 
-say "lease 2: relay-in into a fresh folder, then the plan again"
-GPU_LEASE_DIR=$D/lease2 RELAY_IN=$D/relay bash experiments/gpu_lease.sh relay-in \
-  | tee -a "$REPORT/dryrun.log"
-state2=$D/lease2/runs/plan/plan.json
-[ -f "$state2" ] || { say "the plan's state did not travel"; exit 1; }
-python3 experiments/gpu_plan.py --store "$D/lease2/runs" --dry ${PEER:+--peer-python "$PEER"} \
-  2>&1 | tee -a "$REPORT/dryrun.log"
-code=${PIPESTATUS[0]}
-GPU_LEASE_DIR=$D/lease2 OUT=$D/out2 bash experiments/gpu_lease.sh collect > /dev/null
-say "lease 2: plan exit $code; $(( $(date +%s) - start )) s in all"
+say "2. first, killed at ${KILL_AT} s"
+call first m1 "$D/out1" "$KILL_AT"
+check out "$D/out1" --needs results.json || failed=1
+.venv/bin/python experiments/gpu_plan.py adopt "$D/out1" --into "$D/tree" | tee -a "$REPORT/dryrun.log"
 
-# what each lease did, from the state and the ladder's results
-cp "$state2" "$REPORT/plan.json"
-cp "$D/lease2/runs/ladder-gpu/results.json" "$REPORT/ladder-results.json" 2>/dev/null
-python3 - "$state2" "$D/lease2/runs/ladder-gpu/results.json" "$D/lease2/runs" <<'PY' | tee -a "$REPORT/dryrun.log"
-import collections, json, pathlib, sys
-state = json.load(open(sys.argv[1]))
-for f in sorted(pathlib.Path(sys.argv[3]).glob("*/run.json")):
-    m = json.loads(f.read_text())
-    chunks = len(list((f.parent / "metrics").glob("*.parquet")))
-    print(f"run {f.parent.name}: {m.get('status')}, {chunks} metric chunks")
-runs = [json.loads(f.read_text()) for f in pathlib.Path(sys.argv[3]).glob("*/run.json")]
-for name, step in state["steps"].items():
-    tries = ", ".join(f"{r.get('host', '?')}: exit {r.get('exit', 'killed')}" for r in step["runs"])
-    print(f"step {name}: {step['status']} ({len(step['runs'])} run(s): {tries})")
-points = json.load(open(sys.argv[2]))["points"]
-keys = collections.Counter((p["lib"], p["workload"], p["members"]) for p in points)
-twice = [k for k, n in keys.items() if n > 1]
-print(f"ladder: {len(points)} rungs recorded, measured twice: {twice or 'none'}")
-ok = all(s["status"] == "done" for s in state["steps"].values()) and not twice \
-    and all(r.get("status") == "finished" for r in runs) \
-    and len(state["steps"]["minatar"]["runs"]) == 2 and len(state["steps"]["ladder"]["runs"]) == 1
-print("dry run:", "PASSED" if ok else "FAILED")
-sys.exit(0 if ok else 1)
-PY
+say "3. first again on a fresh machine: resumes from the adopted results"
+call first m2 "$D/out2"
+check out "$D/out2" --needs results.json plan.json || failed=1
+check resumed "$D/out1/results.json" "$D/out2/results.json" || failed=1
+.venv/bin/python experiments/gpu_plan.py adopt "$D/out2" --into "$D/tree" | tee -a "$REPORT/dryrun.log"
+
+say "4. second on a fresh machine, the first call's compilation cache carried"
+check tree "$D/tree" "$D/tree/.whl" "$D/tree/.gpu-cache" || failed=1
+GPU_CALL_SECONDS=${SECOND_SECONDS:-900} call second m3 "$D/out3"
+check out "$D/out3" --needs results.json plan.json || failed=1
+check resumed "$D/out2/results.json" "$D/out3/results.json" || failed=1
+.venv/bin/python experiments/gpu_plan.py adopt "$D/out3" --into "$D/tree" | tee -a "$REPORT/dryrun.log"
+
+cp "$D/tree/benchmarks/throughput-gpu/results.json" "$REPORT/ladder-results.json"
+cp "$D/tree/benchmarks/throughput-gpu/plan.json" "$REPORT/plan.json"
+check summary "$D/tree/benchmarks/throughput-gpu" || failed=1
+say "dry run: $([ $failed = 0 ] && echo PASSED || echo FAILED), $(( $(date +%s) - t0 )) s in all"
+exit $failed

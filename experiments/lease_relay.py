@@ -3,6 +3,11 @@ device tool's transfers, so that a checkpointed bench entry longer than one leas
 the next (`jaxrl bench --checkpoint-every` resumes an interrupted entry from its newest
 checkpoint).
 
+Written for the 30-minute leases of 2026-11-24 and not part of the GPU plan now: a loan gives
+15 minutes of device time in one or two calls, fewer than a store's parts need each way (the
+plan brings results back whole instead: `experiments/gpu_plan.py`). It stays for a machine held
+long enough to use it.
+
 The limits it works around (the device tool's README): files come back at most 16 MiB each
 and 64 MiB a call; a call carries at most 64 MiB in, the working tree included. Six seeds of
 PPO's Nature CNN with Adam's two moments are 121 MB of checkpoint, so the store travels as
@@ -22,7 +27,8 @@ parts over several calls each way.
         which must not already hold those runs. ``--if-complete``: with parts still missing,
         say which and exit 0 (a lease carries them over several calls).
 
-`experiments/gpu_lease.sh` has the lease-side verbs (``relay-out``, ``relay-in``, ``stop``).
+On the machine: ``python experiments/lease_relay.py pack`` after killing the bench, and
+``unpack`` after carrying the parts in (the lease-side verbs ``gpu_lease.sh`` had then).
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ fixed workloads at 1, 4, 16, ... 8,192 members, with a peer's harness at the sam
 * `jaxrl.throughput.report`: ``report.md`` and the log-log ``ladder.png``.
 """
 
-from jaxrl.throughput.ladder import run_ladder
+from jaxrl.throughput.ladder import run_ladder, run_rungs
 from jaxrl.throughput.report import write_figure, write_report
 from jaxrl.throughput.workloads import MEMBER_COUNTS, LadderError, load_ladder, select
 
-__all__ = ["MEMBER_COUNTS", "LadderError", "load_ladder", "run_ladder", "select",
+__all__ = ["MEMBER_COUNTS", "LadderError", "load_ladder", "run_ladder", "run_rungs", "select",
            "write_figure", "write_report"]

@@ -13,9 +13,11 @@ Each rung of ours compiles afresh (the persistent compilation cache is off in th
 ``$JAXRL_COMPILE_CACHE`` is set), so its compile time is comparable with the peer's.
 
 A rerun with the same ``out`` folder skips every rung already recorded there (same workload,
-members, steps per member and lib) and measures the rest, so a ladder cut short by a GPU lease
-goes on in the next one from its ``results.json`` alone. `jaxrl.throughput.report` writes the
-report and the figure from that file.
+members, steps per member and lib) and measures the rest, so a ladder cut short by a GPU call's
+limit goes on in the next call from its ``results.json`` alone. With a deadline, a rung that
+would run past it is recorded ``skipped`` (measured by the next run), and `run_rungs` measures
+a list of rungs in the order given (the GPU plan's order of value) instead of climbing.
+`jaxrl.throughput.report` writes the report and the figure from that file.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from jaxrl.runs.store import code_provenance
 from jaxrl.throughput.point import RESULT_PREFIX
 from jaxrl.throughput.workloads import Ladder, LadderError, Workload
 
-__all__ = ["PEER_SCRIPTS", "Rung", "done_key", "run_ladder"]
+__all__ = ["PEER_SCRIPTS", "Rung", "checkout_commit", "done_key", "run_ladder", "run_rungs"]
 
 REPO = Path(__file__).resolve().parents[2]
 PEER_SCRIPTS = {"rejax": REPO / "experiments" / "peers" / "rejax_point.py"}
@@ -162,39 +164,89 @@ def _describe(record: dict) -> str:
     return f"{record['status']}: {record.get('reason', '')}"
 
 
-def run_ladder(ladder: Ladder, workloads: list[Workload], member_counts: list[int], out: Path,
-               peers: list[str] = (), peer_python: str | None = None, timeout: float = 900,
-               progress: bool = True, measure: Callable[..., dict] | None = None) -> dict:
-    """Climb the ladder for each workload; every rung recorded in ``out/results.json``.
+class _Record:
+    """The ladder's ``results.json`` being written: each rung measured once, saved after each.
 
-    ``peers`` (e.g. ``["rejax"]``) run right after ours at each count where the workload names
-    that peer, with ``peer_python`` (the peer's own venv). ``measure(rung)`` replaces the
-    child-process measurement (tests). Returns the results data."""
+    A rung already recorded (same lib, workload, members, steps per member) is skipped, unless
+    it was ``skipped`` for want of time (a call's deadline), which leaves it to be measured."""
+
+    def __init__(self, ladder: Ladder, workloads: list[Workload], out: Path,
+                 measure: Callable[[Rung, float], dict], timeout: float,
+                 deadline: float | None, progress: bool):
+        self.out, self.measure, self.timeout, self.progress = out, measure, timeout, progress
+        self.deadline = deadline
+        self.data = load_results(out)
+        self.data.update(ladder=ladder.name, ladder_file=str(ladder.path),
+                         workloads={**self.data.get("workloads", {}),
+                                    **{w.name: w.to_dict() for w in workloads}})
+        self.done = {done_key(p): p for p in self.data["points"] if p.get("status") != "skipped"}
+        self.commit = checkout_commit()
+        save_results(out, self.data)
+
+    def __call__(self, rung: Rung) -> dict:
+        key = (rung.lib, rung.workload.name, rung.members, rung.workload.steps_per_member)
+        if key in self.done:
+            _say(self.progress, f"{rung.lib} {rung.workload.name} x{rung.members}: recorded, "
+                                "skipped")
+            return self.done[key]
+        left = None if self.deadline is None else self.deadline - time.time()
+        timeout = self.timeout if left is None else min(self.timeout, left)
+        _say(self.progress, f"{rung.lib} {rung.workload.name} x{rung.members} ...")
+        if timeout < MIN_RUNG_SECONDS:
+            result = _skipped(rung, f"the call's deadline: {max(left or 0, 0):.0f} s left")
+        else:
+            result = self.measure(rung, timeout)
+            if result["status"] == "failed" and timeout < self.timeout \
+                    and result.get("reason", "").startswith("timed out"):
+                result = _skipped(rung, f"cut by the call's deadline after {timeout:.0f} s "
+                                        f"(its own cap is {self.timeout:.0f} s)")
+        result.update(self.commit, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        self.data["points"] = [p for p in self.data["points"] if done_key(p) != done_key(result)]
+        self.data["points"].append(result)
+        if result["status"] != "skipped":
+            self.done[key] = result
+        save_results(self.out, self.data)
+        _say(self.progress, f"  {_describe(result)}")
+        return result
+
+
+MIN_RUNG_SECONDS = 10.0
+"""A rung is not started with less time than this before the call's deadline."""
+
+
+def _skipped(rung: Rung, why: str) -> dict:
+    w = rung.workload
+    return {"workload": w.name, "members": rung.members, "lib": rung.lib,
+            "steps_per_member_requested": w.steps_per_member, "status": "skipped", "reason": why}
+
+
+def _measurer(measure: Callable[..., dict] | None, peer_python: str | None
+              ) -> Callable[[Rung, float], dict]:
+    if measure is not None:
+        return lambda rung, timeout: measure(rung)
+    return lambda rung, timeout: measure_rung(rung, timeout, peer_python)
+
+
+def _check_peers(peers) -> None:
     unknown = sorted(set(peers) - set(PEER_SCRIPTS))
     if unknown:
         raise LadderError(f"unknown peer {unknown[0]!r}; peers: {', '.join(PEER_SCRIPTS)}")
-    measure = measure or (lambda rung: measure_rung(rung, timeout, peer_python))
-    data = load_results(out)
-    data.update(ladder=ladder.name, ladder_file=str(ladder.path),
-                workloads={**data.get("workloads", {}),
-                           **{w.name: w.to_dict() for w in workloads}})
-    done = {done_key(p): p for p in data["points"]}
-    commit = checkout_commit()
 
-    def record(rung: Rung) -> dict:
-        key = (rung.lib, rung.workload.name, rung.members, rung.workload.steps_per_member)
-        if key in done:
-            _say(progress, f"{rung.lib} {rung.workload.name} x{rung.members}: recorded, skipped")
-            return done[key]
-        _say(progress, f"{rung.lib} {rung.workload.name} x{rung.members} ...")
-        result = measure(rung)
-        result.update(commit, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        data["points"].append(result)
-        done[key] = result
-        save_results(out, data)
-        _say(progress, f"  {_describe(result)}")
-        return result
 
+def run_ladder(ladder: Ladder, workloads: list[Workload], member_counts: list[int], out: Path,
+               peers: list[str] = (), peer_python: str | None = None, timeout: float = 900,
+               progress: bool = True, measure: Callable[..., dict] | None = None,
+               deadline: float | None = None) -> dict:
+    """Climb the ladder for each workload; every rung recorded in ``out/results.json``.
+
+    ``peers`` (e.g. ``["rejax"]``) run right after ours at each count where the workload names
+    that peer, with ``peer_python`` (the peer's own venv). ``deadline`` (a ``time.time()``):
+    no rung runs past it; one it cuts short or leaves out is recorded ``skipped`` and measured
+    by the next run with the same ``out``. ``measure(rung)`` replaces the child-process
+    measurement (tests). Returns the results data."""
+    _check_peers(peers)
+    record = _Record(ladder, workloads, out, _measurer(measure, peer_python), timeout, deadline,
+                     progress)
     for w in workloads:
         peer_running = {p: w.peer == p for p in peers}
         for members in sorted(member_counts):
@@ -204,5 +256,25 @@ def run_ladder(ladder: Ladder, workloads: list[Workload], member_counts: list[in
             for peer, running in peer_running.items():
                 if running and record(Rung(w, members, peer))["status"] != "ok":
                     peer_running[peer] = False  # the peer's own top
-    save_results(out, data)
-    return data
+    save_results(out, record.data)
+    return record.data
+
+
+def run_rungs(ladder: Ladder, rungs: list[tuple[Workload, int]], out: Path,
+              peers: list[str] = (), peer_python: str | None = None, timeout: float = 900,
+              progress: bool = True, measure: Callable[..., dict] | None = None,
+              deadline: float | None = None) -> dict:
+    """Measure ``rungs`` (workload, members) in the order given, each of ours followed by each
+    peer the workload names: a plan in order of value (the GPU plan's headline rungs first),
+    not a climb. Recorded, skipped and cut as `run_ladder` does."""
+    _check_peers(peers)
+    workloads = list({w.name: w for w, _ in rungs}.values())
+    record = _Record(ladder, workloads, out, _measurer(measure, peer_python), timeout, deadline,
+                     progress)
+    for w, members in rungs:
+        if record(Rung(w, members))["status"] == "ok":
+            for peer in peers:
+                if w.peer == peer:
+                    record(Rung(w, members, peer))
+    save_results(out, record.data)
+    return record.data

@@ -44,7 +44,7 @@ from jaxrl.engine.spec import plan_memory, resolve_group, single_spec
 
 RESULT_PREFIX = "LADDER-POINT "
 PROFILE_VAR = "JAXRL_PROFILE_DIR"
-"""Set to a folder: the rung runs under `jax.profiler.trace` into it (``gpu_lease.sh profile``)."""
+"""Set to a folder: the rung runs under `jax.profiler.trace` into it (the GPU plan's profile)."""
 
 
 def _rss_bytes() -> int:

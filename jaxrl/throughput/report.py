@@ -53,14 +53,27 @@ def _devices(data: dict) -> str:
     return "; ".join(kinds) or "none measured"
 
 
+def _provenance(data: dict) -> str:
+    """The commits and the days the points were measured on (each point records both)."""
+    measured = [p for p in data["points"] if p.get("status") not in (None, "skipped")]
+    commits = sorted({(p.get("commit") or "unrecorded")[:7] + ("+dirty" if p.get("commit_dirty")
+                                                             else "") for p in measured})
+    days = sorted({p["measured_at"][:10] for p in measured if p.get("measured_at")})
+    if not measured:
+        return ""
+    return (f"Measured on {', '.join(days) or 'unrecorded days'} at commit"
+            f"{'s' if len(commits) > 1 else ''} {', '.join(commits)} (each point in "
+            "results.json names its own). ")
+
+
 def _stop_line(points: list[dict], counts: list[int]) -> str:
     if not points:
         return "not measured"
     last = points[-1]
     if last["status"] == "refused":
         return f"the memory plan refused {_members(last['members'])}: {last.get('reason', '')}"
-    if last["status"] == "failed":
-        return f"{_members(last['members'])} failed: {last.get('reason', '')}"
+    if last["status"] in ("failed", "skipped"):
+        return f"{_members(last['members'])} {last['status']}: {last.get('reason', '')}"
     higher = [c for c in counts if c > last["members"]]
     return (f"measured up to {_members(last['members'])}; not asked beyond"
             + (f" (next: {higher[0]:,})" if higher else ""))
@@ -100,10 +113,55 @@ def workload_table(data: dict, name: str) -> list[str]:
     return rows
 
 
+def _short(rate: float) -> str:
+    if rate >= 1e6:
+        return f"{rate / 1e6:.2f}M"
+    return f"{rate / 1e3:.1f}k" if rate >= 1e4 else f"{rate:,.0f}"
+
+
+def summary_table(data: dict) -> list[str]:
+    """One row per workload, one column per member count: whole-run env-steps/s of jaxrl and
+    of its peer and their ratio (``123k / 113k, 1.09x``), then the median of the ratios."""
+    counts = sorted({p["members"] for p in data["points"] if p.get("status") == "ok"})
+    rows = ["| workload | " + " | ".join(_members(c) for c in counts) + " |",
+            "|---|" + "---|" * len(counts)]
+    ratios = []
+    for name in data.get("workloads", {}):
+        ours = {p["members"]: p for p in _points(data, name, "jaxrl") if p["status"] == "ok"}
+        if not ours:
+            continue
+        peers = [lib for lib in _libs(data, name) if lib != "jaxrl"]
+        theirs = {p["members"]: p for lib in peers for p in _points(data, name, lib)}
+        cells = []
+        for c in counts:
+            if c not in ours:
+                cells.append("")
+                continue
+            rate = whole_run_rate(ours[c])
+            q = theirs.get(c)
+            if q is None:
+                cells.append(_short(rate))
+            elif q["status"] != "ok":
+                cells.append(f"{_short(rate)} / {q['status']}")
+            else:
+                ratio = rate / whole_run_rate(q)
+                ratios.append(ratio)
+                cells.append(f"{_short(rate)} / {_short(whole_run_rate(q))}, {ratio:.2f}x")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    if ratios:
+        ordered = sorted(ratios)
+        mid = len(ordered) // 2
+        median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+        rows += ["", f"Median ratio over the {len(ratios)} paired rungs: {median:.2f}x "
+                     f"(from {ordered[0]:.2f}x to {ordered[-1]:.2f}x)."]
+    return rows
+
+
 def write_report(data: dict, out: Path, title: str = "Throughput ladder") -> Path:
     counts = sorted({p["members"] for p in data["points"]})
     lines = [f"# {title}", "",
-             f"Device: {_devices(data)}. Ladder file `{data.get('ladder_file', '?')}`; every "
+             f"Device: {_devices(data)}. {_provenance(data)}"
+             f"Ladder file `{data.get('ladder_file', '?')}`; every "
              "rung is a fresh process (`jaxrl.throughput.point`) that compiles afresh. "
              "env-steps/s is over all members and the whole run of the rung's steps per member, "
              "compile apart, as the peer's harness times its train call (a replay fill counts "
@@ -112,7 +170,9 @@ def write_report(data: dict, out: Path, title: str = "Throughput ladder") -> Pat
              "is the accelerator allocator's peak, or on the CPU the process's peak resident "
              "memory above what it held before the plan (compiling included); \"plan\" is the "
              "memory plan's figure for the busiest device. Ratios are jaxrl's rate over the "
-             "peer's at the same count, measured one right after the other.", ""]
+             "peer's at the same count, measured one right after the other.", "",
+             "## Summary: whole-run env-steps/s, jaxrl / peer, and the ratio", ""]
+    lines += [*summary_table(data), ""]
     for name, w in data.get("workloads", {}).items():
         if not _points(data, name, "jaxrl"):
             continue

@@ -182,3 +182,64 @@ def test_the_cli_refuses_bad_requests_in_one_line(tiny, tmp_path):
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_plan_of_rungs_runs_in_order_and_leaves_what_a_deadline_cuts_to_the_next_call(
+        tiny, tmp_path):
+    """`run_rungs` (the GPU plan's order of value): ours then the peer, rung by rung; past the
+    call's deadline a rung is recorded `skipped`, which the next call measures and replaces."""
+    import time
+
+    from jaxrl.throughput import run_rungs
+
+    ladder = load_ladder(str(tiny))
+    w = ladder.workloads[0]
+    rates = {("jaxrl", 64): 100.0, ("rejax", 64): 50.0, ("jaxrl", 1): 10.0, ("rejax", 1): 5.0}
+    out = tmp_path / "out"
+    measure, calls = _fake(rates)
+    data = run_rungs(ladder, [(w, 64), (w, 1)], out, peers=["rejax"], measure=measure,
+                     progress=False, deadline=time.time() + 3)  # under MIN_RUNG_SECONDS left
+    assert calls == []
+    assert [p["status"] for p in data["points"]] == ["skipped", "skipped"]  # ours; no peer
+    assert all("deadline" in p["reason"] for p in data["points"])
+
+    measure, calls = _fake(rates)
+    data = run_rungs(ladder, [(w, 64), (w, 1)], out, peers=["rejax"], measure=measure,
+                     progress=False, deadline=time.time() + 600)
+    assert calls == [("jaxrl", 64), ("rejax", 64), ("jaxrl", 1), ("rejax", 1)]
+    assert [(p["lib"], p["members"], p["status"]) for p in data["points"]] == [
+        ("jaxrl", 64, "ok"), ("rejax", 64, "ok"), ("jaxrl", 1, "ok"), ("rejax", 1, "ok")]
+    saved = json.loads((out / "results.json").read_text())["points"]
+    assert saved == data["points"] and all(p["measured_at"] for p in saved)
+    from jaxrl.throughput.report import summary_table
+
+    summary = "\n".join(summary_table(data))  # whole-run rates: 100 vs 50, 10 vs 5
+    assert "| ppo-tiny | 10 / 5, 2.00x | 100 / 50, 2.00x |" in summary
+    assert "Median ratio over the 2 paired rungs: 2.00x" in summary
+
+    measure, calls = _fake({})
+    run_rungs(ladder, [(w, 64), (w, 1)], out, peers=["rejax"], measure=measure, progress=False)
+    assert calls == []  # everything recorded: nothing measured twice
+
+
+def test_every_point_records_the_commit_that_measured_it(tiny, tmp_path, monkeypatch):
+    """git's commit where the checkout has a .git; $JAXRL_COMMIT where the tree travelled
+    without one (a GPU machine gets a copy of the working tree); None where neither says."""
+    from jaxrl.throughput import ladder as ladder_module
+
+    ladder = load_ladder(str(tiny))
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                          cwd=ladder_module.REPO).stdout.strip()
+    measure, _ = _fake({("jaxrl", 1): 10.0})
+    data = run_ladder(ladder, list(ladder.workloads), [1], tmp_path / "a", measure=measure,
+                      progress=False)
+    assert data["points"][0]["commit"] == (head or None)
+
+    monkeypatch.setattr(ladder_module, "code_provenance",
+                        lambda: {"git_commit": None, "git_diff": ""})
+    monkeypatch.setenv("JAXRL_COMMIT", "0123abc")
+    measure, _ = _fake({("jaxrl", 1): 10.0})
+    data = run_ladder(ladder, list(ladder.workloads), [1], tmp_path / "b", measure=measure,
+                      progress=False)
+    assert (data["points"][0]["commit"], data["points"][0]["commit_dirty"]) == ("0123abc", None)
+    assert "at commit 0123abc" in write_report(data, tmp_path / "b").read_text()

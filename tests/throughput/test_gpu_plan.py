@@ -1,0 +1,68 @@
+"""The GPU plan's calls: one killed at its limit leaves a readable results.json, and the next
+call resumes from it without measuring anything twice (no wheels: this environment's Python,
+the plan's dry sizes on the CPU)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PLAN = REPO / "experiments" / "gpu_plan.py"
+LIMITS = REPO / "experiments" / "gpu_plan_limits.py"
+
+
+def _call(phase: str, out: Path, work: Path, root: Path, seconds: float) -> subprocess.Popen:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAXRL_COMMIT": "feedbeef",
+           "JAXRL_CPU_DEVICES": "1"}
+    return subprocess.Popen(
+        [sys.executable, str(PLAN), phase, "--dry", "--out", str(out), "--work", str(work),
+         "--root", str(root), "--deadline", str(time.time() + seconds),
+         "--peer-python", sys.executable],  # no rejax here: its rungs fail in one line
+        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+
+
+def _ok_points(path: Path) -> list[dict]:
+    try:
+        points = json.loads(path.read_text())["points"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return [p for p in points if p["status"] == "ok"]
+
+
+def test_a_call_killed_at_its_limit_leaves_its_results_and_the_next_call_resumes(tmp_path):
+    out, root = tmp_path / "out", tmp_path / "tree"
+    root.mkdir()
+    proc = _call("first", out, tmp_path / "machine", root, seconds=600)
+    try:
+        give_up = time.time() + 240
+        while not _ok_points(out / "results.json") and time.time() < give_up:
+            assert proc.poll() is None, "the call ended before measuring a rung"
+            time.sleep(0.5)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # as the tool kills a call at its limit
+        proc.wait()
+    measured = _ok_points(out / "results.json")
+    assert measured and measured[0]["commit"]  # git's, or $JAXRL_COMMIT without a .git
+    assert json.loads((out / "plan.json").read_text())["calls"][0]["phase"] == "first"
+    back = subprocess.run([sys.executable, str(LIMITS), "out", str(out), "--needs",
+                           "results.json", "plan.json"], capture_output=True, text=True)
+    assert back.returncode == 0, back.stdout  # what is left there comes back whole
+
+    # the next call, given too little time to measure anything, keeps every rung it has
+    again = _call("first", out, tmp_path / "machine2", root, seconds=25)
+    assert again.wait(timeout=120) == 0
+    points = json.loads((out / "results.json").read_text())["points"]
+    keys = [(p["lib"], p["workload"], p["members"]) for p in points]
+    assert len(keys) == len(set(keys))  # nothing listed twice
+    kept = {(p["lib"], p["workload"], p["members"]): p for p in points}
+    for p in measured:  # untouched: not measured again
+        assert kept[(p["lib"], p["workload"], p["members"])] == p
+    left = [p for p in points if p["status"] == "skipped"]
+    assert left and all("deadline" in p["reason"] for p in left)
+    calls = json.loads((out / "plan.json").read_text())["calls"]
+    assert [c["phase"] for c in calls] == ["first", "first"] and "ended" in calls[1]
