@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gzip
 import json
 import os
 import shutil
@@ -230,9 +231,29 @@ def profile_step(args, state: dict) -> None:
                           env={**os.environ, PROFILE_VAR: str(trace)})
     state["profile"] = {"rung": f"{workload} x{members}", "ratio_to_rejax": round(ratio, 3),
                         "status": record["status"], "reason": record.get("reason", ""),
-                        "at": _now()}
+                        "at": _now(), "top": trace_summary(trace)}
     print(f"gpu_plan: profiled {workload} x{members} ({ratio:.2f}x rejax): {record['status']}",
           flush=True)
+
+
+def trace_summary(trace: Path, top: int = 30) -> list[dict]:
+    """The trace's events summed by (process, name), largest first: where the time went, kept
+    in plan.json whether or not the trace itself fits what comes back."""
+    totals: dict[tuple[str, str], list[float]] = {}
+    for path in trace.glob("plugins/profile/*/*.trace.json.gz"):
+        with gzip.open(path) as f:
+            data = json.load(f)
+        events = data["traceEvents"] if isinstance(data, dict) else data
+        processes = {e["pid"]: e.get("args", {}).get("name", "") for e in events
+                     if e.get("ph") == "M" and e.get("name") == "process_name"}
+        for e in events:
+            if e.get("ph") == "X":
+                entry = totals.setdefault((processes.get(e.get("pid"), "?"), e["name"]), [0, 0])
+                entry[0] += e.get("dur", 0) / 1e6
+                entry[1] += 1
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
+    return [{"process": p, "name": n[:200], "seconds": round(s, 4), "count": c}
+            for (p, n), (s, c) in ranked]
 
 
 def pack(args, state: dict) -> None:
@@ -244,9 +265,11 @@ def pack(args, state: dict) -> None:
                 for name in ("results.json", "report.md", "curves.png"):
                     if (d / name).is_file():
                         tar.add(d / name, arcname=f"{d.name}/{name}")
-    if (args.work / "profile").is_dir():
-        state["profile"]["packed"] = _pack_within(args.out / "profile.tgz",
-                                                  [(args.work / "profile", "profile")])
+    if (args.work / "profile").is_dir():  # the whole trace, else the viewer's file alone
+        viewer = sorted((args.work / "profile").glob("plugins/profile/*/*.trace.json.gz"))
+        state["profile"]["packed"] = _pack_within(
+            args.out / "profile.tgz", [(args.work / "profile", "profile"),
+                                       *[(t, f"profile/{t.name}") for t in viewer[-1:]]])
     cache = args.work / "xla-cache"
     if cache.is_dir():  # both libraries' caches, else jaxrl's alone, where it fits
         state["calls"][-1]["cache"] = _pack_within(
@@ -254,9 +277,10 @@ def pack(args, state: dict) -> None:
 
 
 def _pack_within(target: Path, choices: list[tuple[Path, str]]) -> str:
-    """The first of ``choices`` (folder, name in the archive) whose archive fits `OUT_LIMIT`."""
+    """The first of ``choices`` (a folder or file, its name in the archive) whose archive fits
+    `OUT_LIMIT`."""
     for folder, name in choices:
-        if not folder.is_dir():
+        if not folder.exists():
             continue
         with tarfile.open(target, "w:gz") as tar:
             tar.add(folder, arcname=name)

@@ -10,8 +10,11 @@
 #      what comes back (<= 8 files, <= 16 MiB each, names, two folders down at most);
 #   3. adopt, then `first` again on a fresh machine: it resumes from the committed results
 #      (nothing measured twice), then adopt;
-#   4. `second` on another fresh machine with the carried compilation cache: the cache check,
-#      the rest of the ladder, the benches; adopt.
+#   4. `second` on another fresh machine with the carried compilation cache: what the first
+#      left, the cache check, the rest of the ladder (given 900 s here, SECOND_SECONDS, where a
+#      loan's second call has about 3.4 minutes); adopt;
+#   5. a later loan's `first` (600 s, LATER_SECONDS): every rung recorded, so the MinAtar
+#      benches (2 seeds, a thousandth of their budget) and the profile; adopt.
 #
 #   bash experiments/gpu_plan_dryrun.sh [REPORT_DIR]     # default benchmarks/gpu-plan-dryrun
 #
@@ -78,6 +81,12 @@ GPU_CALL_SECONDS=${SECOND_SECONDS:-900} call second m3 "$D/out3"
 check out "$D/out3" --needs results.json plan.json || failed=1
 check resumed "$D/out2/results.json" "$D/out3/results.json" || failed=1
 .venv/bin/python experiments/gpu_plan.py adopt "$D/out3" --into "$D/tree" | tee -a "$REPORT/dryrun.log"
+
+say "5. a later loan's first call on a fresh machine: the ladder recorded, the benches and the profile"
+GPU_CALL_SECONDS=${LATER_SECONDS:-600} call first m4 "$D/out4"
+check out "$D/out4" --needs results.json plan.json benches.tgz || failed=1
+check resumed "$D/out3/results.json" "$D/out4/results.json" || failed=1
+.venv/bin/python experiments/gpu_plan.py adopt "$D/out4" --into "$D/tree" | tee -a "$REPORT/dryrun.log"
 
 cp "$D/tree/benchmarks/throughput-gpu/results.json" "$REPORT/ladder-results.json"
 cp "$D/tree/benchmarks/throughput-gpu/plan.json" "$REPORT/plan.json"

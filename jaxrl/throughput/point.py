@@ -133,8 +133,13 @@ def measure(workload: dict, members: int) -> dict:
 
 def _profiled(folder: str | None):
     """``jax.profiler.trace(folder)`` around the rung's compile and run (TensorBoard's or
-    Perfetto's trace viewer reads it), or nothing."""
-    return jax.profiler.trace(folder) if folder else contextlib.nullcontext()
+    Perfetto's trace viewer reads it), or nothing. Python's own function calls are not traced:
+    they were 1M events and 70 MB for one second of a CPU rung, and say nothing of the device."""
+    if not folder:
+        return contextlib.nullcontext()
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    return jax.profiler.trace(folder, profiler_options=options)
 
 
 def _refused_estimate(resolved, members: int) -> int | None:
