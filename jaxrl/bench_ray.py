@@ -34,7 +34,7 @@ def entry_folder(store: RunStore, checkpoint_root, bench_id: str, key: str) -> P
 def run_entries(entries: list, keys: list[str], seed: int, store: RunStore, bench_id: str,
                 command: list, *, progress: bool, checkpoint_root,
                 ray: dict) -> tuple[list[str], dict[str, str]]:
-    """Run ``entries`` (`jaxrl.benchmarks.Entry`, with their request ``keys``) on Ray,
+    """Run ``entries`` (`jaxrl.bench_suite.Entry`, with their request ``keys``) on Ray,
     recording each as it ends. Returns the names that finished and ``{name: message}`` of
     those that failed."""
     specs = [single_spec(e.algo, e.env, e.seeds, e.total_steps, seed=seed,

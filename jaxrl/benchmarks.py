@@ -9,186 +9,47 @@ references, each entry one recorded multi-seed run.
         train(algo, env, seeds, steps, meta={bench_id, bench_entry}, **overrides)
     report  = jaxrl.runs.bench_report.build(bench id)   # IQM [95% CI] beside each reference
 
-A suite is YAML::
-
-    name: classic
-    title: Classic control                   # optional
-    note: text printed under the report title (e.g. how the envs differ from the reference's)
-    seeds: 8                                 # default seeds per entry
-    seed: 0                                  # root seed (optional)
-    eval_episodes: 32                        # final deterministic evaluation episodes (optional)
-    entries:
-      - algo: ppo
-        env: CartPole-v1
-        total_steps: 500000                  # env steps per seed
-        seeds: 16                            # optional, overrides the suite's
-        preset: ppo/baselines-mujoco         # optional: a named preset's keys (jaxrl.presets)
-        config: {learning_rate: 3.0e-4}      # optional config overrides (on the preset's)
-        reference:                           # optional
-          value: 492.4
-          measure: train_last100             # how it was measured (jaxrl.measures.MEASURES)
-          source: CleanRL ppo.py benchmark (3 seeds)
-          budget: 500000                     # the reference's env steps
-          note: anything else worth knowing
+A suite is YAML (`jaxrl.bench_suite`, where it is read and checked).
 
 Each entry's request (algorithm, env, budget after ``--budget-scale``, seeds, root seed,
 overrides, evaluation episodes) has a key; a stored bench run with that key finishes the entry,
 so re-running a suite after a kill, piece by piece with ``--only``, or after editing some of
 its entries trains only what is missing. The bench id is the suite name plus a digest of the
-entries' names and keys (not of ``--only``, not of the references).
+entries' names and keys (not of ``--only``, not of the references). An entry is trained while
+its claim is held (a lock file of the bench, `jaxrl.runs.run_lock.claim`): a second bench of the
+suite into the same store trains the other entries first, then waits for the first process's
+and skips those it finished, so two benches of two entries make two runs, not four.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import hashlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from jaxrl import algos, named_yaml, presets
+from jaxrl import algos
 from jaxrl.api import resume, train
 from jaxrl.bench_ray import run_entries
+from jaxrl.bench_suite import (  # noqa: F401  (re-exported: the suite file's types and reader)
+    SUITES_DIR,
+    Entry,
+    Suite,
+    SuiteError,
+    load_suite,
+    suite_path,
+)
 from jaxrl.config import ConfigError, check_run_args
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
-from jaxrl.measures import MEASURES
 from jaxrl.runs import bench_report
+from jaxrl.runs.run_lock import claim, holder
 from jaxrl.runs.store import Run, RunStore
 from jaxrl.trained.results import NonFiniteMetricError
-
-SUITES_DIR = Path(__file__).resolve().parents[1] / "experiments" / "benchmarks"
-_ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "preset", "reference", "name",
-               "eval_episodes", "env_kwargs"}
-_REFERENCE_KEYS = {"value", "measure", "source", "budget", "note", "seeds"}
-
-
-class SuiteError(ConfigError):
-    """A suite file that cannot be used; the message names the file and the entry."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Entry:
-    """One benchmark entry: ``algo`` on ``env`` for ``total_steps`` env steps per seed."""
-
-    name: str
-    algo: str
-    env: str
-    total_steps: int
-    seeds: int
-    config: dict
-    reference: dict | None
-    eval_episodes: int
-    env_kwargs: dict | None = None
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-@dataclasses.dataclass(frozen=True)
-class Suite:
-    name: str
-    title: str
-    note: str
-    path: str
-    seed: int
-    entries: tuple[Entry, ...]
-
-
-def suite_path(name_or_path: str) -> Path:
-    """A suite by name (``experiments/benchmarks/NAME.yaml``) or by path."""
-    return named_yaml.find(name_or_path, SUITES_DIR, "suite", SuiteError)
-
-
-def load_suite(name_or_path: str) -> Suite:
-    """Parse and check a suite file. Every problem is one `SuiteError` line naming the entry."""
-    path = suite_path(name_or_path)
-    raw = named_yaml.read(path, "suite", SuiteError)
-    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or not raw["entries"]:
-        raise SuiteError(f"suite {str(path)!r} needs a non-empty 'entries' list")
-    name = str(raw.get("name") or path.stem)
-    seeds = _positive_int(raw.get("seeds", 4), f"{path.name}: seeds")
-    eval_episodes = _positive_int(raw.get("eval_episodes", 16), f"{path.name}: eval_episodes")
-    entries = [_entry(e, i, path.name, seeds, eval_episodes) for i, e in enumerate(raw["entries"])]
-    names = [e.name for e in entries]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise SuiteError(f"{path.name}: duplicate entry names {duplicates}; give them a 'name'")
-    return Suite(name=name, title=str(raw.get("title") or name), note=str(raw.get("note") or ""),
-                 path=str(path), seed=int(raw.get("seed", 0)), entries=tuple(entries))
-
-
-def _positive_int(value, what: str) -> int:
-    try:
-        number = int(float(value))
-    except (TypeError, ValueError):
-        raise SuiteError(f"{what} must be a positive integer, got {value!r}") from None
-    if number < 1 or number != float(value):
-        raise SuiteError(f"{what} must be a positive integer, got {value!r}")
-    return number
-
-
-def _entry(raw: Any, index: int, file: str, seeds: int, eval_episodes: int) -> Entry:
-    where = f"{file}: entry {index + 1}"
-    if not isinstance(raw, dict):
-        raise SuiteError(f"{where} must be a mapping with algo, env and total_steps")
-    unknown = set(raw) - _ENTRY_KEYS
-    if unknown:
-        raise SuiteError(f"{where}: unknown keys {sorted(unknown)}; valid: {sorted(_ENTRY_KEYS)}")
-    missing = [k for k in ("algo", "env", "total_steps") if k not in raw]
-    if missing:
-        raise SuiteError(f"{where}: missing {', '.join(missing)}")
-    algo, env = str(raw["algo"]).lower(), str(raw["env"])
-    where = f"{file}: entry {index + 1} ({algo} on {env})"
-    config = raw.get("config") or {}
-    if not isinstance(config, dict):
-        raise SuiteError(f"{where}: config must be a mapping of overrides")
-    if raw.get("preset") is not None:
-        config = _preset(raw, algo, where)
-    reference = raw.get("reference")
-    if reference is not None:
-        reference = _reference(reference, where)
-    return Entry(name=str(raw.get("name") or f"{algo}/{env}"), algo=algo, env=env,
-                 total_steps=_positive_int(raw["total_steps"], f"{where}: total_steps"),
-                 seeds=_positive_int(raw.get("seeds", seeds), f"{where}: seeds"),
-                 config=dict(config), reference=reference,
-                 eval_episodes=_positive_int(raw.get("eval_episodes", eval_episodes),
-                                             f"{where}: eval_episodes"),
-                 env_kwargs=raw.get("env_kwargs"))
-
-
-def _preset(raw: dict, algo: str, where: str) -> dict:
-    """The entry's preset's keys under its config overrides (`jaxrl.presets.entry_config`);
-    the preset must be one of ``algo``'s."""
-    name = str(raw["preset"])
-    if name.split("/")[0] != algo:
-        raise SuiteError(f"{where}: preset {name!r} is not one of {algo}'s (ALGO/NAME)")
-    try:
-        return presets.entry_config(raw)
-    except presets.PresetError as err:
-        raise SuiteError(f"{where}: {err}") from None
-
-
-def _reference(raw: Any, where: str) -> dict:
-    if not isinstance(raw, dict):
-        raise SuiteError(f"{where}: reference must be a mapping (value, measure, source, budget)")
-    unknown = set(raw) - _REFERENCE_KEYS
-    if unknown:
-        raise SuiteError(f"{where}: unknown reference keys {sorted(unknown)}; "
-                         f"valid: {sorted(_REFERENCE_KEYS)}")
-    for key in ("value", "measure", "source"):
-        if key not in raw:
-            raise SuiteError(f"{where}: reference needs {key!r}")
-    try:
-        value = float(raw["value"])
-    except (TypeError, ValueError):
-        raise SuiteError(f"{where}: reference value must be a number, got {raw['value']!r}") from None
-    if raw["measure"] not in MEASURES:
-        raise SuiteError(f"{where}: reference measure {raw['measure']!r} is not one of "
-                         f"{', '.join(MEASURES)}")
-    return {**raw, "value": value}
 
 
 # -- selecting ----------------------------------------------------------------------------------
@@ -278,11 +139,10 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
         "bench_id": bid, "suite": spec.name, "title": spec.title, "note": spec.note,
         "suite_path": spec.path, "seed": spec.seed, "budget_scale": float(budget_scale),
         "entries": [{**e.to_dict(), "key": entry_key(e, spec.seed)} for e in entries]})
-    latest = bench_report.bench_runs(store, bid)
     done = bench_report.finished_entries(store, bid)
     ran, skipped, failed = [], [], {}
     trained = set()  # request keys run by this call (two entries may share one, see bench_runs)
-    remote = []  # entries for Ray
+    local, remote = [], []  # entries to train here, and on Ray
     for entry in chosen:
         key = entry_key(entry, spec.seed)
         if key in trained:
@@ -296,29 +156,18 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
             _say(progress, f"bench {bid}: {entry.name} already finished "
                            f"(run {done[entry.name]}), skipped")
             continue
-        if backend == "ray":
-            remote.append(entry)
-            continue
-        try:
-            if resumable(store, latest.get(entry.name)):
-                run_id = latest[entry.name]["run_id"]
-                _say(progress, f"bench {bid}: {entry.name}, resuming run {run_id}")
-                resume(run_id, runs_dir=str(store.root), progress=progress)
-                ran.append(entry.name)
-                continue
-            _say(progress, f"bench {bid}: {entry.name}, {entry.seeds} seeds x "
-                           f"{entry.total_steps:,} env steps")
-            train(entry.algo, env=entry.env, seeds=entry.seeds, total_steps=entry.total_steps,
-                  seed=spec.seed, eval_episodes=entry.eval_episodes, env_kwargs=entry.env_kwargs,
-                  runs_dir=str(store.root), progress=progress,
-                  command=command if command is not None else list(sys.argv),
-                  meta={"bench_id": bid, "bench_entry": entry.name},
-                  checkpoint_every=checkpoint_every, **entry.config)
-            ran.append(entry.name)
-        except NonFiniteMetricError as err:
-            failed[entry.name] = str(err)
-        finally:
-            programs.forget()  # no other entry uses this one's programs
+        (remote if backend == "ray" else local).append(entry)
+    train_here = functools.partial(
+        _train_claimed, store, bid, spec, progress=progress, tally=(ran, skipped, failed),
+        command=command if command is not None else list(sys.argv),
+        checkpoint_every=checkpoint_every)
+    waiting = []  # entries another process was training when this one reached them
+    for entry in local:
+        if not train_here(entry, wait=False):
+            waiting.append(entry)
+    for entry in waiting:
+        _say(progress, f"bench {bid}: waiting for the process training {entry.name}")
+        train_here(entry, wait=True)
     if remote:
         done_now, failed_now = run_entries(
             remote, [entry_key(e, spec.seed) for e in remote], spec.seed, store, bid,
@@ -330,6 +179,47 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     report_dir = bench_report.write(store, bid, out=out)
     return BenchResult(bid, str(report_dir), ran, skipped, failed,
                        bench_report.entry_table(store, bid))
+
+
+def _train_claimed(store: RunStore, bid: str, spec: Suite, entry: Entry, *, wait: bool,
+                   progress: bool, tally: tuple, command: list,
+                   checkpoint_every: int | None) -> bool:
+    """Train (or resume) ``entry`` here while holding its claim (`jaxrl.runs.run_lock.claim`),
+    so two benches of one suite into one store never train an entry twice; skip it if a run
+    finished it meanwhile (another bench). False, at once, when another process holds the
+    claim and not ``wait``. ``tally``: the ``(ran, skipped, failed)`` it adds the entry to."""
+    ran, skipped, failed = tally
+    path = bench_report.claim_path(store, bid, entry_key(entry, spec.seed))
+    with claim(path, wait) as held:
+        if not held:
+            _say(progress, f"bench {bid}: {entry.name} is being trained by {holder(path)}; "
+                           "the other entries first")
+            return False
+        meta = bench_report.bench_runs(store, bid).get(entry.name)  # as of now, claim held
+        try:
+            if meta and meta.get("status") == "finished":
+                skipped.append(entry.name)
+                _say(progress, f"bench {bid}: {entry.name} finished by another process "
+                               f"(run {meta['run_id']}), skipped")
+            elif resumable(store, meta):
+                _say(progress, f"bench {bid}: {entry.name}, resuming run {meta['run_id']}")
+                resume(meta["run_id"], runs_dir=str(store.root), progress=progress)
+                ran.append(entry.name)
+            else:
+                _say(progress, f"bench {bid}: {entry.name}, {entry.seeds} seeds x "
+                               f"{entry.total_steps:,} env steps")
+                train(entry.algo, env=entry.env, seeds=entry.seeds,
+                      total_steps=entry.total_steps, seed=spec.seed,
+                      eval_episodes=entry.eval_episodes, env_kwargs=entry.env_kwargs,
+                      runs_dir=str(store.root), progress=progress, command=command,
+                      meta={"bench_id": bid, "bench_entry": entry.name},
+                      checkpoint_every=checkpoint_every, **entry.config)
+                ran.append(entry.name)
+        except NonFiniteMetricError as err:
+            failed[entry.name] = str(err)
+        finally:
+            programs.forget()  # no other entry uses this one's programs
+    return True
 
 
 def resumable(store: RunStore, meta: dict | None) -> bool:

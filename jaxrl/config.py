@@ -17,8 +17,9 @@ two as one flat frozen dataclass (`AlgoConfig`), which splits back into a static
 Every numeric field is checked against one table, `RANGES` (field name -> `Interval`, shared by
 all algorithms), whenever a config is built: by `jaxrl.train`, the CLI, each point of a sweep
 and each bench entry, before anything compiles. An ``int`` field not in the table is a count
-(>= 1). `check_run_args` holds the same kind of rule for a run's ``seeds``, ``total_steps`` and
-root ``seed``.
+(>= 1), and every ``int`` field is at most `INT32_MAX`; a value that is not a finite number
+(``1e309`` is infinite) is one line naming its key. `check_run_args` holds the same kind of
+rule for a run's ``seeds``, ``total_steps``, root ``seed`` and ``env_kwargs``.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ import functools
 import math
 import numbers
 import typing
+from collections.abc import Mapping
 from typing import Any, Self
 
 import jax.numpy as jnp
 from flax import struct
 
-from jaxrl.runs.runmeta import STEP_LIMIT
+from jaxrl.runs.runmeta import SEEDS_LIMIT, STEP_LIMIT
 
 
 class ConfigError(ValueError):
@@ -179,11 +181,10 @@ def coerce(key: str, value: Any, typ: Any) -> Any:
                 raise ValueError(value)
             return bool(value)
         if typ is int:
-            if isinstance(value, str):
-                value = float(value.replace("_", ""))
-            if isinstance(value, bool) or float(value) != int(float(value)):
+            number = float(value.replace("_", "")) if isinstance(value, str) else value
+            if isinstance(number, bool) or float(number) != int(float(number)):
                 raise ValueError(value)
-            return int(value)
+            return int(number)
         if typ is float:
             if isinstance(value, bool):
                 raise ValueError(value)
@@ -197,10 +198,24 @@ def coerce(key: str, value: Any, typ: Any) -> Any:
                 value = [v for v in value.strip("()[] ").split(",") if v.strip()]
             (inner, *_rest) = typing.get_args(typ)
             return tuple(coerce(key, v, inner) for v in value)
-    except (TypeError, ValueError):
+    except ConfigError:  # an element of a tuple: its own message
+        raise
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf), float(10**400)
         name = getattr(typ, "__name__", str(typ))
-        raise ConfigError(f"config key {key!r} expects {name}, got {value!r}") from None
+        raise ConfigError(f"config key {key!r} expects {name}, got {shown(value)}") from None
     return value
+
+
+def shown(value: Any) -> str:
+    """``value`` for a one-line message: its repr, at most 60 characters; a number of more
+    than 15 digits as ``%g`` (``1e+30``), one past a float's range as ``about 2**N``."""
+    if _is_real(value) and abs(value) >= 1e15:
+        try:
+            return f"{value:g}"
+        except OverflowError:  # an int past 1.8e308 (its repr may be too long to make at all)
+            return f"{'-' if value < 0 else ''}about 2**{int(value).bit_length()}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 # -- ranges: one table for the numeric fields of every algorithm ------------------------------
@@ -216,7 +231,7 @@ class Interval:
     def __contains__(self, x: float) -> bool:
         above = x > self.low if self.low_open else x >= self.low
         below = x < self.high if self.high_open else x <= self.high
-        return math.isfinite(x) and above and below
+        return above and below and (isinstance(x, numbers.Integral) or math.isfinite(x))
 
     def __str__(self) -> str:
         """``> 0``, ``>= 1``, ``in (0, 1]`` or ``a finite number``."""
@@ -240,6 +255,8 @@ UNIT = Interval(0.0, 1.0)  # [0, 1]
 UNIT_NO_ZERO = Interval(0.0, 1.0, low_open=True)  # (0, 1]
 UNIT_NO_ONE = Interval(0.0, 1.0, high_open=True)  # [0, 1)
 UNIT_OPEN = Interval(0.0, 1.0, low_open=True, high_open=True)  # (0, 1)
+
+INT32_MAX = 2**31 - 1  # every int field, whatever its interval: shapes and counts are int32
 
 RANGES: dict[str, Interval] = {
     # learning rates: 0 never learns, < 0 ascends the loss
@@ -314,11 +331,15 @@ def check_ranges(config: Any) -> None:
     for name, typ in numeric_fields(type(config)).items():
         value = getattr(config, name)
         interval = allowed(name, typ)
+        each = "each element " if isinstance(value, tuple) else ""
         for x in value if isinstance(value, tuple) else (value,):
             if not _is_real(x) or x not in interval:
-                each = "each element " if isinstance(value, tuple) else ""
-                raise ConfigError(f"{name}={value!r} is out of range for {type(config).__name__}:"
-                                  f" {each}must be {interval}")
+                raise ConfigError(f"{name}={shown(value)} is out of range for "
+                                  f"{type(config).__name__}: {each}must be {interval}")
+            if typ is int and abs(x) > INT32_MAX:
+                raise ConfigError(f"{name}={shown(value)} is out of range for "
+                                  f"{type(config).__name__}: {each}must be at most "
+                                  f"{INT32_MAX} (the programs count in int32)")
 
 
 def _is_real(x: Any) -> bool:
@@ -332,13 +353,15 @@ _UNSET: Any = object()
 
 
 def check_run_args(*, seeds: Any = _UNSET, total_steps: Any = _UNSET, seed: Any = _UNSET,
-                   eval_episodes: Any = _UNSET) -> None:
-    """Refuse a run's whole-number arguments before anything is built (`int` would truncate
-    them): ``seeds`` >= 1, the root ``seed`` in ``[0, 2**32)`` and ``eval_episodes`` >= 0 (0: no
-    evaluation) must be ints; ``total_steps`` in ``[1, 2**31 - 1]`` (what the int32 env-step
-    counters hold) may also be a float with a whole value (``1e6``). Arguments not given are not checked."""
+                   eval_episodes: Any = _UNSET, env_kwargs: Any = _UNSET) -> None:
+    """Refuse a run's arguments before anything is built (`int` would truncate them):
+    ``seeds`` in ``[1, 2**31 - 1]``, the root ``seed`` in ``[0, 2**32)`` and ``eval_episodes``
+    >= 0 (0: no evaluation) must be ints; ``total_steps`` in ``[1, 2**31 - 1]`` (what the int32
+    env-step counters hold) may also be a float with a whole value (``1e6``); ``env_kwargs`` is
+    None or a mapping of env option names to values. Arguments not given are not checked."""
     if seeds is not _UNSET:
         _check_whole("seeds", seeds, COUNT)
+        _check_whole("seeds", seeds, Interval(1, SEEDS_LIMIT), why=" (the programs count in int32)")
     if total_steps is not _UNSET:
         _check_whole("total_steps", total_steps, COUNT, whole_floats=True)
         _check_whole("total_steps", total_steps, STEPS, whole_floats=True,
@@ -347,6 +370,10 @@ def check_run_args(*, seeds: Any = _UNSET, total_steps: Any = _UNSET, seed: Any 
         _check_whole("seed", seed, Interval(0, SEED_LIMIT, high_open=True))
     if eval_episodes is not _UNSET:
         _check_whole("eval_episodes", eval_episodes, Interval(0))
+    if env_kwargs is not _UNSET and env_kwargs is not None and not (
+            isinstance(env_kwargs, Mapping) and all(isinstance(k, str) for k in env_kwargs)):
+        raise ConfigError(f"env_kwargs must be a mapping of env option names to values, got "
+                          f"{type(env_kwargs).__name__} {shown(env_kwargs)}")
 
 
 def _check_whole(name: str, value: Any, interval: Interval, whole_floats: bool = False,
@@ -354,8 +381,7 @@ def _check_whole(name: str, value: Any, interval: Interval, whole_floats: bool =
     whole = isinstance(value, numbers.Integral) or (
         whole_floats and _is_real(value) and math.isfinite(value) and value == int(value))
     if not whole or isinstance(value, bool):
-        raise ConfigError(f"{name} must be a whole number, got {value!r}")
+        raise ConfigError(f"{name} must be a whole number, got {shown(value)}")
     if value not in interval:
-        shown = f"{value:g}" if abs(value) >= 1e15 else repr(value)
-        raise ConfigError(f"{name} must be {interval}{why}, got {shown}")
+        raise ConfigError(f"{name} must be {interval}{why}, got {shown(value)}")
 

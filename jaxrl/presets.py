@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
+from jaxrl import named_yaml
 
 __all__ = ["PRESETS_DIR", "PresetError", "entry_config", "is_name", "load", "names",
            "preset_path"]
@@ -66,10 +66,7 @@ def load(name: str) -> dict[str, Any]:
     """The config keys of preset ``name``: ``{key: value}`` as YAML reads them (lists for
     tuples; a config's ``replace`` coerces them)."""
     path = preset_path(name)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError:
-        raise PresetError(f"preset {name!r} ({path}) is not valid YAML") from None
+    data = named_yaml.read(path, "preset", PresetError)
     if not isinstance(data, dict):
         raise PresetError(f"preset {name!r} ({path}) is not a mapping of config keys")
     return data
@@ -78,7 +75,7 @@ def load(name: str) -> dict[str, Any]:
 def entry_config(entry: dict) -> dict[str, Any]:
     """A benchmark suite entry's config keys as it runs them: its ``preset``'s keys (if it
     names one), then its ``config`` overrides on top. The one reading of an entry's config,
-    for the suite loader (`jaxrl.benchmarks`) and the reports' staleness check alike."""
+    for the suite loader (`jaxrl.bench_suite`) and the reports' staleness check alike."""
     config = entry.get("config") or {}
     if entry.get("preset") is None:
         return dict(config)

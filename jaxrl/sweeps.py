@@ -103,6 +103,8 @@ def parse_distribution(text: str) -> Distribution:
             lo, hi = float(args[0]), float(args[1])
         except ValueError:
             raise ConfigError(f"{kind} bounds must be numbers, got {text!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ConfigError(f"{kind} bounds must be finite numbers, got {text!r}")
         if not lo < hi or (kind == "loguniform" and lo <= 0):
             raise ConfigError(f"{text!r}: need 0 < low < high" if kind == "loguniform"
                               else f"{text!r}: need low < high")

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import jax
+import numpy as np
 
 from envs.spaces import Space
 from jaxrl.networks import to_env_action
@@ -100,12 +101,15 @@ def feed_forward(act: Callable) -> Policy:
     return Policy(lambda n: (), step)
 
 
-def act_with(policy: Policy, config, state, obs, key, seed: int, deterministic: bool, memory):
-    """One seed's action at raw env observations ``obs [..., *obs_shape]``, the rule behind
-    ``TrainResult.act`` and ``StoredPolicy.act``: ``policy`` (a jitted `Policy`) at ``state``
-    (that seed's). Stochastic actions (``deterministic=False``) need a ``key``. A recurrent
-    policy (``config.rnn``) returns ``(action, memory)``: pass the memory back with the next
+def act_with(policy: Policy, config, state, obs, key, seed: int, deterministic: bool, memory,
+             obs_shape: tuple | None = None):
+    """One seed's action at raw env observations ``obs [..., *obs_shape]`` (an array or any
+    array-like: a list, a NumPy array; `observations`), the rule behind ``TrainResult.act``
+    and ``StoredPolicy.act``: ``policy`` (a jitted `Policy`) at ``state`` (that seed's).
+    Stochastic actions (``deterministic=False``) need a ``key``. A recurrent policy
+    (``config.rnn``) returns ``(action, memory)``: pass the memory back with the next
     observation of the same episodes (None starts them, for ``[N, *obs_shape]`` observations)."""
+    obs = observations(obs, obs_shape)
     if key is None:
         if not deterministic:
             raise ValueError("act(deterministic=False) needs a PRNG key")
@@ -116,3 +120,21 @@ def act_with(policy: Policy, config, state, obs, key, seed: int, deterministic: 
         memory = policy.initial(obs.shape[0])
     memory, action = policy.step(state, memory, obs, key, deterministic)
     return action, memory
+
+
+def observations(obs, shape: tuple | None = None):
+    """``obs`` as an array the jitted policy takes (a JAX array as it is, an array-like such as
+    a list as a NumPy array); a one-line ``ValueError`` for one that is not an array of numbers
+    or, when the env's observation ``shape`` is given, whose trailing dimensions are not
+    ``shape``."""
+    try:
+        array = obs if isinstance(obs, jax.Array) else np.asarray(obs)
+    except (TypeError, ValueError):  # ragged lists
+        raise ValueError(f"obs must be an array of numbers, got {type(obs).__name__}") from None
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"obs must be an array of numbers, got {type(obs).__name__} of "
+                         f"{array.dtype}")
+    if shape is not None and tuple(array.shape[array.ndim - len(shape):]) != tuple(shape):
+        raise ValueError(f"obs must be [..., {', '.join(map(str, shape))}] (the env's "
+                         f"observation shape), got shape {list(array.shape)}")
+    return array

@@ -181,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print at most this many rows (default 1000; 0: all)")
     q.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="stop a query running longer (default 60; 0: no limit)")
+    q.add_argument("--cell-chars", type=whole_number, default=1000, metavar="N",
+                   help="print at most N characters of a cell (default 1000; 0: whole cells)")
     ck = rs.add_parser("check", help="read every file of the store; list the bad ones")
     ck.add_argument("--quarantine", action="store_true",
                     help="move bad files to <runs-dir>/.quarantine/<run_id>/ (never deletes)")

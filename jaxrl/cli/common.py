@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-import yaml
 
-from jaxrl import presets, stats
+from jaxrl import named_yaml, presets, stats
 from jaxrl.cli.parsing import (  # noqa: F401  (re-exported: what the commands share)
     Parser,
     UsageError,
@@ -32,27 +31,11 @@ def parse_sets(items: list[str], flag: str = "--set") -> dict[str, str]:
     return out
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML safe loader that refuses a mapping with the same key twice (plain YAML keeps
-    the last value silently)."""
-
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, str):
-                continue
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep)
-
-
 def load_config_file(path: str | None) -> dict:
     """The config keys of a YAML file (``--config``): a mapping of key -> value, values typed
     as YAML reads them (checked like ``--set`` values when the config is built). One line
-    (`UsageError`) for a file that is missing, not YAML, or not a mapping."""
+    (`UsageError`) for a file that is missing, not a bounded regular file (`jaxrl.named_yaml`),
+    not YAML, has a key twice, or is not a mapping."""
     if path is None:
         return {}
     if not Path(path).exists() and presets.is_name(path):  # a named preset: ppo/baselines-mujoco
@@ -60,18 +43,7 @@ def load_config_file(path: str | None) -> dict:
             return presets.load(path)
         except presets.PresetError as err:
             raise UsageError(f"--config {path}: {err}") from None
-    try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise UsageError(f"--config {path}: cannot read it ({err.strerror or err})") from None
-    try:
-        data = yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader
-    except yaml.YAMLError as err:
-        where = getattr(err, "problem_mark", None)
-        line = f" (line {where.line + 1})" if where is not None else ""
-        problem = getattr(err, "problem", "") or ""
-        what = problem if problem.startswith("duplicate key") else "not valid YAML"
-        raise UsageError(f"--config {path}: {what}{line}") from None
+    data = named_yaml.read(path, "--config", UsageError, unique_keys=True)
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
@@ -97,11 +69,7 @@ def parse_env_args(items: list[str] | None) -> dict | None:
     (``1000`` a number, ``[0, 2]`` a list, ``baselines`` a string); None when there are none."""
     out = {}
     for key, value in parse_sets(items or [], "--env-arg").items():
-        try:
-            out[key] = yaml.safe_load(value)
-        except yaml.YAMLError as err:
-            raise UsageError(f"--env-arg {key}: {value!r} is not a YAML value ({err.problem})"
-                             ) from None
+        out[key] = named_yaml.load_text(value, f"--env-arg {key}: {value!r}", UsageError)
     return out or None
 
 

@@ -4,6 +4,7 @@ them loads JAX or the engine."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 
@@ -13,8 +14,10 @@ from jaxrl.runs import bench_report, query
 from jaxrl.runs.demos import list_demos
 from jaxrl.runs.export import to_tensorboard, to_wandb
 from jaxrl.runs.plots import plot_runs
+from jaxrl.runs.runmeta import strict_json
 from jaxrl.runs.store import RunStore
 from jaxrl.runs.sweep_table import format_table, load_sweep
+from jaxrl.runs.text_table import clip_cells
 
 
 def _store(args) -> RunStore:
@@ -29,22 +32,45 @@ def _runs_check(store, move: bool) -> int:
         print(f"no bad files in {store.root}")
         return 0
     print_frame(bad)
-    hint = (f"{bad['moved_to'].notna().sum()} moved to {store.root / '.quarantine'}, their runs "
-            "stay flagged damaged" if move else "`jaxrl runs check --quarantine` moves them aside")
+    hint = "`jaxrl runs check --quarantine` moves them aside"
+    if move:
+        removed = (bad["moved_to"] == query.REMOVED).sum()
+        moved = bad["moved_to"].notna().sum() - removed
+        said = [f"{moved} moved to {store.root / '.quarantine'}, their runs stay flagged "
+                "damaged"] if moved else []
+        said += [f"{removed} leftover temp files removed"] if removed else []
+        hint = "; ".join(said) or "none moved"
     print(f"{len(bad)} bad files; {hint}")
     return 1
 
 
-def _runs_sql(store, text: str, limit: int, timeout: float) -> None:
+def _runs_sql(store, text: str, limit: int, timeout: float, cell_chars: int) -> None:
     """``jaxrl runs sql``: the first ``limit`` rows (0: all) within ``timeout`` seconds (0: no
-    limit), and a line saying when rows were left out."""
-    if limit < 0 or not timeout >= 0:
-        raise UsageError(f"--limit and --timeout must be >= 0, got {limit} and {timeout}")
+    limit), each cell cut to ``cell_chars`` characters (0: whole), and a line saying when rows
+    were left out or cells cut."""
+    if limit < 0 or not timeout >= 0 or cell_chars < 0:
+        raise UsageError(f"--limit, --timeout and --cell-chars must be >= 0, got {limit}, "
+                         f"{timeout} and {cell_chars}")
     frame, more = query.sql_head(text, store, limit=limit or None, timeout=timeout or None)
+    frame, cut = clip_cells(frame, cell_chars) if cell_chars else (frame, 0)
     print_frame(frame)
     if more:
         print(f"… more rows not shown: only the first {limit:,} (--limit N shows N, --limit 0 "
               "all)")
+    if cut:
+        print(f"… {cut:,} {'cell' if cut == 1 else 'cells'} cut to their first {cell_chars:,} "
+              "characters (--cell-chars N shows N, --cell-chars 0 all)")
+
+
+def _runs_show(store, run_id: str) -> None:
+    """``jaxrl runs show``: the run's ``run.json`` as strict JSON (a NaN or an infinity, which
+    JSON has not, printed as null and named in a warning)."""
+    text, nulled = strict_json(query.show(run_id, store))
+    print(text)
+    if nulled:
+        shown = ", ".join(nulled[:5]) + (f" and {len(nulled) - 5} more" if len(nulled) > 5 else "")
+        warnings.warn(f"printed as null: {shown} (NaN or Infinity in the run.json, not JSON)",
+                      stacklevel=1)
 
 
 def print_demos(sets: list[dict]) -> None:
@@ -78,13 +104,13 @@ def cmd_runs(args) -> int:
         print_frame(bench_view(bench_report.entry_table(store, args.bench_id)))
         print(f"report in {folder}" + (f" and {args.out}" if args.out else ""))
     elif args.runs_command == "show":
-        print(json.dumps(query.show(args.run_id, store), indent=2))
+        _runs_show(store, args.run_id)
     elif args.runs_command == "top":
         print_frame(query.top(args.env, args.metric, k=args.k, algo=args.algo, store=store))
     elif args.runs_command == "latest":
         print_frame(query.latest(store))
     elif args.runs_command == "sql":
-        _runs_sql(store, args.query, args.limit, args.timeout)
+        _runs_sql(store, args.query, args.limit, args.timeout, args.cell_chars)
     elif args.runs_command == "demos":
         print_demos(list_demos(store.root))
     elif args.runs_command == "check":

@@ -56,7 +56,7 @@ def group_spec(algo: str, env: str, seeds: int, total_steps: int, configs: list,
                checkpoint_every=None, memory_check: bool = True) -> GroupSpec:
     """A `GroupSpec` from the engine options as `train` and `sweep` name them."""
     check_run_args(seeds=seeds, total_steps=total_steps, seed=seed,  # before int() truncates
-                   eval_episodes=eval_episodes)
+                   eval_episodes=eval_episodes, env_kwargs=env_kwargs)
     return GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
                      seed=int(seed), configs=list(configs), env_kwargs=env_kwargs,
                      eval_every=eval_every, eval_episodes=int(eval_episodes),
@@ -80,7 +80,7 @@ def resolve(algo: str, env: str, total_steps: int, seeds: int, env_kwargs=None, 
     """Validate the request and build ``(algorithm, env, env_params, config, num_updates)``.
     Every bad input raises a `ValueError` subclass with a one-line message."""
     algorithm = algos.get(algo)
-    check_run_args(seeds=seeds, total_steps=total_steps)
+    check_run_args(seeds=seeds, total_steps=total_steps, env_kwargs=env_kwargs)
     if int(seeds) < 1:
         raise ConfigError(f"seeds must be >= 1, got {seeds}")
     base_env, env_params = envs.make(env, **(env_kwargs or {}))

@@ -20,9 +20,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-import yaml
 
-from jaxrl import presets, stats
+from jaxrl import named_yaml, presets, stats
 
 CONFIDENCE = 0.95
 BOOTSTRAP_REPS = 2000
@@ -117,13 +116,13 @@ def suite_entries(suite: str | None, suite_path: str | None = None,
     """``{entry name: entry}`` of the suite file as it is today (by path, else by name under
     ``experiments/benchmarks/``; ``by_name``: the other way round, for a results file that
     may come from another machine), with the suite's defaults for seeds and evaluation
-    episodes filled in (as `jaxrl.benchmarks.load_suite` does); None if there is no readable
+    episodes filled in (as `jaxrl.bench_suite.load_suite` does); None if there is no readable
     file."""
     path = _suite_file(suite, suite_path, by_name)
     if path is None:
         return None
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = named_yaml.read(path, "suite", ValueError)
         out = {}
         for e in raw["entries"]:
             if not isinstance(e, dict):
@@ -133,7 +132,7 @@ def suite_entries(suite: str | None, suite_path: str | None = None,
                          "eval_episodes": e.get("eval_episodes", raw.get("eval_episodes", 16)),
                          "config": presets.entry_config(e), "env_kwargs": e.get("env_kwargs")}
         return out
-    except (OSError, TypeError, KeyError, AttributeError, yaml.YAMLError, presets.PresetError):
+    except (TypeError, KeyError, AttributeError, ValueError):  # a PresetError is a ValueError
         return None
 
 
@@ -189,8 +188,8 @@ def preset_reason(row: dict) -> str | None:
     for family in _preset_families(str(row["env"])):
         path = PRESETS_DIR / str(row["algo"]) / f"{family}.yaml"
         try:
-            preset = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError):
+            preset = named_yaml.read(path, "preset", ValueError)
+        except ValueError:
             continue
         if not isinstance(preset, dict):
             continue

@@ -62,6 +62,12 @@ def bench_dir(store: RunStore, bench_id: str) -> Path:
     return Path(store.root) / "benches" / valid_run_id(bench_id, "bench id")
 
 
+def claim_path(store: RunStore, bench_id: str, key: str) -> Path:
+    """The lock file a process holds while it trains the entry of request ``key``
+    (`jaxrl.runs.run_lock.claim`)."""
+    return bench_dir(store, bench_id) / "claims" / f"{key}.lock"
+
+
 def write_manifest(store: RunStore, bench_id: str, manifest: dict) -> None:
     folder = bench_dir(store, bench_id)
     folder.mkdir(parents=True, exist_ok=True)

@@ -18,8 +18,10 @@ measured with ``experiments/make_big_store.py``); reading 10,000 ``run.json`` to
    its ``run.json``). The store writes every file by renaming a temp file into place, so a new
    chunk, new evaluations or a rewritten ``run.json`` changes a fingerprint.
 2. Read again the runs whose fingerprint changed, and the runs still ``running``: parse
-   ``run.json``, give every data file the quick check of `jaxrl.runs.integrity`. A bad file is
-   recorded in the row (``problems``), skipped from then on, and flags the run ``damaged``.
+   ``run.json``, give every data file the quick check of `jaxrl.runs.integrity`, and check its
+   Parquet files against the run (`jaxrl.runs.schema`: the store's columns and types, the
+   run's own ``run_id``). A bad file is recorded in the row (``problems``), skipped from then
+   on, and flags the run ``damaged``.
 3. Compact the metrics and evaluations of runs that are no longer running into segments
    (DuckDB ``COPY``; a file DuckDB cannot read is recorded as bad and left out). Segments that
    hold a run read again are rewritten without it; small segments are merged.
@@ -55,6 +57,8 @@ from jaxrl.runs.files import StoreError, atomic_write_bytes, atomic_write_text
 from jaxrl.runs.integrity import (
     BadFile,
     chunk_files,
+    file_reasons,
+    file_stamp,
     one_line,
     quick_problem,
     read_run_json,
@@ -78,7 +82,7 @@ from jaxrl.runs.segments import (
     segment_path,
 )
 
-CATALOG_VERSION = "1"
+CATALOG_VERSION = "2"  # 2: Parquet files checked against their run (`jaxrl.runs.schema`)
 NOTE_ABOVE_RUNS = 200  # say so on stderr when a refresh reads more runs than this
 INT64_MAX = 2**63 - 1
 
@@ -118,17 +122,26 @@ def _known_problems(row: pd.Series | None) -> dict[str, list]:
     return {p[0]: p for p in json.loads(row["problems"])}
 
 
-def _file_problem(path: Path, known: list | None) -> tuple | None:
-    """``(reason, size, mtime_ns)`` if ``path`` is bad: a verdict recorded for this very file
-    (same size and mtime) is kept, otherwise the quick check decides."""
+def _file_problem(path: Path, known: list | None) -> str | None:
+    """Why ``path`` is bad (None: it is not): a verdict recorded for this very file (same size
+    and mtime) is kept, otherwise the quick check decides."""
     try:
         st = path.stat()
     except OSError as err:
-        return f"unreadable: {err.strerror}", -1, -1
+        return f"unreadable: {err.strerror}"
     if known is not None and (known[2], known[3]) == (st.st_size, st.st_mtime_ns):
-        return known[1], st.st_size, st.st_mtime_ns
-    reason = quick_problem(path)
-    return (reason, st.st_size, st.st_mtime_ns) if reason else None
+        return known[1]
+    return quick_problem(path)
+
+
+def _problems(folder: Path, data: list[str], known: dict) -> tuple[list, list]:
+    """``(problems, good files)`` of a run's data files ``data``: ``[file, reason, size,
+    mtime_ns]`` of each bad one (`_file_problem`, then `file_reasons` against the run)."""
+    reasons = file_reasons(folder, data, lambda path: _file_problem(
+        path, known.get(path.relative_to(folder).as_posix())))
+    problems = [[rel, reason, *file_stamp(folder / rel)] for rel, reason in reasons.items()
+                if reason]
+    return problems, [rel for rel, reason in reasons.items() if reason is None]
 
 
 def read_row(folder: Path, fp: tuple, old: pd.Series | None) -> dict | None:
@@ -145,12 +158,8 @@ def read_row(folder: Path, fp: tuple, old: pd.Series | None) -> dict | None:
         return None
     if json_problem == "missing" and not run_json_missing(folder):
         json_problem = None  # in quarantine: the run is flagged damaged for that
-    problems = [[RUN_JSON, json_problem, fp[2], fp[3]]] if json_problem else []
-    good = []
-    for rel in data:
-        found = _file_problem(folder / rel, known.get(rel))
-        problems += [[rel, *found]] if found else []
-        good += [] if found else [rel]
+    problems, good = _problems(folder, data, known)
+    problems = ([[RUN_JSON, json_problem, fp[2], fp[3]]] if json_problem else []) + problems
     meta = meta or {}
     row = {c: meta.get(c) for c in RUN_COLUMNS}
     row.update(run_id=folder.name, config=json.dumps(meta.get("config", {})),
@@ -274,7 +283,8 @@ def snapshot_records(rows: pd.DataFrame) -> list[dict]:
 def record_check(root: Path, bad: list[BadFile]) -> None:
     """Tell the catalog what a deep check of the whole store (``jaxrl runs check``) found: the
     runs with bad files, and those that had some before, are read again at the next query
-    (and compacted without their bad files), the check's verdicts kept for unchanged files."""
+    (and compacted without their bad files), the check's verdicts kept for unchanged files.
+    A catalog that cannot be written (a full disk) is one warning line, as for a query."""
     root = Path(root)
     if not (root / CATALOG_DIR).is_dir():
         return
@@ -293,7 +303,10 @@ def record_check(root: Path, bad: list[BadFile]) -> None:
         for run_id in had.union(pd.Index(list(found), dtype=object)):
             rows.at[run_id, "problems"] = json.dumps(found.get(run_id, []))
             rows.loc[run_id, FINGERPRINT] = -1
-        write_rows(root, rows)
+        try:
+            write_rows(root, rows)
+        except (OSError, StoreError) as err:
+            warn_unwritten(root, err)
 
 
 # -- load ----------------------------------------------------------------------------------------
@@ -329,9 +342,14 @@ def store_catalog(root: Path, rows: pd.DataFrame, dirty: set, changed: bool,
         return True
     except (OSError, StoreError) as err:
         rows["segment"] = before
-        warnings.warn(f"the catalog of {root} was not written ({one_line(err)}); reading "
-                      "without it", CatalogWarning, stacklevel=3)
+        warn_unwritten(root, err)
         return False
+
+
+def warn_unwritten(root: Path, err: Exception) -> None:
+    """The one-line `CatalogWarning` of a catalog write that failed (a full disk)."""
+    warnings.warn(f"the catalog of {root} was not written ({one_line(err)}); reading without it",
+                  CatalogWarning, stacklevel=4)
 
 
 def catalogue_finished(root: os.PathLike) -> None:

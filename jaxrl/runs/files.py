@@ -32,6 +32,12 @@ class StoreError(ValueError):
     """A run-store problem with a one-line message (e.g. a root that is not writable)."""
 
 
+def one_line(err: BaseException) -> str:
+    """The first line of an error message (DuckDB and pyarrow append context lines)."""
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
+
+
 def free_bytes(path: Path) -> int | None:
     """The bytes free on the file system of ``path`` (or of its nearest existing parent)."""
     path = Path(path).absolute()

@@ -7,20 +7,30 @@ the run ``damaged``. Two depths of check:
 
 * `quick_problem`: what every query does to a file it has not seen before. Parquet: the magic
   bytes at both ends and a footer length that fits the file, which catches every truncation
-  (the footer is at the end), empty and foreign files, in ~50 µs a file (reading the footer
-  itself with pyarrow costs 0.3-1.5 ms a file: 15-75 s for 50,000 chunks). JSON: it parses to
+  (the footer is at the end), empty and foreign files, in ~50 µs a file. JSON: it parses to
   an object whose fields are sound (`jaxrl.runs.runmeta.validate_meta`).
 * `deep_problem`: reads the whole file (``jaxrl runs check``).
 
-Nothing here deletes: `quarantine` moves bad files to ``<root>/.quarantine/<run_id>/<file>``,
-and a run with quarantined files stays flagged ``damaged``.
+A Parquet file that passes is then checked against its run (`jaxrl.runs.schema.file_problems`:
+the store's columns and types, its own ``run_id``), the deep check reading the ``run_id``
+values themselves. ``jaxrl runs check`` also lists the temp files a killed write left in a
+run folder (`leftover_temps`), and a link at the top of the store that loops.
+
+Nothing here deletes data: `quarantine` moves bad files to
+``<root>/.quarantine/<run_id>/<file>`` (copied, then removed, from a run folder on another
+file system), and a run with quarantined files stays flagged ``damaged``; only leftover temp
+files, never data, are removed (`remove_stale_temps`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import shutil
 import struct
+import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,18 +38,23 @@ from typing import NamedTuple
 
 import pyarrow.parquet as pq
 
+from jaxrl.runs.files import StoreError, one_line
 from jaxrl.runs.layout import (  # noqa: F401  (re-exported: the store's file names)
     CHUNK_GLOB,
     EVALUATIONS,
     METRICS_DIR,
     QUARANTINE_DIR,
     RUN_JSON,
+    TEMP_NAME,
     named_runs,
     quarantined_runs,
+    top_folders,
 )
 from jaxrl.runs.runmeta import sound_part, validate_meta
+from jaxrl.runs.schema import file_problems
 
 PARQUET_MAGIC = b"PAR1"
+TEMP_GRACE_SECONDS = 600  # a temp file older than this is no write under way: a killed one's
 
 
 class StoreWarning(UserWarning):
@@ -52,6 +67,16 @@ class BadFile(NamedTuple):
     run_id: str
     file: str
     reason: str
+
+
+def file_stamp(path: Path) -> tuple[int, int]:
+    """``(size, mtime_ns)`` of ``path``, what a recorded verdict on it is valid for; ``(-1, -1)``
+    where it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return -1, -1
+    return st.st_size, st.st_mtime_ns
 
 
 def bad_file(root: Path, path: Path, reason: str) -> BadFile:
@@ -78,10 +103,20 @@ def is_run_folder(path: Path) -> bool:
 
 def run_folders(root: Path) -> list[Path]:
     """The run folders of a store, sorted by run id (a folder whose name is not a run id is
-    skipped with a warning)."""
+    skipped with a warning; an entry that cannot be read, such as a looping link, is left to
+    `unreadable_entries`)."""
     if not root.is_dir():
         return []
-    return named_runs(sorted(p for p in root.iterdir() if is_run_folder(p)))
+    folders = sorted(Path(entry.path) for entry in top_folders(root)[0])
+    return named_runs(p for p in folders if is_run_folder(p))
+
+
+def unreadable_entries(root: Path) -> list[BadFile]:
+    """The entries at the top of the store that cannot be read (a symbolic link that loops),
+    each a `BadFile` whose ``file`` is ``.`` (the entry itself)."""
+    if not root.is_dir():
+        return []
+    return [BadFile(name, ".", reason) for name, reason in sorted(top_folders(root)[1])]
 
 
 def chunk_files(folder: Path) -> list[Path]:
@@ -162,12 +197,6 @@ def deep_problem(path: Path) -> str | None:
     return run_json_problem(path) if path.suffix == ".json" else parquet_read_problem(path)
 
 
-def one_line(err: BaseException) -> str:
-    """The first line of an error message (DuckDB and pyarrow append context lines)."""
-    text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__
-
-
 def run_json_missing(folder: Path) -> bool:
     """A run folder without ``run.json`` that was not moved to quarantine (a quarantined
     file is known: its run is flagged damaged, and there is nothing more to report)."""
@@ -176,23 +205,72 @@ def run_json_missing(folder: Path) -> bool:
 
 
 def check_run(folder: Path, deep: bool = True) -> list[BadFile]:
-    """The bad data files of one run folder (a missing ``run.json`` is one)."""
-    check = deep_problem if deep else quick_problem
+    """The bad data files of one run folder (a missing ``run.json`` is one): each file alone,
+    then its Parquet files against the run (`jaxrl.runs.schema.file_problems`)."""
     bad = [BadFile(folder.name, RUN_JSON, "missing")] if run_json_missing(folder) else []
-    for rel in data_files(folder):
-        reason = check(folder / rel)
-        if reason:
-            bad.append(BadFile(folder.name, rel, reason))
-    return bad
+    reasons = file_reasons(folder, data_files(folder), deep_problem if deep else quick_problem,
+                           deep)
+    return bad + [BadFile(folder.name, rel, reason) for rel, reason in reasons.items() if reason]
+
+
+def file_reasons(folder: Path, rels: list[str], check=quick_problem,
+                 deep: bool = False) -> dict[str, str | None]:
+    """``{file: why it is bad, or None}`` for the data files ``rels`` of the run ``folder``
+    (relative to it): each checked alone (``check``: a path's problem or None), then the
+    Parquet files that passed, against the run (`jaxrl.runs.schema.file_problems`, ``deep``:
+    reading their ``run_id`` values)."""
+    reasons = {rel: check(folder / rel) for rel in rels}
+    whole = [rel for rel, reason in reasons.items() if reason is None and rel != RUN_JSON]
+    reasons.update(file_problems(folder, whole, deep))
+    return reasons
 
 
 def check_store(root: Path, deep: bool = True, workers: int | None = None) -> list[BadFile]:
     """Every bad data file of the store, by run id then file (threads: pyarrow reads release
-    the GIL)."""
+    the GIL), and every entry at its top that cannot be read (`unreadable_entries`)."""
     folders = run_folders(Path(root))
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
         found = pool.map(lambda f: check_run(f, deep), folders)
-        return [bad for run in found for bad in run]
+        bad = [bad for run in found for bad in run]
+    return sorted(bad + unreadable_entries(Path(root)), key=lambda b: b.run_id)
+
+
+def leftover_temps(root: Path, now: float | None = None) -> list[BadFile]:
+    """The temp files in the run folders (and their ``metrics``): a write that a kill cut
+    short leaves one (`jaxrl.runs.files.atomic_write_bytes`: never read, never data). One
+    younger than `TEMP_GRACE_SECONDS` may be a write under way, and says so."""
+    now = time.time() if now is None else now
+    found = []
+    for folder in run_folders(Path(root)):
+        for path in sorted([*folder.glob(".*.tmp"), *(folder / METRICS_DIR).glob(".*.tmp")]):
+            if not TEMP_NAME.fullmatch(path.name):
+                continue
+            stale = _age(path, now) > TEMP_GRACE_SECONDS
+            found.append(BadFile(folder.name, path.relative_to(folder).as_posix(),
+                                 "temp file of a write cut short (a killed process)" if stale
+                                 else "temp file of a write under way (or cut short minutes "
+                                      "ago): kept"))
+    return found
+
+
+def _age(path: Path, now: float) -> float:
+    try:
+        return now - path.lstat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def remove_stale_temps(root: Path, temps: list[BadFile], now: float | None = None) -> list[Path]:
+    """Remove the temp files of ``temps`` (`leftover_temps`) older than `TEMP_GRACE_SECONDS`;
+    returns those removed."""
+    now = time.time() if now is None else now
+    removed = []
+    for temp in temps:
+        path = Path(root) / temp.run_id / temp.file
+        if _age(path, now) > TEMP_GRACE_SECONDS:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def quarantine_path(root: Path, bad: BadFile) -> Path:
@@ -200,7 +278,7 @@ def quarantine_path(root: Path, bad: BadFile) -> Path:
     appended if a file of that name was quarantined before."""
     target = Path(root) / QUARANTINE_DIR / bad.run_id / bad.file
     candidate, n = target, 0
-    while candidate.exists():
+    while os.path.lexists(candidate):
         n += 1
         candidate = target.with_name(f"{target.name}.{n}")
     return candidate
@@ -208,14 +286,56 @@ def quarantine_path(root: Path, bad: BadFile) -> Path:
 
 def quarantine(root: Path, bad_files: list[BadFile]) -> list[tuple[Path, Path]]:
     """Move each bad file aside (never delete); returns ``(from, to)`` of the files moved (a
-    missing file, such as an absent ``run.json``, has nothing to move)."""
+    missing file, such as an absent ``run.json``, has nothing to move; a link is moved
+    itself, a looping one too). A file that cannot be moved is a one-line `StoreError`."""
     moved = []
     for bad in bad_files:
         source = Path(root) / bad.run_id / bad.file
-        if not source.exists():  # a missing run.json has nothing to move; a folder named so moves
+        if not os.path.lexists(source):  # a missing run.json: nothing to move
             continue
         target = quarantine_path(root, bad)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(source, target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            move(source, target)
+        except OSError as err:
+            raise StoreError(f"cannot move {source} to {target}: {err.strerror or err}"
+                             f"{_moved_so_far(moved)}") from None
         moved.append((source, target))
     return moved
+
+
+def _moved_so_far(moved: list) -> str:
+    return f" ({len(moved)} files moved before it)" if moved else ""
+
+
+def move(source: Path, target: Path) -> None:
+    """Rename ``source`` (a file, a link or a folder) to ``target``; from another file system
+    (``EXDEV``: a run folder that is a mount or a link to another disk) copy it beside the
+    target, rename the copy into place, then remove ``source``: the target is whole or
+    absent, and the source goes only once it is."""
+    try:
+        os.rename(source, target)
+        return
+    except OSError as err:
+        if err.errno != errno.EXDEV:
+            raise
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        if source.is_dir() and not source.is_symlink():
+            shutil.copytree(source, partial, symlinks=True)
+        else:
+            shutil.copy2(source, partial, follow_symlinks=False)
+        os.rename(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            _remove(partial)
+        raise
+    _remove(source)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or folder if it exists."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()

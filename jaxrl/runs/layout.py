@@ -25,6 +25,8 @@ METRICS_DIR = "metrics"
 CHUNK_GLOB = "chunk-*.parquet"
 QUARANTINE_DIR = ".quarantine"
 CATALOG_DIR = ".catalog"
+# the temp file of a write (`jaxrl.runs.files.atomic_write_bytes`): ".<name>.<8 hex>.tmp"
+TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
 
 Fingerprint = tuple[int, int, int, int]
 # A run id (and a sweep, bench or demonstration-set id) is one folder name: what `stamped_id`
@@ -66,40 +68,56 @@ def fingerprint(entry: os.DirEntry) -> Fingerprint:
     return entry.stat().st_mtime_ns, _mtime(f"{entry.path}/{METRICS_DIR}"), json_size, json_mtime
 
 
+def top_folders(root: Path) -> tuple[list[os.DirEntry], list[tuple[str, str]]]:
+    """The visible folders at the top of the store (links to folders included), and ``(name,
+    reason)`` of the entries that cannot be told to be one or not (a symbolic link that loops,
+    named like a run id or not: ``Too many levels of symbolic links``). A dangling link is
+    neither: there is nothing behind it."""
+    folders, unreadable = [], []
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir():
+                    folders.append(entry)
+            except OSError as err:
+                unreadable.append((entry.name, f"unreadable: {err.strerror or err}"))
+    return folders, unreadable
+
+
 def scan(root: Path) -> dict[str, Fingerprint]:
     """``{run_id: fingerprint}`` of the folders that may hold a run (not hidden; with a
     ``run.json``, a ``metrics`` folder or evaluations). A folder whose name is not a run id
-    (`is_run_id`, e.g. a copy named ``2*``) is skipped with a warning."""
+    (`is_run_id`, e.g. a copy named ``2*``) and an entry that cannot be read (a looping link)
+    are skipped with a warning."""
     seen = {}
-    with os.scandir(root) as entries:
-        for entry in entries:
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
-            if not is_run_id(entry.name):
-                warn_not_a_run(entry.name)
-                continue
-            fp = fingerprint(entry)
-            if fp[1] != -1 or fp[3] != -1 or os.path.exists(f"{entry.path}/{EVALUATIONS}"):
-                seen[entry.name] = fp
+    folders, unreadable = top_folders(root)
+    for name, reason in unreadable:
+        warn_skipped(name, reason)
+    for entry in named_runs(folders):
+        fp = fingerprint(entry)
+        if fp[1] != -1 or fp[3] != -1 or os.path.exists(f"{entry.path}/{EVALUATIONS}"):
+            seen[entry.name] = fp
     return seen
 
 
-def named_runs(folders) -> list[Path]:
-    """``folders`` (paths of store folders that hold runs) without those whose name is not a
-    run id, each of those skipped with a one-line warning (`warn_not_a_run`)."""
+def named_runs(folders) -> list:
+    """``folders`` (paths, or ``os.DirEntry``, of store folders that hold runs) without those
+    whose name is not a run id, each of those skipped with a one-line warning."""
     kept = []
     for folder in folders:
         if is_run_id(folder.name):
             kept.append(folder)
         else:
-            warn_not_a_run(folder.name)
+            warn_skipped(folder.name, f"its name is not a run id ({ID_RULE})")
     return kept
 
 
-def warn_not_a_run(name: str) -> None:
-    """The one-line warning for a store folder whose name is not a run id."""
-    warnings.warn(f"skipping folder {name!r} of the run store: its name is not a run id "
-                  f"({ID_RULE})", stacklevel=3)
+def warn_skipped(name: str, why: str) -> None:
+    """The one-line warning for an entry of the store that is skipped (``why``: its name is
+    not a run id, a link loops)."""
+    warnings.warn(f"skipping folder {name!r} of the run store: {why}", stacklevel=3)
 
 
 def quarantined_runs(root: Path) -> set[str]:

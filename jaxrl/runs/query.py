@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -38,12 +39,15 @@ from jaxrl.runs.integrity import (
     bad_file,
     check_store,
     chunk_files,
+    file_reasons,
+    leftover_temps,
     one_line,
     quarantine,
-    quick_problem,
+    remove_stale_temps,
     warn_bad,
 )
 from jaxrl.runs.listing import load_catalog, ls, runs_frame
+from jaxrl.runs.schema import pinned_columns
 from jaxrl.runs.segments import execute, glob_literal, named_file, parquet_list, sql_list
 from jaxrl.runs.store import RunStore, StoreError, valid_run_id
 
@@ -58,6 +62,8 @@ EMPTY_VIEWS = {
                    "NULL::DOUBLE AS eval_return_std WHERE false",
 }
 READ_STATEMENTS = (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN)
+COMMENTS = re.compile(r"/\*.*?(\*/|$)|--[^\n]*", re.DOTALL)  # skipped to name a refused verb
+REMOVED = "removed"  # `check`'s ``moved_to`` of a leftover temp file it removed
 MAX_QUERY_CHARS = 100_000  # longer query text is refused before DuckDB parses it
 ROW_CAP = 1_000_000  # rows `sql` returns at most, unless its ``limit`` says otherwise
 TIMEOUT_SECONDS = 60.0  # a query running longer is interrupted
@@ -101,7 +107,9 @@ def _materialize(con: duckdb.DuckDBPyConnection, name: str, root: Path,
 
 
 def _table_view(con: duckdb.DuckDBPyConnection, table: str, cat: catalog.Catalog) -> list[BadFile]:
-    """View ``table``: its segments (less stale runs) and its loose files, united by name."""
+    """View ``table``: its segments (less stale runs) and its loose files, united by name, each
+    column cast to the store's type (`jaxrl.runs.schema.pinned_columns`: no file changes the
+    types another run's values are read with)."""
     parts, bad = [], []
     if cat.segments[table]:
         stale = " WHERE run_id NOT IN (SELECT run_id FROM stale_runs)" if cat.stale else ""
@@ -110,8 +118,9 @@ def _table_view(con: duckdb.DuckDBPyConnection, table: str, cat: catalog.Catalog
     if cat.loose[table]:
         bad = _materialize(con, f"{table}_loose", cat.root, cat.loose[table])
         parts.append(f"SELECT * FROM {table}_loose")
-    con.execute(f"CREATE VIEW {table} AS " + (" UNION ALL BY NAME ".join(parts)
-                                              or EMPTY_VIEWS[table]))
+    source = " UNION ALL BY NAME ".join(parts) or EMPTY_VIEWS[table]
+    names = [row[0] for row in execute(con, f"DESCRIBE {source}").fetchall()]
+    con.execute(f"CREATE VIEW {table} AS SELECT {pinned_columns(table, names)} FROM ({source})")
     return bad
 
 
@@ -143,7 +152,7 @@ def _refusal(statement) -> str | None:
     """Why a parsed statement is refused (None: it only reads)."""
     if statement.type in READ_STATEMENTS:
         return None
-    verb = (statement.query.split() or [statement.type.name])[0].upper()
+    verb = (COMMENTS.sub(" ", statement.query).split() or [statement.type.name])[0].upper()
     return (f"refused: {verb} statements are not allowed (runs sql is read-only and confined "
             f"to the store)")
 
@@ -306,11 +315,11 @@ def latest(store: RunStore | None = None) -> pd.DataFrame:
 
 
 def _read_good(folder: Path, files: list[str]) -> list[pd.DataFrame]:
-    """The frames of the readable ``files`` (relative to the run ``folder``); each bad one is
-    skipped with a warning."""
+    """The frames of the readable ``files`` (relative to the run ``folder``) that hold what the
+    run's files hold (`jaxrl.runs.schema.file_problems`); each bad one is skipped with a
+    warning."""
     frames = []
-    for rel in files:
-        reason = quick_problem(folder / rel)
+    for rel, reason in file_reasons(folder, files).items():
         if reason is None:
             try:
                 frames.append(pd.read_parquet(folder / rel))
@@ -341,14 +350,20 @@ def load_evaluations(run_id: str, store: RunStore | None = None) -> pd.DataFrame
 def check(store: RunStore | None = None, move: bool = False) -> pd.DataFrame:
     """Read every data file of the store whole: one row per bad file (``run_id``, ``file``,
     ``reason``, and ``moved_to`` when ``move``: the file is then in the store's
-    ``.quarantine`` folder). The catalog learns of them, so later queries skip them."""
+    ``.quarantine`` folder), per entry of the store that cannot be read (a looping link), and
+    per temp file a killed write left (`leftover_temps`; ``move`` removes those older than a
+    few minutes: ``moved_to`` says ``removed``). The catalog learns of the bad files, so later
+    queries skip them."""
     root = Path((store or RunStore()).root)
     if move:  # moving files aside writes the store: one line now if it cannot be written
         (store or RunStore(root)).ensure_writable(needed_bytes=0)
     bad = check_store(root)
     catalog.record_check(root, bad)
-    frame = pd.DataFrame(bad, columns=list(BadFile._fields))
+    temps = leftover_temps(root)
+    found = sorted(bad + temps, key=lambda b: b.run_id)
+    frame = pd.DataFrame(found, columns=list(BadFile._fields))
     if move:
-        moved = {src: dst for src, dst in quarantine(root, bad)}
-        frame["moved_to"] = [str(moved.get(root / b.run_id / b.file, "")) or None for b in bad]
+        done = {src: str(dst) for src, dst in quarantine(root, bad)}
+        done.update((path, REMOVED) for path in remove_stale_temps(root, temps))
+        frame["moved_to"] = [done.get(root / b.run_id / b.file) for b in found]
     return frame

@@ -14,6 +14,7 @@ writer of the run (``jaxrl resume``) rewrites its ``run.json`` anyway.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import socket
@@ -62,6 +63,9 @@ def field_problem(name: str, value) -> str | None:
         return f"{name} is not a whole number in [1, {COUNTS[name]}] ({value!r:.40})"
     if name in MAPPINGS and not isinstance(value, dict):
         return f"{name} is not a mapping ({type(value).__name__})"
+    if name == "config" and (bad := non_finite_paths(value, name)):
+        more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+        return f"config holds a non-finite number at {bad[0]:.60}{more} (NaN or Infinity)"
     if name in LISTS and not (isinstance(value, list)
                               and all(v is None or _is_number(v) for v in value)):
         return f"{name} is not a list of numbers"
@@ -81,6 +85,29 @@ def validate_meta(meta) -> list[str]:
 def sound_part(meta: dict) -> dict:
     """``meta`` without its bad fields (what a listing can still show of a damaged run)."""
     return {k: v for k, v in meta.items() if field_problem(k, v) is None}
+
+
+def non_finite_paths(value, root: str) -> list[str]:
+    """Where a parsed JSON ``value`` holds NaN or an infinity (Python's ``json`` reads the
+    tokens ``NaN``, ``Infinity`` and ``-Infinity``, which JSON has not): paths such as
+    ``config.learning_rate`` or ``summary.returns[3]`` under ``root`` (may be empty), sorted."""
+    found, stack = [], [(root, value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            found.append(path)
+        elif isinstance(item, dict):
+            stack.extend((f"{path}.{key}" if path else str(key), v) for key, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(item))
+    return sorted(found)
+
+
+def strict_json(meta: dict) -> tuple[str, list[str]]:
+    """``meta`` as JSON text (indented) that any JSON reader takes: each NaN or infinity
+    written as ``null``; and the paths of those (`non_finite_paths`), for the reader to say."""
+    text = json.dumps(json.loads(json.dumps(meta), parse_constant=lambda _token: None), indent=2)
+    return text, non_finite_paths(meta, "")
 
 
 # -- is the process alive ------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jaxrl.runs.integrity import StoreWarning, bad_file, one_line, quick_problem
+from jaxrl.runs.integrity import StoreWarning, bad_file, file_stamp, one_line, quick_problem
 from jaxrl.runs.layout import CATALOG_DIR, EVALUATIONS
 
 TABLES = ("metrics", "evaluations")
@@ -157,11 +157,7 @@ def write_segment(root: Path, rows: pd.DataFrame, run_ids: list[str]) -> str | N
 def _record_problem(rows: pd.DataFrame, root: Path, path: Path, reason: str) -> None:
     """Mark ``path`` bad in its run's row (and take it out of the run's good files)."""
     run_id, rel, _ = bad_file(root, path, reason)
-    try:
-        stamp = [path.stat().st_size, path.stat().st_mtime_ns]
-    except OSError:
-        stamp = [-1, -1]
-    problems = [*json.loads(rows.at[run_id, "problems"]), [rel, reason, *stamp]]
+    problems = [*json.loads(rows.at[run_id, "problems"]), [rel, reason, *file_stamp(path)]]
     rows.at[run_id, "problems"] = json.dumps(problems)
     rows.at[run_id, "files"] = json.dumps([f for f in json.loads(rows.at[run_id, "files"])
                                            if f != rel])

@@ -17,7 +17,7 @@ from pathlib import Path
 from jaxrl.runs.layout import CATALOG_DIR, quarantined_runs, scan
 
 NAME = "ls.json"
-VERSION = 1
+VERSION = 2  # 2: written by catalog version 2 (files checked against their run)
 LS_COLUMNS = ["run_id", "algo", "env", "status", "seeds", "total_steps_per_seed",
               "final_eval_return_iqm", "env_steps_per_second", "started_at"]
 # how each listed column prints (`jaxrl.runs.text_table.format_columns`)

@@ -133,10 +133,15 @@ def device_info() -> dict:
 
 
 class RunStore:
-    """A folder of runs. ``RunStore()`` uses ``$JAXRL_RUNS_DIR`` or ``./runs``."""
+    """A folder of runs. ``RunStore()`` uses ``$JAXRL_RUNS_DIR`` or ``./runs``. A root that
+    exists and is not a folder (a file, a FIFO) is a `StoreError`: it is not a store, and
+    reading it as an empty one would answer "no runs" and "no bad files" about a typo."""
 
     def __init__(self, root: os.PathLike | None = None):
         self.root = Path(root) if root is not None else default_root()
+        if self.root.exists() and not self.root.is_dir():
+            raise StoreError(f"run store {str(self.root)!r} is not a folder: a run store is a "
+                             "folder of runs (--runs-dir, $JAXRL_RUNS_DIR)")
 
     def ensure_writable(self, needed_bytes: int = RUN_JSON_BYTES) -> None:
         """A one-line `StoreError` now, before anything trains, if a run cannot be written

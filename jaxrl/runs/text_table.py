@@ -81,3 +81,23 @@ def format_frame(frame) -> str:
             return frame.to_string(index=False)
         columns.append((name, kind, values))
     return format_columns(columns)
+
+
+def clip_cells(frame, max_chars: int):
+    """``(frame, cut)``: ``frame`` with every cell of a text or object column (strings, lists,
+    blobs) whose text is longer than ``max_chars`` cut to its first ``max_chars - 1``
+    characters and ``…``, and how many cells were cut. Other cells are kept as they are."""
+    from pandas.api import types
+
+    clipped, cut = frame.copy(), 0
+    for j in range(frame.shape[1]):
+        col = frame.iloc[:, j]
+        if not (types.is_object_dtype(col) or types.is_string_dtype(col)):
+            continue
+        values = col.tolist()
+        for i, v in enumerate(values):
+            text = v if isinstance(v, str) else str(v)
+            if len(text) > max_chars:
+                values[i], cut = text[:max_chars - 1] + "…", cut + 1
+        clipped.isetitem(j, values)
+    return clipped, cut

@@ -86,7 +86,8 @@ class StoredPolicy:
     def act(self, obs, key=None, seed: int = 0, deterministic: bool = True, memory=None):
         """As `jaxrl.trained.results.TrainResult.act`."""
         return acting.act_with(self.policy, self.config, self.seed_state(seed), obs, key, seed,
-                               deterministic, memory)
+                               deterministic, memory,
+                               self.env.observation_space(self.env_params).shape)
 
 
 def read_acting_state(path: Path, like, run_id: str):

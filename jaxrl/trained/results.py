@@ -56,8 +56,10 @@ class TrainResult:
                 or not 0 <= seed < self.seeds:
             raise ValueError(f"this result has seeds 0..{self.seeds - 1}; got seed {seed!r}")
         state = jax.tree.map(lambda x: x[seed], self.state)
+        shape = None if self._acting_env is None else \
+            self._acting_env[0].observation_space(self._acting_env[1]).shape
         return acting.act_with(self._act, self.config, state, obs, key, seed, deterministic,
-                               memory)
+                               memory, shape)
 
     def policy(self) -> StoredPolicy:
         """The trained policy, every seed, as `jaxrl.load_policy` gives a stored run's."""

@@ -24,7 +24,7 @@ from jaxrl.cli import main
     (["train", "ppo", "--env-arg", "bogus=1"], "with option(s) bogus"),
     (["train", "ppo", "--env-arg", "observation_indices=[7]"], "do not index"),
     (["train", "ppo", "--env-arg", "reward_scale=0"], "reward_scale must be"),
-    (["train", "ppo", "--env-arg", "x=["], "is not a YAML value"),
+    (["train", "ppo", "--env-arg", "x=["], "--env-arg x: '[' is not valid YAML"),
     (["train", "ppo", "--set", "rnn=transformer"], "rnn must be one of"),
     (["probe", "nope"], "Unknown algorithm"),
     (["probe", "ppo", "--rungs", "nope"], "unknown probe rung"),

@@ -51,7 +51,7 @@ def tiny_suite(tmp_path):
     ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10, reference: {value: 1, "
      "measure: median, source: s}}\n", "reference measure 'median' is not one of"),
     ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10, reference: {value: x, "
-     "measure: final_eval, source: s}}\n", "reference value must be a number"),
+     "measure: final_eval, source: s}}\n", "reference value must be a finite number"),
     ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10}\n"
      "  - {algo: ppo, env: CartPole-v1, total_steps: 20}\n", "duplicate entry names"),
     ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10, preset: ppo/nothing}\n",

@@ -1,9 +1,10 @@
 """The run store under faults: a read-only store (a real read-only bind mount in a private mount
 namespace where ``unshare`` allows one, and the fault injected at the write calls everywhere), a
 full disk (a tiny tmpfs, and injected), a stuck holder of the catalog lock (SIGSTOPped), one bad
-value in a ``run.json``, ``run.json`` of the wrong shape, and a reused PID. Each fault is one
-line with exit 2, or works degraded, and every intact run stays listed. Stores are built by
-hand (`write_run`); one tiny `jaxrl train` runs out of disk mid-run."""
+value in a ``run.json``, ``run.json`` of the wrong shape, a reused PID, looping links, a run
+folder on another file system, a temp file a killed write left, and two benches of one suite.
+Each fault is one line with exit 2, or works degraded, and every intact run stays listed.
+Stores are built by hand (`write_run`); one tiny `jaxrl train` runs out of disk mid-run."""
 
 import errno
 import json
@@ -390,3 +391,259 @@ def test_a_run_whose_pid_was_reused_reads_as_interrupted(root):
                                                           "pid_started": started}))
     statuses = query.ls(RunStore(root)).set_index("run_id").status
     assert statuses["alive"] == "running" and statuses["reused"] == "interrupted"
+
+
+# -- links (issue 54, item 2) ----------------------------------------------------------------------
+def per_run(root: Path) -> dict:
+    """``{run_id: (rows, max(episode_return_mean))}``: what each run's values read as."""
+    frame = query.sql("SELECT run_id, count(*) AS n, max(episode_return_mean) AS top FROM metrics "
+                      "GROUP BY run_id ORDER BY run_id", RunStore(root))
+    return {r.run_id: (r.n, r.top) for r in frame.itertuples()}
+
+
+LOOP = "Too many levels of symbolic links"
+
+
+def test_a_looping_link_at_the_top_of_the_store_is_one_warning(root, capsys):
+    intact = per_run(root)
+    for name in ("loop", "20260101-000000-ppo-loop-abc123"):  # named like a run id, or not
+        (root / name).symlink_to(name)
+    for argv in (["ls"], ["ls"], ["sql", "SELECT run_id, count(*) AS n FROM metrics GROUP BY 1"]):
+        rc, out, err = cli(capsys, "runs", "--runs-dir", root, *argv)
+        lines = err.strip().splitlines()
+        assert rc == 0 and "run-a" in out and "run-b" in out, (argv, err)
+        assert len(lines) == 2 and all(f"of the run store: unreadable: {LOOP}" in line
+                                       for line in lines), (argv, err)
+    with pytest.warns(UserWarning, match=LOOP):
+        assert per_run(root) == intact
+    rc, out, _ = cli(capsys, "runs", "--runs-dir", root, "check")
+    assert rc == 1 and "2 bad files" in out and out.count(LOOP) == 2, out
+    rc, out, _ = cli(capsys, "runs", "--runs-dir", root, "check", "--quarantine")
+    assert rc == 1 and "2 moved to" in out
+    assert os.path.islink(root / ".quarantine" / "loop") and not os.path.lexists(root / "loop")
+    rc, out, err = cli(capsys, "runs", "--runs-dir", root, "check")
+    assert rc == 0 and not err
+    assert per_run(root) == intact and not query.ls(RunStore(root)).damaged.any()
+
+
+def test_a_looping_chunk_link_is_reported_and_moved_aside(root, capsys):
+    intact = per_run(root)
+    link = root / "run-a" / "metrics" / "chunk-00007.parquet"
+    link.symlink_to(link.name)
+    with pytest.warns(UserWarning, match=f"run run-a: skipping bad file metrics/chunk-00007"
+                                         rf"\.parquet \(unreadable: {LOOP}\)"):
+        assert per_run(root) == intact
+    rc, out, _ = cli(capsys, "runs", "--runs-dir", root, "check", "--quarantine")
+    assert rc == 1 and LOOP in out and "1 moved to" in out
+    assert os.path.islink(root / ".quarantine" / "run-a" / "metrics" / link.name)
+    assert not os.path.lexists(link) and per_run(root) == intact
+
+
+def _other_file_system(tmp_path: Path) -> Path | None:
+    """A writable folder on another file system than ``tmp_path`` (``/dev/shm``), if any."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK) and shm.stat().st_dev != tmp_path.stat().st_dev:
+        return shm
+    return None
+
+
+@pytest.fixture(params=["real", "injected"])
+def away(request, tmp_path, monkeypatch) -> Path:
+    """A folder on another file system: a real one (``/dev/shm``), or a rename between two
+    folders made to fail with ``EXDEV`` as it would."""
+    if request.param == "real":
+        shm = _other_file_system(tmp_path)
+        if shm is None:
+            pytest.skip("no writable file system besides the test's")
+        folder = shm / f"jaxrl-test-{os.getpid()}-{time.monotonic_ns()}"
+        folder.mkdir()
+        request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
+        return folder
+    rename = os.rename
+
+    def cross_device(src, dst):
+        if Path(src).parent != Path(dst).parent and str(tmp_path / "away") in str(src):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", cross_device)
+    return tmp_path / "away"
+
+
+def test_quarantine_moves_files_of_a_run_folder_on_another_file_system(root, away, capsys):
+    """``runs check --quarantine`` copies each bad file (and a folder named ``run.json``) into
+    the quarantine, then removes it: nothing is lost, and the rest of the store is intact."""
+    away.mkdir(exist_ok=True)
+    shutil.move(root / "run-b", away / "run-b")
+    (root / "run-b").symlink_to(away / "run-b")
+    intact = per_run(root)
+    chunk = away / "run-b" / "metrics" / "chunk-00001.parquet"
+    os.truncate(chunk, 100)
+    content = chunk.read_bytes()
+    (away / "run-b" / "run.json").unlink()
+    (away / "run-b" / "run.json").mkdir()
+    (away / "run-b" / "run.json" / "inside").write_text("kept")
+    rc, out, err = cli(capsys, "runs", "--runs-dir", root, "check", "--quarantine")
+    assert rc == 1 and "2 moved to" in out and "Traceback" not in err, (out, err)
+    quarantined = root / ".quarantine" / "run-b"
+    assert (quarantined / "metrics" / "chunk-00001.parquet").read_bytes() == content
+    assert (quarantined / "run.json" / "inside").read_text() == "kept"
+    assert not chunk.exists() and not (away / "run-b" / "run.json").exists()
+    assert [p.name for p in quarantined.rglob(".*")] == []  # no partial copy left
+    listed = query.ls(RunStore(root)).set_index("run_id")
+    assert listed.damaged.to_dict() == {"run-a": False, "run-b": True}
+    assert per_run(root) == {"run-a": intact["run-a"],
+                             "run-b": (intact["run-b"][0] - 8, intact["run-b"][1])}
+
+
+def test_a_quarantine_that_cannot_copy_is_one_line(root, tmp_path, capsys, monkeypatch):
+    def cross_device(src, dst):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    chunk = root / "run-b" / "metrics" / "chunk-00001.parquet"
+    os.truncate(chunk, 100)
+    monkeypatch.setattr(os, "rename", cross_device)
+    monkeypatch.setattr(shutil, "copy2", full)
+    rc, _, err = cli(capsys, "runs", "--runs-dir", root, "check", "--quarantine")
+    one_line_error(rc, err, f"cannot move {chunk} to ")
+    assert "No space left on device" in err and chunk.stat().st_size == 100
+    assert not any((root / ".quarantine").rglob("*.parquet*"))
+
+
+# -- a full disk while checking (issue 54, item 4) -------------------------------------------------
+def test_runs_check_on_a_full_disk_reads_in_memory(root, capsys, monkeypatch):
+    intact = per_run(root)  # catalogued while there was room
+    os.truncate(root / "run-b" / "metrics" / "chunk-00002.parquet", 100)
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    rc, out, err = cli(capsys, "runs", "--runs-dir", root, "check")
+    lines = err.strip().splitlines()
+    assert rc == 1 and "run-b" in out and "metrics/chunk-00002.parquet" in out, (out, err)
+    assert len(lines) == 1 and "was not written (no space left on device to write" in lines[0]
+    assert "reading without it" in lines[0]
+    for argv in (["ls"], ["sql", "SELECT count(*) AS n FROM metrics"]):
+        rc, out, err = cli(capsys, "runs", "--runs-dir", root, *argv)
+        assert rc == 0 and "Traceback" not in err
+    rc, out, _ = cli(capsys, "runs", "--runs-dir", root, "check", "--quarantine")
+    assert rc == 1 and "1 moved to" in out  # a rename needs no room
+    monkeypatch.undo()
+    assert per_run(root) == {"run-a": intact["run-a"],
+                             "run-b": (intact["run-b"][0] - 8, intact["run-b"][1])}
+
+
+# -- a write cut short (issue 54, item 5) ----------------------------------------------------------
+KILLED_WRITE = """
+import os, sys, time
+from pathlib import Path
+from jaxrl.runs import files
+
+def stuck(*args):  # the kill comes between the write and the rename
+    print("written", flush=True)
+    time.sleep(120)
+
+os.replace = stuck
+files.atomic_write_text(Path(sys.argv[1]), "{}")
+"""
+
+
+def test_a_temp_file_a_killed_write_left_is_reported_and_removed(root, capsys):
+    intact = per_run(root)
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITE, str(root / "run-a" / "run.json")],
+                            cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "written"
+    finally:
+        proc.kill()
+        proc.wait()
+    (leftover,) = (root / "run-a").glob(".run.json.*.tmp")
+    under_way = root / "run-b" / "metrics" / ".chunk-00009.parquet.0123abcd.tmp"
+    under_way.write_bytes(b"PAR1")  # a write in progress this very moment
+    rc, out, _ = cli(capsys, "runs", "--runs-dir", root, "check")
+    assert rc == 1 and leftover.name in out and under_way.name in out and "2 bad files" in out
+    old = time.time() - 3600
+    os.utime(leftover, (old, old))
+    rc, out, _ = cli(capsys, "runs", "--runs-dir", root, "check", "--quarantine")
+    assert rc == 1 and "a killed process" in out and "1 leftover temp files removed" in out, out
+    assert not leftover.exists() and under_way.exists()  # a write under way is never cut
+    assert not (root / ".quarantine").exists()
+    listed = query.ls(RunStore(root))
+    assert not listed.damaged.any() and per_run(root) == intact
+
+
+# -- two benches of one suite (issue 54, item 5) ---------------------------------------------------
+CLAIM_THEN_FINISH = """
+import sys
+from pathlib import Path
+from jaxrl.runs.run_lock import claim
+
+with claim(Path(sys.argv[1])) as held:
+    print("held" if held else "not held", flush=True)
+    sys.stdin.readline()  # the other bench has reached its other entry
+    folder = Path(sys.argv[2])
+    folder.mkdir()
+    (folder / "run.json").write_text(sys.argv[3])
+"""
+
+
+def bench_run_json(run_id: str, entry, bench_id: str, seed: int) -> str:
+    """The run.json of a finished run of bench entry ``entry``, as a bench records it."""
+    spec = {**entry.to_dict(), "seed": seed, "configs": [entry.config]}
+    return json.dumps({"run_id": run_id, "algo": entry.algo, "env": entry.env,
+                       "status": "finished", "seeds": entry.seeds,
+                       "total_steps_per_seed": entry.total_steps, "config": entry.config,
+                       "bench_id": bench_id, "bench_entry": entry.name, "group": {"spec": spec},
+                       "started_at": "2026-01-01T00:00:00+00:00"})
+
+
+def test_two_benches_of_one_suite_train_each_entry_once(tmp_path, capsys, monkeypatch):
+    """While another process trains an entry (holds its claim), a bench trains the other
+    entries first, then waits, and skips the entry the other process finished."""
+    from jaxrl import benchmarks
+    from jaxrl.runs import bench_report
+    from tests.bench.test_bench import TINY
+
+    suite = tmp_path / "tiny.yaml"
+    suite.write_text(TINY)
+    spec = benchmarks.load_suite(str(suite))
+    first, second = spec.entries
+    store = RunStore(tmp_path / "runs")
+    bid = benchmarks.bench_id(spec, list(spec.entries), 1.0)
+    claim_file = bench_report.claim_path(store, bid, benchmarks.entry_key(first, spec.seed))
+    other = subprocess.Popen(
+        [sys.executable, "-c", CLAIM_THEN_FINISH, str(claim_file), str(store.root / "run-other"),
+         bench_run_json("run-other", first, bid, spec.seed)],
+        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    trained = []
+
+    def train(algo, env, **kwargs):  # records a finished run as training would
+        entry = next(e for e in spec.entries if e.algo == algo)
+        trained.append(entry.name)
+        folder = store.root / f"run-{algo}"
+        folder.mkdir(parents=True)
+        (folder / "run.json").write_text(bench_run_json(folder.name, entry, bid, spec.seed))
+        other.stdin.write("go\n")  # the other process finishes its entry now
+        other.stdin.flush()
+
+    monkeypatch.setattr(benchmarks, "train", train)
+    monkeypatch.setattr(bench_report, "write", lambda store, bid, out=None: tmp_path)
+    monkeypatch.setattr(bench_report, "entry_table", lambda store, bid: None)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        result = benchmarks.bench(str(suite), runs_dir=str(store.root))
+    finally:
+        other.kill()
+        other.wait()
+    assert trained == [second.name]
+    assert result.ran == [second.name] and result.skipped == [first.name]
+    err = capsys.readouterr().err
+    assert f"{first.name} is being trained by pid {other.pid}" in err
+    assert f"waiting for the process training {first.name}" in err
+    assert f"{first.name} finished by another process (run run-other), skipped" in err
+    assert sorted(p.name for p in store.root.iterdir() if p.name.startswith("run-")) == [
+        "run-a2c", "run-other"]

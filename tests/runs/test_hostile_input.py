@@ -5,6 +5,7 @@ name, a duplicate ``--config`` key). Each is one line (exit 2 on the command lin
 anything is read or written outside the store. Stores are built by hand: no training, but
 for one tiny result."""
 
+import json
 import os
 import shutil
 import signal
@@ -13,9 +14,11 @@ import sys
 import time
 
 import duckdb
+import numpy as np
 import pytest
 
 import jaxrl
+from jaxrl import bench_suite, sweeps
 from jaxrl.cli import main
 from jaxrl.cli.common import UsageError, load_config_file
 from jaxrl.config import ConfigError
@@ -144,7 +147,9 @@ def test_ctrl_c_during_a_query_is_one_line(stores):
 
 
 # -- smaller ones ------------------------------------------------------------------------------
-def test_act_refuses_a_seed_the_result_does_not_have():
+def test_act_takes_array_likes_and_refuses_a_seed_the_result_does_not_have():
+    """``act`` takes what a user has at hand (a list, a tuple, a NumPy array) as it takes a
+    JAX array; an observation that is not numbers or not the env's shape is one line."""
     result = jaxrl.train("ppo", store=False, seeds=2, total_steps=64, num_envs=4, num_steps=16,
                          hidden=(8,), progress=False, eval_episodes=1)
     obs = result._acting_env[0].observation_space(result._acting_env[1]).sample(
@@ -153,6 +158,18 @@ def test_act_refuses_a_seed_the_result_does_not_have():
     for seed in (7, -1, 2, 1.0):
         with pytest.raises(ValueError, match=r"this result has seeds 0\.\.1; got seed"):
             result.act(obs, seed=seed)
+    listed = [float(x) for x in obs]
+    want = int(result.act(obs))
+    assert int(result.act(listed)) == int(result.act(tuple(listed))) == want
+    assert int(result.act(np.asarray(listed))) == int(result.policy().act(listed)) == want
+    assert [int(a) for a in result.act([listed, listed])] == [want, want]
+    for bad, message in (([1.0, 2.0], r"obs must be \[\.\.\., 4\] \(the env's observation shape\), "
+                                       r"got shape \[2\]"),
+                         (["a", "b", "c", "d"], "obs must be an array of numbers"),
+                         (None, "obs must be an array of numbers"),
+                         ([[1.0] * 4, [1.0]], "obs must be an array of numbers")):
+        with pytest.raises(ValueError, match=message):
+            result.act(bad)
 
 
 def test_train_refuses_a_non_string_algo_or_env():
@@ -215,3 +232,183 @@ def test_a_ctrl_c_duckdb_took_while_cataloguing_is_a_keyboard_interrupt(raised):
         segments.execute(_Raising(raised), "COPY (SELECT 1) TO 'x.parquet'")
     with pytest.raises(RuntimeError, match="other"):
         segments.execute(_Raising(RuntimeError("other")), "SELECT 1")
+
+
+# -- bounded inputs, one line each (issue 54) ---------------------------------------------------
+@pytest.mark.parametrize("setting, fragment", [
+    ("num_envs=1e309", "config key 'num_envs' expects int, got '1e309'"),
+    ("num_envs=-1e309", "config key 'num_envs' expects int, got '-1e309'"),
+    ("hidden=[64,1e309]", "config key 'hidden' expects int, got '1e309'"),
+    ("hidden=[64,1e20]", "hidden=(64, 100000000000000000000) is out of range for PPOConfig: each "
+                         "element must be at most 2147483647 (the programs count in int32)"),
+    ("learning_rate=1e309", "learning_rate=inf is out of range for PPOConfig: must be > 0"),
+])
+def test_an_infinite_or_huge_number_is_one_line(setting, fragment, capsys):
+    assert main(["train", "ppo", "--set", setting, "--no-store", "--total-steps", "1024"]) == 2
+    assert one_line(capsys) == f"jaxrl: {fragment}"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"num_envs": float("inf")}, "config key 'num_envs' expects int, got inf"),
+    ({"hidden": (64, 10**400)}, r"config key 'hidden' expects int, got about 2\*\*1329"),
+    ({"seeds": 10**5000}, r"seeds must be in \[1, 2147483647\] .*, got about 2\*\*16610"),
+    ({"total_steps": float("inf")}, "total_steps must be a whole number, got inf"),
+    ({"env_kwargs": [1, 2]}, r"env_kwargs must be a mapping of env option names to values, "
+                             r"got list \[1, 2\]"),
+    ({"env_kwargs": {1: 2}}, "env_kwargs must be a mapping"),
+])
+def test_the_python_api_refuses_the_same_numbers_and_env_kwargs(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        jaxrl.train("ppo", store=False, progress=False, **{"total_steps": 1024, **kwargs})
+
+
+def test_a_sweep_distribution_needs_finite_bounds():
+    for text in ("randint(1,1e309)", "uniform(0, inf)", "loguniform(1e-5, 1e400)"):
+        with pytest.raises(ConfigError, match="bounds must be finite numbers"):
+            sweeps.make_configs(random={"num_envs": text})
+
+
+ENTRY = "  - {algo: ppo, env: CartPole-v1, total_steps: 512%s}\n"
+BOMB = "defs:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 10))  # 9**9 leaves
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("seeds: .inf\nentries:\n" + ENTRY % "", "seeds must be a positive integer, got inf"),
+    ("entries:\n" + ENTRY.replace("512", "1e400") % "",
+     "entry 1 (ppo on CartPole-v1): total_steps must be a positive integer, got '1e400'"),
+    ("seed: .inf\nentries:\n" + ENTRY % "", "seed must be a whole number, got inf"),
+    ("seeds: 1" + "0" * 400 + "\nentries:\n" + ENTRY % "",
+     "seeds must be a positive integer, got about 2**1329"),
+    ("entries:\n" + ENTRY % ", env_kwargs: [1, 2]",
+     "env_kwargs must be a mapping of env option names to values, got list [1, 2]"),
+    ("entries:\n" + ENTRY % ", reference: {value: .inf, measure: final_eval, source: s}",
+     "reference value must be a finite number, got inf"),
+    (BOMB + "note: *l9\nentries:\n" + ENTRY % "",
+     "expands past 2,097,152 characters with its aliases written out"),
+    (BOMB + "entries:\n" + ENTRY % ", name: *l9",
+     "expands past 2,097,152 characters with its aliases written out"),
+    ("note: &n [*n]\nentries:\n" + ENTRY % "", "has an alias inside the node it names"),
+    ("note: " + "[" * 5000 + "]" * 5000 + "\nentries:\n" + ENTRY % "", "is nested too deeply"),
+    ("entries:\n" + ENTRY % "" * 12_000, "is larger than 524,288 bytes"),
+])
+def test_a_suite_is_bounded_and_one_line(tmp_path, capsys, text, fragment):
+    """Each is refused in seconds, before the store is touched (no bench.json)."""
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text)
+    start = time.monotonic()
+    assert main(["bench", str(path), "--runs-dir", str(tmp_path / "runs"), "--no-progress"]) == 2
+    line = one_line(capsys)
+    assert line.startswith("jaxrl: ") and fragment in line, line
+    assert time.monotonic() - start < 30 and not (tmp_path / "runs").exists()
+
+
+def test_a_suite_s_few_aliases_still_read(tmp_path):
+    """A suite that shares a reference's source with an alias (as minatar.yaml does) loads."""
+    path = tmp_path / "ok.yaml"
+    ref = "reference: {value: 1, measure: final_eval, source: %s}"
+    path.write_text("entries:\n" + ENTRY % (", name: a, " + ref % "&s the paper")
+                    + ENTRY % (", name: b, " + ref % "*s"))
+    suite = bench_suite.load_suite(str(path))
+    assert [e.reference["source"] for e in suite.entries] == ["the paper", "the paper"]
+
+
+@pytest.mark.parametrize("make, fragment", [
+    (lambda tmp: "/dev/zero", "is not a regular file"),
+    (lambda tmp: str(tmp), "is not a regular file"),
+    (lambda tmp: (os.mkfifo(tmp / "fifo"), str(tmp / "fifo"))[1], "is not a regular file"),
+    (lambda tmp: ((tmp / "r.yaml").write_bytes(b"a: 1\n\xff\xfe" + os.urandom(64)),
+                  str(tmp / "r.yaml"))[1], "is not UTF-8 text (at byte 5)"),
+    (lambda tmp: ((tmp / "big.yaml").write_text("a: " + "x" * 600_000),
+                  str(tmp / "big.yaml"))[1], "is larger than 524,288 bytes"),
+    (lambda tmp: ((tmp / "bomb.yaml").write_text(BOMB), str(tmp / "bomb.yaml"))[1],
+     "expands past"),
+])
+def test_a_config_file_is_a_bounded_regular_file_named_in_its_error(tmp_path, make, fragment):
+    """``--config`` of a FIFO would block forever and ``/dev/zero`` read until memory ran out;
+    random bytes said only "'utf-8' codec can't decode" without the file."""
+    path = make(tmp_path)
+    signal.alarm(30)  # a FIFO opened for reading would wait here for a writer
+    try:
+        with pytest.raises(UsageError) as err:
+            load_config_file(path)
+    finally:
+        signal.alarm(0)
+    assert str(err.value).startswith(f"--config {path!r} ") and fragment in str(err.value)
+
+
+def test_a_runs_dir_that_is_a_file_is_not_a_store(tmp_path, capsys, monkeypatch):
+    """Not "(no rows)", a count of 0 and "no bad files" with exit 0."""
+    path = tmp_path / "notes.txt"
+    path.write_text("not a store")
+    said = f"jaxrl: run store {str(path)!r} is not a folder: a run store is a folder of runs"
+    for argv in (["ls"], ["sql", "SELECT count(*) FROM runs"], ["check"], ["latest"]):
+        assert main(["runs", "--runs-dir", str(path), *argv]) == 2
+        assert one_line(capsys).startswith(said), argv
+    monkeypatch.setenv("JAXRL_RUNS_DIR", str(path))
+    assert main(["runs", "ls"]) == 2
+    assert one_line(capsys).startswith(said)
+    with pytest.raises(StoreError, match="is not a folder"):
+        jaxrl.train("ppo", total_steps=64, progress=False)
+
+
+def test_runs_sql_bounds_the_printed_cells(stores, capsys):
+    root = ["runs", "--runs-dir", str(stores.root), "sql"]
+    assert main([*root, "SELECT repeat('ab', 50000000) AS x, 1 AS n"]) == 0
+    out = capsys.readouterr().out
+    assert len(out) < 5_000
+    assert out.splitlines()[1].split() == ["ab" * 499 + "a…", "1"]
+    assert out.splitlines()[-1] == ("… 1 cell cut to their first 1,000 characters "
+                                    "(--cell-chars N shows N, --cell-chars 0 all)")
+    assert main([*root, "SELECT repeat('ab', 600) AS x", "--cell-chars", "0"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].strip() == "ab" * 600
+
+
+@pytest.mark.parametrize("text, verb", [
+    ("/* x */ COPY (SELECT 1) TO 'x.csv'", "COPY"),
+    ("-- a comment\n  /* and\n another */ ATTACH 'x.db'", "ATTACH"),
+])
+def test_a_refusal_names_the_verb_past_comments(stores, text, verb):
+    with pytest.raises(query.QueryError, match=f"^refused: {verb} statements are not allowed"):
+        query.sql(text, stores)
+
+
+def test_a_non_finite_config_is_flagged_and_show_prints_strict_json(tmp_path, capsys):
+    """Python's json reads NaN and Infinity, which JSON has not: a config holding one flags its
+    run; elsewhere in a run.json, `runs show` prints it as null and says so."""
+    root = tmp_path / "runs"
+    bad, odd = "20260101-000000-ppo-nan", "20260101-000001-ppo-inf"
+    for run_id, key, value in ((bad, "config", {"gamma": float("nan"),
+                                                "lr": [1.0, float("-inf")]}),
+                               (odd, "summary", {"x": float("inf")})):
+        folder = write_run(root, run_id)
+        meta = json.loads((folder / "run.json").read_text())
+        (folder / "run.json").write_text(json.dumps({**meta, key: value}))
+    assert validate_meta({**json.loads((root / bad / "run.json").read_text())}) == [
+        "config holds a non-finite number at config.gamma and 1 more (NaN or Infinity)"]
+    with pytest.warns(Warning, match="skipping bad file run.json"):
+        listed = query.ls(RunStore(root))
+    assert listed.set_index("run_id").damaged.to_dict() == {bad: True, odd: False}
+    capsys.readouterr()
+    assert main(["runs", "--runs-dir", str(root), "show", bad]) == 2
+    assert one_line(capsys).startswith(f"jaxrl: run {bad!r} is damaged: its run.json: config "
+                                       "holds a non-finite number at config.gamma")
+    assert main(["runs", "--runs-dir", str(root), "show", odd]) == 0
+    captured = capsys.readouterr()
+    strict = json.loads(captured.out, parse_constant=lambda token: pytest.fail(token))
+    assert strict["summary"] == {"x": None} and strict["run_id"] == odd
+    assert captured.err.strip() == ("jaxrl: warning: printed as null: summary.x (NaN or "
+                                    "Infinity in the run.json, not JSON)")
+
+
+@pytest.mark.parametrize("seed", ["-1", "2.5", "4294967296"])
+def test_a_bench_with_a_bad_root_seed_writes_nothing(tmp_path, capsys, seed):
+    """The suite's root seed is checked before the bench writes its manifest (bench.json)."""
+    from tests.bench.test_bench import TINY
+
+    suite = tmp_path / "tiny.yaml"
+    suite.write_text(f"seed: {seed}\n{TINY}")
+    root = tmp_path / "runs"
+    assert main(["bench", str(suite), "--runs-dir", str(root)]) == 2
+    assert "seed must be" in one_line(capsys)
+    assert not root.exists()

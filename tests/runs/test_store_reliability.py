@@ -5,12 +5,15 @@ catalog follows runs as they are written. Stores are built by hand: no training.
 
 import json
 import os
+import shutil
 import socket
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from jaxrl.cli import main
@@ -339,3 +342,114 @@ def test_a_catalog_refresh_that_fails_after_training_is_one_warning(store, capsy
 def snapshot_records(root: Path) -> list:
     from jaxrl.runs import snapshot
     return snapshot.read_current(root) or []
+
+
+# -- a chunk checked against its run (issue 54, item 1) ---------------------------------------------
+def rewrite(path: Path, change) -> None:
+    """Rewrite the Parquet file ``path`` as ``change(frame)``, keeping its size-and-mtime
+    identity fresh (a file changed in place, as a hand edit would)."""
+    change(pd.read_parquet(path)).to_parquet(path, index=False)
+
+
+def per_run(store) -> pd.DataFrame:
+    """What each run's metrics read as: rows, max and sum of ``episode_return_mean``."""
+    return query.sql("SELECT run_id, count(*) AS n, max(episode_return_mean) AS top, "
+                     "sum(episode_return_mean) AS total FROM metrics GROUP BY run_id "
+                     "ORDER BY run_id", store).set_index("run_id")
+
+
+def metric_types(store) -> dict:
+    return dict(query.sql("DESCRIBE metrics", store)[["column_name", "column_type"]].values)
+
+
+MISMATCHES = {
+    "text-metric": (lambda f: f.assign(episode_return_mean=f.episode_return_mean.map(
+        lambda v: f"{v + 60:.1f}")), "column 'episode_return_mean' holds string"),
+    "another-runs-id": (lambda f: f.assign(run_id="run-a"), "rows of another run: run_id 'run-a'"),
+    "dropped-column": (lambda f: f.drop(columns="value_loss"), "missing value_loss"),
+    "renamed-column": (lambda f: f.rename(columns={"value_loss": "vloss"}),
+                       "missing value_loss; extra vloss"),
+    "extra-column": (lambda f: f.assign(bogus=1.0), "extra bogus"),
+    "float-seeds": (lambda f: f.assign(seed=f.seed.astype(float)), "column 'seed' holds double"),
+    "no-run-id": (lambda f: f.drop(columns="run_id"), "no run_id column"),
+}
+STORE_TYPES = {"run_id": "VARCHAR", "seed": "BIGINT", "update": "BIGINT", "env_steps": "DOUBLE",
+               "episode_return_mean": "DOUBLE", "episode_count": "DOUBLE", "value_loss": "DOUBLE"}
+
+
+@pytest.mark.parametrize("change, reason", MISMATCHES.values(), ids=list(MISMATCHES))
+@pytest.mark.parametrize("catalogued", [False, True], ids=["new", "changed-in-place"])
+def test_a_chunk_that_does_not_match_its_run_is_kept_out(store, tmp_path, capsys, change, reason,
+                                                         catalogued):
+    """A chunk of the right name and another shape flags its run damaged, stays out of every
+    query, and leaves every other run's values and the views' types as they were; ``runs
+    check`` lists it and ``--quarantine`` moves it. Changed in place after cataloguing, queries
+    serve the catalogued copy until ``runs check`` finds it."""
+    twin = RunStore(tmp_path / "twin")
+    shutil.copytree(store.root, twin.root)
+    intact = per_run(twin)  # the same runs, undamaged
+    if catalogued:
+        per_run(store)
+    chunk = store.root / "run-b" / "metrics" / "chunk-00001.parquet"
+    rewrite(chunk, change)
+    if catalogued:
+        assert main(["runs", "--runs-dir", str(store.root), "check"]) == 1
+        out = capsys.readouterr().out
+        assert "run-b" in out and "metrics/chunk-00001.parquet" in out and reason in out, out
+    with pytest.warns(StoreWarning, match="run run-b: skipping bad file metrics/chunk-00001"):
+        assert damaged(store) == {"run-b"}
+        now = per_run(store)
+        assert metric_types(store) == STORE_TYPES  # no column changed or added
+        assert set(query.top("CartPole-v1", "episode_return_mean", k=3, store=store).run_id) == {
+            "run-a", "run-b", "run-c"}
+        assert len(query.load_metrics("run-b", store)) == (CHUNKS - 1) * CHUNK_ROWS
+        assert query.sql("SELECT avg(episode_return_mean) AS m FROM metrics", store).m[0] >= 0
+    pd.testing.assert_frame_equal(now.drop("run-b"), intact.drop("run-b"))
+    assert now.n["run-b"] == intact.n["run-b"] - CHUNK_ROWS
+    capsys.readouterr()
+    assert main(["runs", "--runs-dir", str(store.root), "check", "--quarantine"]) == 1
+    out = capsys.readouterr().out
+    assert reason in out and "1 moved to" in out
+    assert (store.root / ".quarantine" / "run-b" / "metrics" / "chunk-00001.parquet").is_file()
+    assert main(["runs", "--runs-dir", str(store.root), "check"]) == 0
+
+
+def test_chunk_types_that_cast_exactly_are_read_with_the_stores(store):
+    """int32 seeds and float32 metrics in every chunk of a run: read, as BIGINT and DOUBLE."""
+    before = per_run(store)
+    for chunk in (store.root / "run-b" / "metrics").glob("chunk-*.parquet"):
+        rewrite(chunk, lambda f: f.astype({"seed": "int32", "episode_return_mean": "float32"}))
+    shutil.rmtree(store.root / ".catalog")  # changed in place: catalogue the store again
+    assert not damaged(store)
+    pd.testing.assert_frame_equal(per_run(store), before)
+    assert metric_types(store) == STORE_TYPES
+
+
+def test_another_runs_id_without_statistics_is_found_in_the_column(store):
+    """A writer that keeps no column statistics: the run_id values are read themselves."""
+    chunk = store.root / "run-c" / "metrics" / "chunk-00002.parquet"
+    table = pq.read_table(chunk)
+    ids = ["run-c"] * (CHUNK_ROWS - 1) + ["run-a"]
+    pq.write_table(table.set_column(0, "run_id", pa.array(ids)), chunk, write_statistics=False)
+    with pytest.warns(StoreWarning, match="run-c: skipping bad file metrics/chunk-00002.parquet "
+                                          r"\(rows of another run: run_id 'run-a'\)"):
+        assert per_run(store).n.to_dict() == {"run-a": CHUNKS * CHUNK_ROWS,
+                                              "run-b": CHUNKS * CHUNK_ROWS,
+                                              "run-c": (CHUNKS - 1) * CHUNK_ROWS}
+    assert [(b.run_id, b.file) for b in check_store(store.root)] == [
+        ("run-c", "metrics/chunk-00002.parquet")]
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda f: f.assign(eval_return=f.eval_return.astype(str)), "'eval_return' holds string"),
+    (lambda f: f.drop(columns="eval_return_std"), "missing eval_return_std"),
+    (lambda f: f.assign(run_id="run-c"), "rows of another run: run_id 'run-c'"),
+], ids=["text", "dropped", "another-run"])
+def test_evaluations_that_do_not_match_the_store_are_kept_out(store, change, reason):
+    rewrite(store.root / "run-a" / "evaluations.parquet", change)
+    with pytest.warns(StoreWarning, match="run run-a: skipping bad file evaluations.parquet"):
+        evals = query.sql("SELECT run_id, count(*) AS n, avg(eval_return) AS m FROM evaluations "
+                          "GROUP BY run_id ORDER BY run_id", store)
+        assert damaged(store) == {"run-a"}
+    assert evals.run_id.tolist() == ["run-b", "run-c"] and evals.m.tolist() == [15.0, 15.0]
+    assert reason in check_store(store.root)[0].reason

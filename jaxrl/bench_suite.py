@@ -1,0 +1,202 @@
+"""Benchmark suite files: read, bounded (`jaxrl.named_yaml`: a regular file, its size, its
+aliases) and checked, every problem one `SuiteError` line naming the file and the entry.
+`jaxrl.benchmarks` runs them.
+
+A suite is YAML::
+
+    name: classic
+    title: Classic control                   # optional
+    note: text printed under the report title (e.g. how the envs differ from the reference's)
+    seeds: 8                                 # default seeds per entry
+    seed: 0                                  # root seed (optional)
+    eval_episodes: 32                        # final deterministic evaluation episodes (optional)
+    entries:
+      - algo: ppo
+        env: CartPole-v1
+        total_steps: 500000                  # env steps per seed
+        seeds: 16                            # optional, overrides the suite's
+        preset: ppo/baselines-mujoco         # optional: a named preset's keys (jaxrl.presets)
+        config: {learning_rate: 3.0e-4}      # optional config overrides (on the preset's)
+        reference:                           # optional
+          value: 492.4
+          measure: train_last100             # how it was measured (jaxrl.measures.MEASURES)
+          source: CleanRL ppo.py benchmark (3 seeds)
+          budget: 500000                     # the reference's env steps
+          note: anything else worth knowing
+
+Every number is finite and whole where it counts (``seeds: .inf`` or ``total_steps: 1e400`` is
+one line), the root ``seed`` and ``env_kwargs`` are checked as `jaxrl.train` checks them
+(`jaxrl.config.check_run_args`), and entry names are unique.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from jaxrl import named_yaml, presets
+from jaxrl.config import ConfigError, check_run_args, shown
+from jaxrl.measures import MEASURES
+
+SUITES_DIR = Path(__file__).resolve().parents[1] / "experiments" / "benchmarks"
+_ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "preset", "reference", "name",
+               "eval_episodes", "env_kwargs"}
+_REFERENCE_KEYS = {"value", "measure", "source", "budget", "note", "seeds"}
+
+
+class SuiteError(ConfigError):
+    """A suite file that cannot be used; the message names the file and the entry."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One benchmark entry: ``algo`` on ``env`` for ``total_steps`` env steps per seed."""
+
+    name: str
+    algo: str
+    env: str
+    total_steps: int
+    seeds: int
+    config: dict
+    reference: dict | None
+    eval_episodes: int
+    env_kwargs: dict | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Suite:
+    name: str
+    title: str
+    note: str
+    path: str
+    seed: int
+    entries: tuple[Entry, ...]
+
+
+def suite_path(name_or_path: str) -> Path:
+    """A suite by name (``experiments/benchmarks/NAME.yaml``) or by path."""
+    return named_yaml.find(name_or_path, SUITES_DIR, "suite", SuiteError)
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """Parse and check a suite file: a bounded file (`jaxrl.named_yaml`: size, aliases).
+    Every problem is one `SuiteError` line naming the entry."""
+    path = suite_path(name_or_path)
+    raw = named_yaml.read(path, "suite", SuiteError)
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or not raw["entries"]:
+        raise SuiteError(f"suite {str(path)!r} needs a non-empty 'entries' list")
+    name = str(raw.get("name") or path.stem)
+    seeds = _positive_int(raw.get("seeds", 4), f"{path.name}: seeds")
+    eval_episodes = _positive_int(raw.get("eval_episodes", 16), f"{path.name}: eval_episodes")
+    entries = [_entry(e, i, path.name, seeds, eval_episodes) for i, e in enumerate(raw["entries"])]
+    duplicates = sorted(n for n, count in Counter(e.name for e in entries).items() if count > 1)
+    if duplicates:
+        raise SuiteError(f"{path.name}: duplicate entry names {duplicates}; give them a 'name'")
+    return Suite(name=name, title=str(raw.get("title") or name), note=str(raw.get("note") or ""),
+                 path=str(path), seed=_root_seed(raw.get("seed", 0), path.name),
+                 entries=tuple(entries))
+
+
+def _positive_int(value, what: str) -> int:
+    """A whole number >= 1 (``1e6`` as text is fine, as YAML reads it); `SuiteError` else,
+    infinities and numbers past a float's range included."""
+    try:
+        number = int(float(value))
+        whole = number == float(value)
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole or number < 1:
+        raise SuiteError(f"{what} must be a positive integer, got {shown(value)}")
+    return number
+
+
+def _root_seed(value, file: str) -> int:
+    """The suite's root ``seed``, checked as `train` checks it (`check_run_args`)."""
+    try:
+        check_run_args(seed=value)
+    except ConfigError as err:
+        raise SuiteError(f"{file}: {err}") from None
+    return int(value)
+
+
+def _entry(raw: Any, index: int, file: str, seeds: int, eval_episodes: int) -> Entry:
+    where = f"{file}: entry {index + 1}"
+    if not isinstance(raw, dict):
+        raise SuiteError(f"{where} must be a mapping with algo, env and total_steps")
+    unknown = set(raw) - _ENTRY_KEYS
+    if unknown:
+        raise SuiteError(f"{where}: unknown keys {sorted(unknown)}; valid: {sorted(_ENTRY_KEYS)}")
+    missing = [k for k in ("algo", "env", "total_steps") if k not in raw]
+    if missing:
+        raise SuiteError(f"{where}: missing {', '.join(missing)}")
+    algo, env = str(raw["algo"]).lower(), str(raw["env"])
+    where = f"{file}: entry {index + 1} ({algo} on {env})"
+    config = raw.get("config") or {}
+    if not isinstance(config, dict):
+        raise SuiteError(f"{where}: config must be a mapping of overrides")
+    if raw.get("preset") is not None:
+        config = _preset(raw, algo, where)
+    reference = raw.get("reference")
+    if reference is not None:
+        reference = _reference(reference, where)
+    try:
+        check_run_args(env_kwargs=raw.get("env_kwargs"))
+    except ConfigError as err:
+        raise SuiteError(f"{where}: {err}") from None
+    return Entry(name=str(raw.get("name") or f"{algo}/{env}"), algo=algo, env=env,
+                 total_steps=_positive_int(raw["total_steps"], f"{where}: total_steps"),
+                 seeds=_positive_int(raw.get("seeds", seeds), f"{where}: seeds"),
+                 config=dict(config), reference=reference,
+                 eval_episodes=_positive_int(raw.get("eval_episodes", eval_episodes),
+                                             f"{where}: eval_episodes"),
+                 env_kwargs=raw.get("env_kwargs"))
+
+
+def _preset(raw: dict, algo: str, where: str) -> dict:
+    """The entry's preset's keys under its config overrides (`jaxrl.presets.entry_config`);
+    the preset must be one of ``algo``'s."""
+    name = str(raw["preset"])
+    if name.split("/")[0] != algo:
+        raise SuiteError(f"{where}: preset {name!r} is not one of {algo}'s (ALGO/NAME)")
+    try:
+        return presets.entry_config(raw)
+    except presets.PresetError as err:
+        raise SuiteError(f"{where}: {err}") from None
+
+
+def _reference(raw: Any, where: str) -> dict:
+    if not isinstance(raw, dict):
+        raise SuiteError(f"{where}: reference must be a mapping (value, measure, source, budget)")
+    unknown = set(raw) - _REFERENCE_KEYS
+    if unknown:
+        raise SuiteError(f"{where}: unknown reference keys {sorted(unknown)}; "
+                         f"valid: {sorted(_REFERENCE_KEYS)}")
+    for key in ("value", "measure", "source"):
+        if key not in raw:
+            raise SuiteError(f"{where}: reference needs {key!r}")
+    value = _finite(raw["value"], f"{where}: reference value")
+    budget = raw.get("budget")
+    if budget is not None and not _finite(budget, f"{where}: reference budget") > 0:
+        raise SuiteError(f"{where}: reference budget must be > 0, got {shown(budget)}")
+    if raw["measure"] not in MEASURES:
+        raise SuiteError(f"{where}: reference measure {raw['measure']!r} is not one of "
+                         f"{', '.join(MEASURES)}")
+    return {**raw, "value": value}
+
+
+def _finite(value, what: str) -> float:
+    """``float(value)``, a finite number; `SuiteError` else (``.inf``, ``1e400`` as text, an
+    integer past a float's range)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise SuiteError(f"{what} must be a finite number, got {shown(value)}")
+    return number
