@@ -89,6 +89,28 @@ def games() -> list[str]:
     return sorted(ale_py.roms.get_all_rom_ids())
 
 
+def task_names() -> list[str]:
+    """Every game ale-py ships, as `envs.make` names it after ``atari:``: CamelCase
+    (``"SpaceInvaders"``) where `rom_name` maps it back to the ROM, else the ROM name itself
+    (``"tic_tac_toe_3d"``); `make_task` takes both. Raises `AtariUnavailableError` without
+    ale-py."""
+    names = []
+    for rom in games():
+        camel = "".join(part.capitalize() for part in rom.split("_"))
+        names.append(camel if rom_name(camel) == rom else rom)
+    return names
+
+
+def task_key(game: str) -> str:
+    """What two spellings of one game share (its ROM name): the registry compares by it."""
+    return rom_name(game)
+
+
+def make_task(game: str, **kwargs) -> tuple[AtariEnv, None]:
+    """``atari:<game>`` for `envs.make` (params None: the env has none)."""
+    return AtariEnv(game, **kwargs), None
+
+
 def usable_cores(cgroup_root: str | Path = "/sys/fs/cgroup") -> int:
     """The CPUs this process may run on: its affinity mask (``os.sched_getaffinity``), capped
     by a cgroup CPU quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``) where one is set.

@@ -141,13 +141,7 @@ class BraxEnv(EqualByConstruction, Environment):
         # cast to (brax's reset/step disagree on weak types).
         abstract_key = jax.ShapeDtypeStruct((2,), jnp.uint32)  # a raw key; only shapes matter
         self._reset_avals = jax.eval_shape(brax_env.reset, abstract_key)
-        obs = self._reset_avals.obs
-        if not (hasattr(obs, "shape") and len(obs.shape) == 1):
-            raise NotImplementedError(
-                f"brax env {self.name!r}: only flat array observations are supported, got "
-                f"{jax.tree.map(lambda x: x.shape, obs)}"
-            )
-        self.observation_size = int(obs.shape[0])
+        self.observation_size = self._obs_size(self._reset_avals.obs)
         self.action_size = int(brax_env.action_size)
 
     @property
@@ -169,6 +163,19 @@ class BraxEnv(EqualByConstruction, Environment):
         return Box(low=-1.0, high=1.0, shape=(self.action_size,))
 
     # -- internals ---------------------------------------------------------------------------
+    def _obs_size(self, obs: Any) -> int:
+        """The size of the observation the policy sees, from the reset state's (abstract) one."""
+        if not (hasattr(obs, "shape") and len(obs.shape) == 1):
+            raise NotImplementedError(
+                f"brax env {self.name!r}: only flat array observations are supported, got "
+                f"{jax.tree.map(lambda x: x.shape, obs)}"
+            )
+        return int(obs.shape[0])
+
+    def _obs(self, raw_obs: Any) -> jax.Array:
+        """The observation the policy sees, from the raw env's."""
+        return jnp.asarray(raw_obs, jnp.float32)
+
     def _canonical(self, brax_state: Any) -> Any:
         """Cast every leaf to the (strong) dtype of the reset state's leaf."""
         ref = self._reset_avals
@@ -197,9 +204,11 @@ class BraxEnv(EqualByConstruction, Environment):
 
     # -- Environment hooks (the base class adds auto-reset and final_observation) -------------
     def reset_env(self, key: jax.Array, params: Any) -> tuple[jax.Array, BraxEnvState]:
+        if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+            key = jax.random.key_data(key)  # the raw env keeps raw keys in its state
         brax_state = self._canonical(self._env.reset(key))
         state = BraxEnvState(brax_state=brax_state, t=jnp.zeros((), jnp.int32))
-        return jnp.asarray(brax_state.obs, jnp.float32), state
+        return self._obs(brax_state.obs), state
 
     def step_env(self, key: jax.Array, state: BraxEnvState, action: jax.Array, params: Any):
         del key  # brax dynamics are deterministic given the state
@@ -209,7 +218,7 @@ class BraxEnv(EqualByConstruction, Environment):
         terminated = brax_state.done != 0
         truncated = t >= params.episode_length
         info = {"metrics": dict(brax_state.metrics)}
-        obs = jnp.asarray(brax_state.obs, jnp.float32)
+        obs = self._obs(brax_state.obs)
         reward = jnp.asarray(brax_state.reward, jnp.float32)
         return obs, BraxEnvState(brax_state=brax_state, t=t), reward, terminated, truncated, info
 
@@ -245,6 +254,14 @@ def make_brax(
         _BUILT[key] = env
     env = _BUILT[key]
     return env, env.default_params
+
+
+def task_names() -> list[str]:
+    """brax's env names (``brax:<name>`` for `envs.make`)."""
+    return list(brax_envs()._envs)
+
+
+make_task = make_brax  # ``brax:<name>`` for `envs.make`
 
 
 # Built envs by make arguments. Building one parses the MuJoCo model and traces a reset for the

@@ -8,21 +8,29 @@ Names:
 * ``"goal:BitFlip"`` (``n_bits=25``), ``"goal:PointReach"``: goal-conditioned envs for
   hindsight relabelling (`envs.goals`);
 * ``"atari:Breakout"`` (``preset="baselines"`` or ``"machado"``): every game ale-py ships, in
-  the jitted loop through ale-py's XLA interface (`envs.atari`, the ``atari`` extra).
+  the jitted loop through ale-py's XLA interface (`envs.atari`, the ``atari`` extra);
+* ``"playground:CartpoleBalance"``: MuJoCo Playground's DM Control Suite on MJX
+  (`envs.playground`, the ``playground`` extra);
+* any other suite with a row in `envs.families`: ``"<prefix>:<task>"``, built by its adapter.
 
-Unknown names raise `UnknownEnvironmentError` listing the closest registered names.
-`env_family` sorts a name into the family whose default hyperparameters fit it.
+Unknown names raise `UnknownEnvironmentError` listing the closest registered names; a suite
+that is not installed, `SuiteUnavailableError` naming its extra; a suite version the adapter is
+not written for, `SuiteVersionError`: each one line. `env_family` sorts a name into the family
+whose default hyperparameters fit it (`envs.families`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import difflib
+import importlib
 import math
 from collections.abc import Callable
+from importlib import metadata
 from typing import Any
 
-from envs import goals, probes
+from envs import families, goals, probes
+from envs.families import Family
 from envs.wrappers import ObservationSubset, RewardScale
 
 Factory = Callable[..., tuple[Any, Any]]
@@ -32,7 +40,15 @@ class UnknownEnvironmentError(ValueError):
     """Raised by `make` for a name that no registered family knows."""
 
 
-FAMILIES = ("probe", "discrete", "continuous", "minatar", "atari", "brax")
+class SuiteUnavailableError(ValueError):
+    """Raised by `make` for a task of a suite that is not installed (its extra is missing)."""
+
+
+class SuiteVersionError(ValueError):
+    """Raised by `make` for a suite whose installed version its adapter is not written for."""
+
+
+FAMILIES = families.NAMES
 _REGISTERED: dict[str, tuple[Factory, str]] = {}  # name -> (factory, family), this process
 
 
@@ -49,9 +65,8 @@ def register(name: str, factory: Factory, family: str = "discrete") -> None:
         raise ValueError(f"an env name must be a non-empty string, got {name!r}")
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
-    prefixed = ":" in name and name.partition(":")[0] in ("gymnax", "brax", "atari", "probe",
-                                                            "goal")
-    if name not in _REGISTERED and (prefixed or name in registered_names(include_brax=False)):
+    prefixed = name.startswith(families.RESERVED_PREFIXES)
+    if name not in _REGISTERED and (prefixed or name in registered_names(suites=())):
         raise ValueError(f"{name!r} is a built-in env name; register your env under another")
     if not callable(factory):
         raise ValueError(f"factory must be callable (**kwargs) -> (env, params), got {factory!r}")
@@ -68,38 +83,75 @@ def _gymnax_names() -> tuple[str, ...]:
     return tuple(GYMNAX_NAMES)
 
 
-def _brax_names() -> tuple[str, ...]:
-    from envs.brax_adapter import BRAX_NAMES
-
-    return tuple(f"brax:{n}" for n in BRAX_NAMES)
-
-
 def _make_gymnax(name: str, **kwargs):
     from envs.gymnax_adapter import make_gymnax
 
     return make_gymnax(name, **kwargs)
 
 
-def _make_brax(name: str, **kwargs):
-    from envs.brax_adapter import make_brax
+def suite_adapter(family: Family):
+    """The adapter module of a suite's family, after checking the suite is installed at a
+    version the adapter is written for (`SuiteUnavailableError` / `SuiteVersionError`, one
+    line each)."""
+    for dist, prefixes in family.supported.items():
+        try:
+            found = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            raise SuiteUnavailableError(_missing(family, f"{dist} is not installed")) from None
+        if not found.startswith(prefixes):
+            wanted = ", ".join(f"{p}*" for p in prefixes)
+            raise SuiteVersionError(f"the {family.name} family found {dist} {found}; jaxrl's "
+                                    f"adapter supports {dist} {wanted} ({family.install_hint()} "
+                                    "installs a supported one)")
+    try:
+        return importlib.import_module(family.adapter)
+    except ImportError as err:
+        raise SuiteUnavailableError(_missing(family, err)) from None
 
-    return make_brax(name, **kwargs)
+
+def _missing(family: Family, why: str | ImportError) -> str:
+    """One line: which family is missing what, and the extra that installs it."""
+    if isinstance(why, ModuleNotFoundError) and why.name:
+        why = f"no module {why.name}"
+    hint = f": {family.install_hint()}" if family.extra else ""
+    return f"the {family.name} family is not installed ({str(why).split(':')[0]}){hint}"
 
 
-def _make_atari(game: str, **kwargs):
-    from envs.atari import AtariEnv
+def suite_tasks(family: Family) -> list[str]:
+    """The names `make` takes for a suite's tasks (``prefix + task``); `SuiteUnavailableError`
+    where the suite is not installed."""
+    module = suite_adapter(family)
+    try:
+        return [family.prefix + task for task in module.task_names()]
+    except ImportError as err:
+        raise SuiteUnavailableError(_missing(family, err)) from None
 
-    return AtariEnv(game, **kwargs), None
+
+def _make_task(family: Family, name: str, **kwargs) -> tuple[Any, Any]:
+    """A suite's task by its prefixed name: the closest names for an unknown task, the extra
+    for a missing suite, each one line."""
+    module = suite_adapter(family)
+    task = name.removeprefix(family.prefix)
+    key = getattr(module, "task_key", lambda t: t)
+    known = suite_tasks(family)
+    if key(task) not in {key(t.removeprefix(family.prefix)) for t in known}:
+        raise UnknownEnvironmentError(_closest(name, known))
+    try:
+        return module.make_task(task, **kwargs)
+    except ImportError as err:
+        raise SuiteUnavailableError(_missing(family, err)) from None
 
 
-def registered_names(include_brax: bool = True) -> list[str]:
-    """Every name `make` accepts (brax names need brax importable)."""
+def registered_names(suites: tuple[str, ...] = ("brax",)) -> list[str]:
+    """Every name `make` accepts, with the tasks of the suite families named in ``suites``
+    that are installed (listing a suite imports it)."""
     names = list(probes.PROBES_BY_NAME) + list(goals.GOAL_ENVS) + list(_gymnax_names())
     names += list(_REGISTERED)
     names += [f"gymnax:{n}" for n in _gymnax_names()]
-    if include_brax:
-        with contextlib.suppress(ImportError):  # brax is a pinned dependency
-            names += list(_brax_names())
+    for family in families.FAMILIES:
+        if family.adapter and family.name in suites:
+            with contextlib.suppress(SuiteUnavailableError, SuiteVersionError):
+                names += suite_tasks(family)
     return names
 
 
@@ -143,20 +195,21 @@ def _make_family(name: str, reward_scale: float | None, **kwargs) -> tuple[Any, 
     bare = name.removeprefix("gymnax:")
     if bare in _gymnax_names():
         return _make_gymnax(bare, **kwargs)
-    if name.startswith("brax:"):
-        bare = name.removeprefix("brax:")
-        if f"brax:{bare}" in _brax_names():
-            return _make_brax(bare, **kwargs)
-    if name.startswith("atari:"):
-        return _make_atari(name.removeprefix("atari:"), **kwargs)
+    family = families.prefixed_family(name)
+    if family is not None and family.adapter:
+        return _make_task(family, name, **kwargs)
     raise UnknownEnvironmentError(unknown_name_message(name))
 
 
 def unknown_name_message(name: str) -> str:
-    """'Unknown environment ...; closest registered names: ...' (one line). brax's names are
-    candidates only for a ``brax:`` name: importing brax to suggest them prints lines of its
-    own ("Failed to import warp") before the error."""
-    candidates = registered_names(include_brax=name.startswith("brax:"))
+    """'Unknown environment ...; closest registered names: ...' (one line). A suite's names are
+    candidates only for a name with its prefix: importing a suite to suggest its names prints
+    lines of its own (brax: "Failed to import warp") before the error."""
+    family = families.prefixed_family(name)
+    return _closest(name, registered_names(suites=(family.name,) if family else ()))
+
+
+def _closest(name: str, candidates: list[str]) -> str:
     lowered = {c.lower(): c for c in candidates}
     close = difflib.get_close_matches(name.lower(), list(lowered), n=5, cutoff=0.4)
     hint = ", ".join(lowered[c] for c in close) if close else ", ".join(candidates[:8]) + ", ..."
@@ -164,19 +217,8 @@ def unknown_name_message(name: str) -> str:
 
 
 def env_family(env_name: str) -> str:
-    """'probe' | 'brax' | 'atari' | 'minatar' | 'continuous' | 'discrete': the family of a registered
-    name, by which an algorithm picks its default config (a `register`ed env: its own)."""
+    """The family of a registered name (`envs.families`), by which an algorithm picks its
+    default config; a `register`ed env: the one it was registered with."""
     if env_name in _REGISTERED:
         return _REGISTERED[env_name][1]
-    if env_name.startswith("probe:"):
-        return "probe"
-    if env_name.startswith("brax:"):
-        return "brax"
-    if env_name.startswith("atari:"):
-        return "atari"
-    if "MinAtar" in env_name:
-        return "minatar"
-    if env_name.removeprefix("gymnax:") in ("Pendulum-v1", "MountainCarContinuous-v0",
-                                            "goal:PointReach"):
-        return "continuous"
-    return "discrete"
+    return families.family_of(env_name)

@@ -155,6 +155,9 @@ def completed_episode_summary(info: dict, prefix: str = "episode_") -> dict[str,
 
     Returns ``{prefix+"return_mean"|_std|_min|_max, prefix+"length_mean", prefix+"count"}``;
     every statistic is NaN when ``count == 0`` so "no episode finished" is never reported as 0.
+    Where the env reports ``info["env_nonfinite"]`` (its physics state turned NaN or infinite:
+    `envs.playground`), also ``"env_nonfinite_steps"``, how many such steps the batch holds,
+    which the training loop's NaN guard reads.
     """
     done = info["episode_done"]
     count = jnp.sum(done)
@@ -162,6 +165,8 @@ def completed_episode_summary(info: dict, prefix: str = "episode_") -> dict[str,
     for key in ("return", "length"):
         x = info[f"episode_{key}"].astype(jnp.float32)
         out.update(_masked_stats(x, done, f"{prefix}{key}"))
+    if "env_nonfinite" in info:
+        out["env_nonfinite_steps"] = jnp.sum(info["env_nonfinite"]).astype(jnp.float32)
     return out
 
 

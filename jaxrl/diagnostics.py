@@ -61,6 +61,19 @@ def residual_variance(predictions: jax.Array, targets: jax.Array) -> jax.Array:
                      jnp.nan)
 
 
+def first_env_fault(metrics: Mapping[str, np.ndarray]) -> tuple[int, int] | None:
+    """``(seed, update_index)`` of the first update whose env reported a non-finite physics
+    state (``env_nonfinite_steps > 0``; ``[seeds, updates]``), else None."""
+    steps = metrics.get("env_nonfinite_steps")
+    if steps is None:
+        return None
+    seeds, updates = np.nonzero(np.asarray(steps).reshape(np.shape(steps)[0], -1) > 0)
+    if not len(seeds):
+        return None
+    order = np.lexsort((seeds, updates))[0]
+    return int(seeds[order]), int(updates[order])
+
+
 def first_non_finite(metrics: Mapping[str, np.ndarray]) -> tuple[str, int, int] | None:
     """Host side: ``(metric, seed, update_index)`` of the first non-finite entry, else None.
 

@@ -68,7 +68,8 @@ def env_step(key: jax.Array, env, env_params, carry: EnvCarry, action: jax.Array
              ) -> tuple[EnvCarry, Transition, dict]:
     """Step N envs with agent actions ``[N, ...]`` from ``carry.obs``. Returns ``(carry,
     transition, info)``: the carry to continue from, the step as a `Transition` (its
-    ``next_obs`` the true next observation) and the episode statistics (``episode_*``)."""
+    ``next_obs`` the true next observation) and the episode statistics (``episode_*``, and
+    ``env_nonfinite`` where the env reports a non-finite physics state)."""
     num_envs = carry.obs.shape[0]
     env_action = to_env_action(env.action_space(env_params), action)
     obs, env_state, reward, term, trunc, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
@@ -76,7 +77,7 @@ def env_step(key: jax.Array, env, env_params, carry: EnvCarry, action: jax.Array
     )
     space = env.observation_space(env_params)
     final = flatten_obs(info["final_observation"], space)
-    info = {k: v for k, v in info.items() if k.startswith("episode_")}
+    info = {k: v for k, v in info.items() if k.startswith(("episode_", "env_nonfinite"))}
     step = Transition(carry.obs, action, reward, term, trunc, final)
     return EnvCarry(env_state, flatten_obs(obs, space)), step, info
 

@@ -8,15 +8,18 @@ config class's own defaults, not a patch on the classic entry. Two algorithms bu
 another's defaults and name only what they change: GAIL on PPO's (its ``gail`` entries), TD3
 on DDPG's (its switches, in `jaxrl.algos.td3`, in every family).
 
-Adding a family is one table here and one line in `FAMILY_DEFAULTS` (and its name in
-`envs.registry`); tuning an algorithm for a family is one entry. ``tests/algos/
-test_defaults.py`` holds every algorithm's resolved defaults for every family.
+The families themselves are the rows of `envs.families`. The built-in families' tables are
+here, beside the references they cite; a suite's family (Playground, ...) carries its defaults
+in its own row, and `FAMILY_DEFAULTS` takes them from there. Tuning an algorithm for a family
+is one entry. ``tests/algos/test_defaults.py`` holds every algorithm's resolved defaults for
+every family.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from envs import families
 from envs.registry import env_family
 from jaxrl.algos.references import VEL_ATARI
 
@@ -221,6 +224,8 @@ FAMILY_DEFAULTS: dict[str, Table] = {
     "minatar": MINATAR,
     "atari": ATARI,
     "brax": BRAX,
+    **{f.name: {algo: dict(fields) for algo, fields in f.defaults.items()}
+       for f in families.FAMILIES if f.defaults},
 }
 
 

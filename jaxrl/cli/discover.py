@@ -6,50 +6,38 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import sys
 import textwrap
 from pathlib import Path
 
 import yaml
 
-from envs import atari, registry
+from envs import families, registry
 from jaxrl import algos
 from jaxrl.algos import references
 from jaxrl.cli.common import check_writable, write_json
 from jaxrl.cli.names import ENV_FAMILIES
 
-ATARI_MISSING = 'the atari family needs ale-py: pip install -e ".[atari]"'
-
 
 # -- envs ----------------------------------------------------------------------------------------
-def atari_names() -> list[str]:
-    """``"atari:<Game>"`` for every ROM ale-py ships: CamelCase (``"atari:SpaceInvaders"``) where
-    `envs.atari.rom_name` maps it back to the ROM, else the ROM name itself
-    (``"atari:tic_tac_toe_3d"``); `envs.make` takes both. Raises
-    `envs.atari.AtariUnavailableError` (an ImportError) without ale-py."""
-    names = []
-    for rom in atari.games():
-        camel = "".join(part.capitalize() for part in rom.split("_"))
-        names.append(f"atari:{camel if atari.rom_name(camel) == rom else rom}")
-    return names
-
-
-def env_names(families: tuple[str, ...] = ENV_FAMILIES) -> dict[str, list[str] | None]:
-    """``{family: names}`` for ``families``, each gymnax env once (by its bare name); ``None``
-    for atari without ale-py."""
-    groups: dict[str, list[str] | None] = {family: [] for family in families}
+def env_names(names: tuple[str, ...] = ENV_FAMILIES) -> dict[str, list[str] | str]:
+    """``{family: names}`` for the families ``names``, each gymnax env once (by its bare name);
+    for a suite that is not installed, the one line saying which extra installs it."""
+    groups: dict[str, list[str] | str] = {}
+    builtin: list[str] = []
     with contextlib.redirect_stdout(sys.stderr):  # importing brax prints mujoco's warp notice
-        names = registry.registered_names(include_brax="brax" in families)
+        builtin = registry.registered_names(suites=())
     for name in names:
-        family = registry.env_family(name)
-        if not name.startswith("gymnax:") and family in groups and family != "atari":
-            groups[family].append(name)  # type: ignore[union-attr]
-    if "atari" in groups:
-        try:
-            groups["atari"] = atari_names()
-        except atari.AtariUnavailableError:
-            groups["atari"] = None
+        family = families.BY_NAME[name]
+        if family.adapter:
+            try:
+                with contextlib.redirect_stdout(sys.stderr):
+                    groups[name] = registry.suite_tasks(family)
+            except (registry.SuiteUnavailableError, registry.SuiteVersionError) as err:
+                groups[name] = str(err)
+            continue
+        groups[name] = [n for n in builtin
+                        if not n.startswith("gymnax:") and registry.env_family(n) == name]
     return groups
 
 
@@ -58,11 +46,10 @@ def cmd_envs(args) -> int:
     print("Environment names for --env, by family (the family picks an algorithm's defaults; "
           "a gymnax name also takes the prefix gymnax:, e.g. gymnax:CartPole-v1)")
     for family, names in groups.items():
-        if names is None:
-            print(f"\n{family}: {ATARI_MISSING}")
+        if isinstance(names, str):
+            print(f"\n{family}: {names}")
             continue
-        note = " (brax is not importable)" if family == "brax" and not names else ""
-        print(f"\n{family} ({len(names)}){note}")
+        print(f"\n{family} ({len(names)}): {families.BY_NAME[family].doc}")
         if names:
             print(textwrap.fill("  ".join(names), width=100, initial_indent="  ",
                                 subsequent_indent="  ", break_long_words=False,
@@ -73,20 +60,21 @@ def cmd_envs(args) -> int:
 # -- config --------------------------------------------------------------------------------------
 def check_env_name(name: str) -> None:
     """Raise `envs.UnknownEnvironmentError` (one line) unless `envs.make` knows ``name``, without
-    building the env. Without ale-py any ``atari:`` name passes: the defaults need no emulator."""
-    if name.startswith("atari:"):
+    building the env. A suite's task passes where the suite is not installed: its defaults need
+    no simulator (building it then says which extra to install)."""
+    family = families.prefixed_family(name)
+    if family is not None and family.adapter:
         try:
-            known = {atari.rom_name(n.removeprefix("atari:")): n for n in atari_names()}
-        except atari.AtariUnavailableError:
+            module = registry.suite_adapter(family)
+            known = registry.suite_tasks(family)
+        except (registry.SuiteUnavailableError, registry.SuiteVersionError):
             return
-        rom = atari.rom_name(name.removeprefix("atari:"))
-        if rom not in known:
-            close = difflib.get_close_matches(rom, list(known), n=3, cutoff=0.5)
-            hint = (f"Closest registered names: {', '.join(known[c] for c in close)}" if close
-                    else "`jaxrl envs --family atari` lists the games")
-            raise registry.UnknownEnvironmentError(f"Unknown environment {name!r}. {hint}")
+        key = getattr(module, "task_key", lambda t: t)
+        if key(name.removeprefix(family.prefix)) not in {
+                key(t.removeprefix(family.prefix)) for t in known}:
+            raise registry.UnknownEnvironmentError(registry.unknown_name_message(name))
         return
-    if name not in registry.registered_names(include_brax=name.startswith("brax:")):
+    if name not in registry.registered_names(suites=()):
         raise registry.UnknownEnvironmentError(registry.unknown_name_message(name))
 
 
@@ -139,9 +127,7 @@ def cmd_config(args) -> int:
 
 
 #: One env per family whose defaults are committed as YAML presets (`write_presets`).
-PRESET_ENVS = {"discrete": "CartPole-v1", "continuous": "Pendulum-v1",
-               "minatar": "gymnax:Breakout-MinAtar", "atari": "atari:Pong",
-               "brax": "brax:hopper", "probe": "probe:value"}
+PRESET_ENVS = {f.name: f.preset_env for f in families.FAMILIES}
 
 
 def reference_config(preset: references.Preset):
@@ -190,7 +176,7 @@ def preset_files() -> dict[str, str]:
     for name in sorted(algos.BUILT_IN):
         kinds = algos.get(name).action_kinds
         for family, env in PRESET_ENVS.items():
-            kind = "continuous" if family in ("continuous", "brax") else "discrete"
+            kind = families.BY_NAME[family].action_kind
             if family != "probe" and kind not in kinds:
                 continue
             algo, fam, rows = config_rows(name, env)

@@ -1,14 +1,18 @@
 """Names the ``jaxrl`` parser shows in its help, as plain tuples: the parser must not import the
-algorithm or env registries (they load JAX), so ``jaxrl --help`` stays fast. Tests check these
-against the registries (``ALGORITHMS == sorted(jaxrl.algos.ALGORITHMS)``)."""
+algorithm or env registries (they load JAX), so ``jaxrl --help`` stays fast. Tests check
+`ALGORITHMS` against the registry (``ALGORITHMS == sorted(jaxrl.algos.ALGORITHMS)``); the env
+families come from their JAX-free table."""
 
 from __future__ import annotations
+
+from envs import families
 
 #: `jaxrl.algos.ALGORITHMS`, sorted.
 ALGORITHMS: tuple[str, ...] = ("a2c", "acer", "bc", "c51", "ddpg", "dqn", "gail", "ppo", "pqn",
                                "qrdqn", "sac", "td3", "trpo", "vpg")
 
-#: The families of `envs.env_family`, in the order ``jaxrl envs`` lists them.
-ENV_FAMILIES: tuple[str, ...] = ("probe", "discrete", "continuous", "minatar", "atari", "brax")
+#: The families of `envs.families` (a table that imports no JAX), in the order ``jaxrl envs``
+#: lists them.
+ENV_FAMILIES: tuple[str, ...] = families.NAMES
 
 ALGO_HELP = f"one of: {', '.join(ALGORITHMS)}"

@@ -20,7 +20,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from envs.core import runs_on_host
-from jaxrl.diagnostics import first_non_finite
+from jaxrl.diagnostics import first_env_fault, first_non_finite
 from jaxrl.engine import programs
 from jaxrl.engine.checkpoint import Checkpointer, CheckpointWarning
 from jaxrl.engine.members import (
@@ -186,7 +186,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
             chunks.append(metrics)
             if on_chunk is not None:  # stream the chunk out first: a bad chunk is kept
                 on_chunk({"chunk": c, "metrics": metrics, "first_update": c * k})
-            note_failures(failures, members, metrics, c * k, config.steps_per_update)
+            note_failures(failures, members, metrics, c * k, config.steps_per_update, spec.env)
             if failures and (stop_on_non_finite or len(failures) == len(r.configs)):
                 break
             if eval_fn is not None and ((c + 1) % eval_every == 0 or c + 1 == num_chunks):
@@ -202,7 +202,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
                     "chunks_done": c + 1, "run_seconds": run_seconds,
                     "evals": [(u, json_floats(v)) for u, v in evals],
                     "failures": {str(i): m for i, m in failures.items()},
-                    "spec": spec.to_dict(), "versions": package_versions()})
+                    "spec": spec.to_dict(), "versions": package_versions(spec.env)})
                 run_seconds += time.perf_counter() - t0
                 fault_injection(c + 1, checkpointer)
             if bar is not None:
@@ -232,13 +232,23 @@ def compile_source(programs_built: list[tuple[float, bool]]) -> str:
 
 
 def note_failures(failures: dict, members: Members, metrics: dict, first_update: int,
-                  steps_per_update: int) -> None:
-    """Record in ``failures`` each config whose metrics in this chunk went non-finite first."""
+                  steps_per_update: int, env_name: str = "the env") -> None:
+    """Record in ``failures`` each config whose metrics in this chunk went non-finite first, or
+    whose env reported a non-finite physics state (``env_nonfinite_steps``: named as the env's
+    fault, since the NaN it feeds the agent would otherwise be reported as a loss's)."""
     for i in range(len(members.configs)):
         if i in failures:
             continue
-        bad = first_non_finite(members.of_config(metrics, i))
-        if bad is not None:
+        of_config = members.of_config(metrics, i)
+        fault = first_env_fault(of_config)
+        bad = first_non_finite(of_config)
+        if fault is not None and (bad is None or (fault[1], fault[0]) <= (bad[2], bad[1])):
+            bad_seed, update = fault
+            failures[i] = (f"stopped: the physics state of {env_name} became non-finite for "
+                           f"seed {bad_seed} at update {first_update + update} (env step "
+                           f"{(first_update + update + 1) * steps_per_update}); the run's "
+                           "versions (run.json) name the physics and its release")
+        elif bad is not None:
             name, bad_seed, update = bad
             failures[i] = (f"stopped: metric {name!r} became non-finite for seed {bad_seed} at "
                            f"update {first_update + update} (env step "

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from envs import families
 from jaxrl import named_yaml, presets, stats
 
 CONFIDENCE = 0.95
@@ -162,17 +163,12 @@ def _same(a, b) -> bool:
 
 
 PRESETS_DIR = Path(__file__).resolve().parents[2] / "presets"
-_FAMILY_PREFIXES = {"atari:": "atari", "brax:": "brax", "probe:": "probe"}
-
-
 def _preset_families(env: str) -> list[str]:
-    """The preset families an env may belong to, judged from its name alone (no env is built):
-    a prefix names it; a MinAtar game is ``minatar``; anything else is classic, ``discrete``
-    or ``continuous``, which the caller tells apart by which preset the run matches better."""
-    for prefix, family in _FAMILY_PREFIXES.items():
-        if env.startswith(prefix):
-            return [family]
-    return ["minatar"] if env.endswith("-MinAtar") else ["discrete", "continuous"]
+    """The preset families an env may belong to, judged from its name alone (no env is built,
+    `envs.families.family_of`): classic control may be ``discrete`` or ``continuous``, which
+    the caller tells apart by which preset the run matches better."""
+    family = families.family_of(env)
+    return ["discrete", "continuous"] if family in ("discrete", "continuous") else [family]
 
 
 def preset_reason(row: dict) -> str | None:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from envs import families
 from jaxrl.runs.files import (  # noqa: F401  (re-exported: the store's file helpers)
     StoreError,
     atomic_write_bytes,
@@ -112,15 +113,23 @@ def code_provenance() -> dict:
             "git_diff": git("diff", "HEAD")}
 
 
-def package_versions() -> dict:
+def package_versions(env: str | None = None) -> dict:
+    """Versions of jaxrl and the libraries every run uses, and of those ``env``'s family names
+    (`envs.families`: Playground's physics, MuJoCo, MJX), with the family's facts (e.g. which
+    physics implementation): a result that changes with a release can then be traced to it."""
     from importlib import metadata
 
-    out = {}
-    for name in ("jax", "jaxlib", "flax", "optax", "gymnax", "brax", "jaxrl"):
+    family = families.prefixed_family(env) if env else None
+    names = ("jax", "jaxlib", "flax", "optax", "gymnax", "brax", "jaxrl",
+             *(family.packages if family else ()))
+    out: dict = {}
+    for name in dict.fromkeys(names):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
+    if family is not None:
+        out.update(family.facts)
     return out
 
 
@@ -197,7 +206,7 @@ class RunStore:
             "config": config, "command": command if command is not None else list(sys.argv),
             "command_line": shlex.join(command if command is not None else sys.argv),
             "git_commit": prov["git_commit"], "git_dirty": bool(prov["git_diff"].strip()),
-            "versions": package_versions(), **device_info(),
+            "versions": package_versions(env), **device_info(),
             "started_at": _now(), "ended_at": None, "sweep_id": sweep_id,
             "final_eval_return": None, "final_eval_return_mean": None,
             "final_eval_return_iqm": None, "compile_seconds": None, "compile_source": None,

@@ -98,12 +98,14 @@ def test_help_names_are_the_registry_names():
     from jaxrl.cli import names
 
     assert tuple(sorted(jaxrl.algos.ALGORITHMS)) == names.ALGORITHMS
-    families = {envs.env_family(n) for n in envs.registered_names(include_brax=False)}
-    assert families | {"atari", "brax"} == set(names.ENV_FAMILIES)
+    families = {envs.env_family(n) for n in envs.registered_names(suites=())}
+    suites = {f.name for f in envs.families.FAMILIES if f.adapter}
+    assert families | suites == set(names.ENV_FAMILIES)
 
 
 def test_help_loads_no_jax():
-    """``jaxrl --help`` and each command's help answer without loading JAX."""
+    """``jaxrl --help`` and each command's help answer without loading JAX (of envs, only the
+    JAX-free family table)."""
     code = ("import sys\nfrom jaxrl.cli import main\n"
             "for argv in (['--help'], ['train', '--help'], ['envs', '--help'], "
             "['config', '--help'], ['runs', 'ls', '--help']):\n"
@@ -112,7 +114,7 @@ def test_help_loads_no_jax():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True)
     assert ALGO_LIST in " ".join(proc.stdout.split())
-    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    assert proc.stdout.strip().splitlines()[-1] == "['envs', 'envs.families']"
 
 
 def _listed(out: str) -> set[str]:
@@ -146,16 +148,14 @@ def test_envs_one_family(capsys):
     assert _listed(out) == {"Asterix-MinAtar", "Breakout-MinAtar", "Freeway-MinAtar",
                             "Seaquest-MinAtar", "SpaceInvaders-MinAtar"}
     headers = [line for line in out.splitlines() if line and not line.startswith("  ")]
-    assert headers[1:] == ["minatar (5)"]
+    assert headers[1:] == ["minatar (5): MinAtar games (gymnax): 10x10 grids"]
 
 
 def test_envs_atari_names_are_what_make_takes():
     pytest.importorskip("ale_py")
     import envs
     from envs import atari
-    from jaxrl.cli.discover import atari_names
-
-    names = atari_names()
+    names = envs.registry.suite_tasks(envs.families.BY_NAME["atari"])
     assert "atari:Pong" in names and "atari:MsPacman" in names
     # each printed name maps back to its ROM (CamelCase where that round-trips, else the ROM)
     assert sorted(atari.rom_name(n.removeprefix("atari:")) for n in names) == atari.games()
@@ -215,7 +215,7 @@ def test_envs_without_ale_py_says_how_to_get_it(monkeypatch, capsys):
     monkeypatch.setattr(atari, "games", missing)
     assert main(["envs", "--family", "atari"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == 'atari: the atari family needs ale-py: pip install -e ".[atari]"'
+    assert out[-1] == 'atari: the atari family is not installed (no ale-py): pip install -e ".[atari]"'
 
 
 def test_config_file_then_set(tmp_path, capsys):

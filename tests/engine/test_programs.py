@@ -3,6 +3,7 @@ several, traced hyperparameters reuse a compiled program and static ones (the ch
 included) do not, and a non-finite metric stops the run naming it."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -121,3 +122,25 @@ def test_the_process_keeps_only_the_most_recent_programs(monkeypatch):
     assert float(get(2)[0](x)[0]) == 3.0 and programs.COMPILED["add2"] >= 2  # compiled again
     programs.forget()
     assert not programs.PROGRAMS
+
+
+def test_non_finite_physics_stops_naming_the_env():
+    """An env that reports ``info["env_nonfinite"]`` (Playground's physics turning NaN) stops
+    the run with a message naming the env, not a loss the NaN would reach later."""
+    import envs
+    from envs.wrappers import Wrapper
+
+    class FaultyPhysics(Wrapper):
+        def step(self, key, state, action, params=None):
+            obs, state, reward, term, trunc, info = self.env.step(key, state, action, params)
+            return obs, state, reward, term, trunc, {**info, "env_nonfinite": jnp.bool_(True)}
+
+    inner, _ = envs.make("probe:value")
+    faulty = FaultyPhysics(inner)
+    envs.register("test:faulty-physics", lambda: (faulty, None))
+    with pytest.raises(NonFiniteMetricError) as err:
+        train("ppo", env="test:faulty-physics", seeds=2, total_steps=256 * 4, progress=False,
+              store=False, max_chunk_updates=2)
+    msg = str(err.value)
+    assert "physics state of test:faulty-physics became non-finite" in msg
+    assert "seed 0" in msg and "update 0" in msg

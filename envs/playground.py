@@ -1,0 +1,147 @@
+"""MuJoCo Playground's tasks in the jaxrl env protocol (the ``playground`` extra).
+
+    env, params = envs.make("playground:CartpoleBalance")
+
+Playground's envs are MJX pipeline envs with brax's interface (``reset(rng) -> State``,
+``step(state, action) -> State``, no time limit and no auto-reset of their own: Playground adds
+those in its training wrappers, which are not used here). `PlaygroundEnv` is the brax adapter
+(`envs.brax_adapter.BraxEnv`: time limit in agent steps as truncation, auto-reset with a fresh
+key, ``final_observation``, ``action_repeat``) plus what Playground differs in:
+
+* **Physics.** MJX's JAX implementation (``impl='jax'``): Playground 0.2 defaults to MuJoCo
+  Warp, whose ``vmap`` over seeds is not established; another ``impl`` is refused.
+* **Time limit.** The task's own ``episode_length`` (1,000 agent steps in DM Control) and
+  ``action_repeat`` from its config, unless given.
+* **Termination.** The task's ``done``. In the DM Control tasks it is set only when the
+  physics state turns NaN, which is no absorbing state but a fault: the step also reports
+  ``info["env_nonfinite"]`` (any non-finite position, velocity, observation or reward), which
+  the training loop's NaN guard turns into a stop that names the env.
+* **Dict observations** (locomotion, manipulation: ``state``, ``privileged_state``, ...):
+  the policy sees ``obs_key`` (``"state"`` by default), flattened.
+* **Assets.** Locomotion and manipulation tasks read MuJoCo Menagerie, which Playground clones
+  from GitHub at first use. ``JAXRL_MENAGERIE_PATH`` points it at a local copy; without one
+  and without the network, building such a task is one line saying so.
+
+Only what the jaxrl protocol needs is imported at module level; Playground is imported by
+`task_names` and `make_task`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs.brax_adapter import BraxEnv, headless_gl
+
+#: The environment variable naming a local MuJoCo Menagerie checkout.
+MENAGERIE_ENV = "JAXRL_MENAGERIE_PATH"
+
+
+class MenagerieMissingError(ValueError):
+    """A locomotion or manipulation task without MuJoCo Menagerie's assets."""
+
+
+def _playground():
+    """``mujoco_playground``, imported without the lines its import prints (the warp notice)."""
+    headless_gl()
+    with contextlib.redirect_stdout(io.StringIO()):
+        import mujoco_playground
+    return mujoco_playground
+
+
+def task_names() -> list[str]:
+    """Every task Playground registers: DM Control Suite, locomotion, manipulation."""
+    return list(_playground().registry.ALL_ENVS)
+
+
+def _menagerie(task: str) -> None:
+    """Point Playground at ``$JAXRL_MENAGERIE_PATH`` if set; raise `MenagerieMissingError`
+    when a task that needs Menagerie has none."""
+    pg = _playground()
+    if task in pg.dm_control_suite.ALL_ENVS:
+        return
+    from etils import epath
+    from mujoco_playground._src import mjx_env
+
+    local = os.environ.get(MENAGERIE_ENV)
+    if local:
+        mjx_env.MENAGERIE_PATH = epath.Path(local)
+    if not mjx_env.MENAGERIE_PATH.exists():
+        raise MenagerieMissingError(
+            f"playground:{task} needs MuJoCo Menagerie's assets, not found at "
+            f"{mjx_env.MENAGERIE_PATH}: set {MENAGERIE_ENV} to a clone of "
+            f"github.com/google-deepmind/mujoco_menagerie (commit "
+            f"{mjx_env.MENAGERIE_COMMIT_SHA[:12]})")
+
+
+class PlaygroundEnv(BraxEnv):
+    """A Playground task; see the module docstring. Static: close over it in ``jit``."""
+
+    def __init__(self, pg_env: Any, name: str, *, episode_length: int, action_repeat: int,
+                 obs_key: str = "state"):
+        self.obs_key = obs_key
+        super().__init__(pg_env, name=name, backend="mjx", episode_length=episode_length,
+                         action_repeat=action_repeat)
+
+    def __repr__(self) -> str:
+        return f"PlaygroundEnv({self.name!r})"
+
+    def _obs(self, raw_obs: Any) -> jax.Array:
+        if isinstance(raw_obs, dict):
+            raw_obs = raw_obs[self.obs_key]
+        return jnp.asarray(raw_obs, jnp.float32).reshape(-1)
+
+    def _obs_size(self, obs: Any) -> int:
+        if isinstance(obs, dict):
+            if self.obs_key not in obs:
+                raise ValueError(f"{self.name}: obs_key {self.obs_key!r} is not one of its "
+                                 f"observations ({', '.join(obs)})")
+            obs = obs[self.obs_key]
+        return int(np.prod(obs.shape))
+
+    def step_env(self, key: jax.Array, state: Any, action: jax.Array, params: Any):
+        obs, state, reward, terminated, truncated, info = super().step_env(key, state, action,
+                                                                          params)
+        data = state.brax_state.data
+        finite = (jnp.all(jnp.isfinite(data.qpos)) & jnp.all(jnp.isfinite(data.qvel))
+                  & jnp.all(jnp.isfinite(obs)) & jnp.isfinite(reward))
+        return obs, state, reward, terminated, truncated, {**info, "env_nonfinite": ~finite}
+
+
+def make_task(task: str, episode_length: int | None = None, action_repeat: int | None = None,
+              obs_key: str = "state", impl: str = "jax", **config_overrides: Any
+              ) -> tuple[PlaygroundEnv, Any]:
+    """Playground's ``task`` on MJX. ``episode_length`` / ``action_repeat`` default to the
+    task's config; other keyword arguments override its config (e.g. ``ctrl_dt``)."""
+    if impl != "jax":
+        raise ValueError(f"impl={impl!r}: jaxrl runs Playground on MJX's JAX implementation "
+                         "(impl='jax'), whose vmap over seeds and envs it relies on")
+    _menagerie(task)
+    pg = _playground()
+    config = pg.registry.get_default_config(task)
+    episode_length = int(config.episode_length if episode_length is None else episode_length)
+    action_repeat = int(config.get("action_repeat", 1) if action_repeat is None
+                        else action_repeat)
+    make_args = (task, action_repeat, obs_key,
+                 tuple(sorted((k, repr(v)) for k, v in config_overrides.items())))
+    key = (*make_args, episode_length)
+    if key not in _BUILT:
+        with contextlib.redirect_stdout(io.StringIO()):  # Playground prints notices on load
+            raw = pg.registry.load(task, config_overrides={**config_overrides, "impl": "jax"})
+        env = PlaygroundEnv(raw, f"playground:{task}", episode_length=episode_length,
+                            action_repeat=action_repeat, obs_key=obs_key)
+        env._make_args = make_args
+        _BUILT[key] = env
+    env = _BUILT[key]
+    return env, env.default_params
+
+
+# Built envs by make arguments (as `envs.brax_adapter._BUILT`: parsing the model and tracing a
+# reset costs seconds, and a built env holds no mutable state).
+_BUILT: dict[tuple, PlaygroundEnv] = {}
