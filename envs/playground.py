@@ -17,7 +17,10 @@ key, ``final_observation``, ``action_repeat``) plus what Playground differs in:
   ``info["env_nonfinite"]`` (any non-finite position, velocity, observation or reward), which
   the training loop's NaN guard turns into a stop that names the env.
 * **Dict observations** (locomotion, manipulation: ``state``, ``privileged_state``, ...):
-  the policy sees ``obs_key`` (``"state"`` by default), flattened.
+  the observation is ``obs_key`` (``"state"`` by default), flattened. With ``critic_key``
+  (e.g. ``"privileged_state"``) it is ``obs_key``'s entries then ``critic_key``'s, and
+  ``policy_obs_size`` says where the policy's part ends: an on-policy algorithm's
+  ``asymmetric_critic=True`` gives the value net all of it and the policy its own part.
 * **Assets.** Locomotion and manipulation tasks read MuJoCo Menagerie, which Playground clones
   from GitHub at first use. ``JAXRL_MENAGERIE_PATH`` points it at a local copy; without one
   and without the network, building such a task is one line saying so.
@@ -84,26 +87,40 @@ class PlaygroundEnv(BraxEnv):
     """A Playground task; see the module docstring. Static: close over it in ``jit``."""
 
     def __init__(self, pg_env: Any, name: str, *, episode_length: int, action_repeat: int,
-                 obs_key: str = "state"):
-        self.obs_key = obs_key
+                 obs_key: str = "state", critic_key: str | None = None):
+        self.obs_key, self.critic_key = obs_key, critic_key
+        self.policy_obs_size: int | None = None  # set by `_obs_size` where critic_key is given
         super().__init__(pg_env, name=name, backend="mjx", episode_length=episode_length,
                          action_repeat=action_repeat)
 
     def __repr__(self) -> str:
         return f"PlaygroundEnv({self.name!r})"
 
+    def _keys(self, obs: Any) -> tuple[str, ...]:
+        """The dict observation's entries the observation is made of, checked by name."""
+        keys = (self.obs_key,) if self.critic_key is None else (self.obs_key, self.critic_key)
+        missing = [k for k in keys if k not in obs]
+        if missing:
+            raise ValueError(f"{self.name} has no observation {missing[0]!r}; it has "
+                             f"{', '.join(obs)}")
+        return keys
+
     def _obs(self, raw_obs: Any) -> jax.Array:
-        if isinstance(raw_obs, dict):
-            raw_obs = raw_obs[self.obs_key]
-        return jnp.asarray(raw_obs, jnp.float32).reshape(-1)
+        if not isinstance(raw_obs, dict):
+            return jnp.asarray(raw_obs, jnp.float32).reshape(-1)
+        return jnp.concatenate([jnp.asarray(raw_obs[k], jnp.float32).reshape(-1)
+                                for k in self._keys(raw_obs)])
 
     def _obs_size(self, obs: Any) -> int:
-        if isinstance(obs, dict):
-            if self.obs_key not in obs:
-                raise ValueError(f"{self.name}: obs_key {self.obs_key!r} is not one of its "
-                                 f"observations ({', '.join(obs)})")
-            obs = obs[self.obs_key]
-        return int(np.prod(obs.shape))
+        if not isinstance(obs, dict):
+            if self.critic_key is not None:
+                raise ValueError(f"{self.name} has one flat observation: no {self.critic_key!r} "
+                                 "for a critic_key")
+            return int(np.prod(obs.shape))
+        sizes = [int(np.prod(obs[k].shape)) for k in self._keys(obs)]
+        if self.critic_key is not None:
+            self.policy_obs_size = sizes[0]
+        return sum(sizes)
 
     def step_env(self, key: jax.Array, state: Any, action: jax.Array, params: Any):
         obs, state, reward, terminated, truncated, info = super().step_env(key, state, action,
@@ -115,10 +132,11 @@ class PlaygroundEnv(BraxEnv):
 
 
 def make_task(task: str, episode_length: int | None = None, action_repeat: int | None = None,
-              obs_key: str = "state", impl: str = "jax", **config_overrides: Any
-              ) -> tuple[PlaygroundEnv, Any]:
+              obs_key: str = "state", critic_key: str | None = None, impl: str = "jax",
+              **config_overrides: Any) -> tuple[PlaygroundEnv, Any]:
     """Playground's ``task`` on MJX. ``episode_length`` / ``action_repeat`` default to the
-    task's config; other keyword arguments override its config (e.g. ``ctrl_dt``)."""
+    task's config; ``obs_key`` / ``critic_key`` pick a dict observation's parts (module
+    docstring); other keyword arguments override the task's config (e.g. ``ctrl_dt``)."""
     if impl != "jax":
         raise ValueError(f"impl={impl!r}: jaxrl runs Playground on MJX's JAX implementation "
                          "(impl='jax'), whose vmap over seeds and envs it relies on")
@@ -128,14 +146,15 @@ def make_task(task: str, episode_length: int | None = None, action_repeat: int |
     episode_length = int(config.episode_length if episode_length is None else episode_length)
     action_repeat = int(config.get("action_repeat", 1) if action_repeat is None
                         else action_repeat)
-    make_args = (task, action_repeat, obs_key,
+    make_args = (task, action_repeat, obs_key, critic_key,
                  tuple(sorted((k, repr(v)) for k, v in config_overrides.items())))
     key = (*make_args, episode_length)
     if key not in _BUILT:
         with contextlib.redirect_stdout(io.StringIO()):  # Playground prints notices on load
             raw = pg.registry.load(task, config_overrides={**config_overrides, "impl": "jax"})
         env = PlaygroundEnv(raw, f"playground:{task}", episode_length=episode_length,
-                            action_repeat=action_repeat, obs_key=obs_key)
+                            action_repeat=action_repeat, obs_key=obs_key,
+                            critic_key=critic_key)
         env._make_args = make_args
         _BUILT[key] = env
     env = _BUILT[key]

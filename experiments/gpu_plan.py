@@ -80,9 +80,10 @@ SECOND = [*[(w, m) for m in (64, 8192, 1024, 16, 4096, 4)
             for w in ("ppo-cartpole", "ppo-breakout-minatar")],
           ("ppo-cartpole", 256), ("ppo-breakout-minatar", 2048),
           ("pqn-breakout-minatar", 1), ("pqn-breakout-minatar", 256),
-          ("dqn-cartpole", 1), ("dqn-cartpole", 256)]
+          ("dqn-cartpole", 1), ("dqn-cartpole", 256),
+          ("ppo-playground-cheetah", 1), ("ppo-playground-cheetah", 64)]
 """After the headline and the cache check: the rest of the ladder on PPO CartPole and PPO
-Breakout-MinAtar up to 8,192 members, then PQN and DQN."""
+Breakout-MinAtar up to 8,192 members, then PQN, DQN and PPO on Playground's CheetahRun."""
 
 BENCHES = ["ppo/gymnax:Breakout-MinAtar", "pqn/gymnax:Breakout-MinAtar",
            "ppo/gymnax:SpaceInvaders-MinAtar", "pqn/gymnax:SpaceInvaders-MinAtar"]

@@ -219,6 +219,10 @@ class ActorCritic(nn.Module):
     the MLP's ``hidden`` layers, or a conv torso (``torso``). Either way the policy's parameters
     live under ``params["params"]["policy"]`` and the value head's under
     ``params["params"]["value_net"]`` (the shared torso under ``["torso"]``).
+
+    ``policy_obs > 0`` (an asymmetric critic, unshared nets only): the policy sees the first
+    ``policy_obs`` entries of ``obs``, the value net all of them (an env's observation with its
+    privileged part after the policy's: `envs.playground` with ``critic_key``).
     """
 
     action_space: Space
@@ -227,6 +231,7 @@ class ActorCritic(nn.Module):
     init_log_std: float = 0.0
     shared: bool = False
     torso_kind: str = "mlp"  # see `TORSOS`
+    policy_obs: int = 0  # entries of obs the policy sees (0: all)
 
     def setup(self):
         head_hidden, head_torso = ((), "mlp") if self.shared else (self.hidden, self.torso_kind)
@@ -239,15 +244,18 @@ class ActorCritic(nn.Module):
     def _features(self, obs: jax.Array) -> jax.Array:
         return self.torso(obs) if self.shared else obs
 
+    def _policy_view(self, x: jax.Array) -> jax.Array:
+        return x[..., :self.policy_obs] if self.policy_obs else x
+
     def __call__(self, obs: jax.Array):
         x = self._features(obs)
-        return self.policy(x), self.value_net(x)[..., 0]
+        return self.policy(self._policy_view(x)), self.value_net(x)[..., 0]
 
     def value(self, obs: jax.Array) -> jax.Array:
         return self.value_net(self._features(obs))[..., 0]
 
     def dist(self, obs: jax.Array):
-        return self.policy(self._features(obs))
+        return self.policy(self._policy_view(self._features(obs)))
 
 
 def to_env_action(action_space: Space, action: jax.Array) -> jax.Array:

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
+from envs.core import wrapped_attr
 from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
@@ -70,6 +71,9 @@ class OnPolicyStatic(StaticConfig):
                           "statistics, its last layer rescaled to preserve outputs")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     shared_network: bool = static(False, "one torso for policy and value (else two MLPs)")
+    asymmetric_critic: bool = static(False, "the value net also sees the env's privileged "
+                                     "observation, the policy only its own part (an env that "
+                                     "declares one: playground:TASK with env_kwargs critic_key)")
     rnn: str = static("none", "none | gru | lstm: a recurrent core between the torso and the "
                       "heads (PPO, A2C); minibatches are then made of whole envs")
     rnn_size: int = static(128, "units of the recurrent core")
@@ -89,6 +93,9 @@ class OnPolicyStatic(StaticConfig):
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
         if self.rnn not in RNNS:
             raise ConfigError(f"rnn must be one of {RNNS}, got {self.rnn!r}")
+        if self.asymmetric_critic and (self.shared_network or self.recurrent):
+            raise ConfigError("asymmetric_critic needs separate feed-forward policy and value "
+                              "nets (shared_network=False, rnn=none)")
 
 
 @struct.dataclass(frozen=True)
@@ -184,7 +191,21 @@ def make_network(static: PolicyStatic, env, env_params) -> ActorCritic | Recurre
             static.init_log_std, static.shared_network, torso)
     if static.recurrent:
         return RecurrentActorCritic(*args, static.rnn, static.rnn_size)
-    return ActorCritic(*args)
+    return ActorCritic(*args, policy_obs=policy_obs_size(static, env))
+
+
+def policy_obs_size(static: PolicyStatic, env) -> int:
+    """How many leading observation entries the policy sees: all (0) unless the config asks
+    for an asymmetric critic, then the env's ``policy_obs_size`` (`ConfigError` for an env
+    without a privileged part)."""
+    if not getattr(static, "asymmetric_critic", False):
+        return 0
+    size = wrapped_attr(env, "policy_obs_size", None)
+    if not size:
+        raise ConfigError("asymmetric_critic=True needs an env whose observation has a "
+                          "privileged part for the critic (e.g. playground:TASK with "
+                          "env_kwargs critic_key=privileged_state); this one has none")
+    return int(size)
 
 
 def initial_memory(static: PolicyStatic, network, num_envs: int):

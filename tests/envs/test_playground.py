@@ -182,3 +182,75 @@ def test_menagerie_missing_is_one_line_with_the_way_out(monkeypatch, tmp_path):
     with pytest.raises(playground.MenagerieMissingError) as err:
         envs.make(f"playground:{locomotion[0]}")
     assert playground.MENAGERIE_ENV in one_line(err.value)
+
+
+# -- dict observations and the asymmetric critic ----------------------------------------------------
+from flax import struct  # noqa: E402
+
+
+@struct.dataclass
+class _Data:
+    qpos: jax.Array
+    qvel: jax.Array
+
+
+@struct.dataclass
+class _State:  # the fields of Playground's `mjx_env.State`
+    data: _Data
+    obs: dict
+    reward: jax.Array
+    done: jax.Array
+    metrics: dict
+    info: dict
+
+
+class _DictObsTask:
+    """A Playground-shaped task with a locomotion task's dict observation: the policy's
+    ``state`` (2 entries) and the critic's ``privileged_state`` (3)."""
+
+    action_size = 2
+
+    def _state(self, q, reward):
+        return _State(_Data(q, jnp.zeros(3)), {"state": q[:2], "privileged_state": q},
+                      jnp.float32(reward), jnp.float32(0.0), {}, {})
+
+    def reset(self, rng):
+        return self._state(jax.random.normal(rng, (3,)), 0.0)
+
+    def step(self, state, action):
+        q = state.data.qpos + 0.1 * jnp.sum(action)
+        return self._state(q, -jnp.sum(q ** 2))
+
+
+def test_dict_observation_by_key_and_with_the_critics_part():
+    policy_only = playground.PlaygroundEnv(_DictObsTask(), "fake", episode_length=10,
+                                           action_repeat=1)
+    assert policy_only.observation_size == 2 and policy_only.policy_obs_size is None
+    both = playground.PlaygroundEnv(_DictObsTask(), "fake", episode_length=10, action_repeat=1,
+                                    critic_key="privileged_state")
+    assert both.observation_size == 5 and both.policy_obs_size == 2
+    obs, _ = both.reset(jax.random.key(0), both.default_params)
+    np.testing.assert_allclose(np.asarray(obs[:2]), np.asarray(obs[2:4]))  # state, then all
+    with pytest.raises(ValueError, match="no observation 'nope'") as err:
+        playground.PlaygroundEnv(_DictObsTask(), "fake", episode_length=10, action_repeat=1,
+                                 critic_key="nope")
+    one_line(err.value)
+
+
+def test_ppo_asymmetric_critic_policy_sees_its_part_only():
+    from jaxrl.api import train
+    from jaxrl.config import ConfigError
+
+    env = playground.PlaygroundEnv(_DictObsTask(), "fake", episode_length=10, action_repeat=1,
+                                   critic_key="privileged_state")
+    envs.register("test:dict-obs", lambda: (env, None), family="continuous")
+    kw = dict(seeds=1, total_steps=256, progress=False, store=False, num_envs=4, num_steps=32,
+              num_minibatches=2, update_epochs=1, hidden=(8,))
+    result = train("ppo", env="test:dict-obs", asymmetric_critic=True, **kw)
+    params = result.state.params["params"]
+    kernels = {net: jax.tree.leaves(params[net])[1].shape for net in ("policy", "value_net")}
+    policy_in = [leaf.shape for leaf in jax.tree.leaves(params["policy"]) if leaf.ndim == 3]
+    value_in = [leaf.shape for leaf in jax.tree.leaves(params["value_net"]) if leaf.ndim == 3]
+    assert policy_in[0][1] == 2 and value_in[0][1] == 5, kernels  # [seeds, in, out]
+    with pytest.raises(ConfigError, match="privileged part"):
+        train("ppo", env="CartPole-v1", asymmetric_critic=True, **kw)
