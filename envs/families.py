@@ -84,6 +84,15 @@ _PLAYGROUND_SAC: Fields = MappingProxyType(dict(
     learning_starts=8_192, actor_lr=1e-3, critic_lr=1e-3, alpha_lr=1e-3, gamma=0.99,
     log_interval=8))
 
+# -- Craftax_Baselines' PPO (ppo.py: 3x512 tanh MLPs, 4 epochs of 8 minibatches, gamma 0.99,
+# GAE 0.8, clip 0.2, entropy 0.01, gradient norm 1, Adam annealed) at the 1M-step settings of
+# the Craftax paper as Craftax_Baselines issue 4 reports them: 256 envs x 16 steps, Adam 3e-4
+# (ppo.py's own defaults, for 1B steps: 1,024 x 64, 2e-4). Observations are not normalized.
+_CRAFTAX_PPO: Fields = MappingProxyType(dict(
+    num_envs=256, num_steps=16, update_epochs=4, num_minibatches=8, learning_rate=3e-4,
+    anneal_lr=True, gamma=0.99, gae_lambda=0.8, clip_eps=0.2, ent_coef=0.01, vf_coef=0.5,
+    max_grad_norm=1.0, hidden=(512, 512, 512), activation="tanh", normalize_obs=False))
+
 FAMILIES: tuple[Family, ...] = (
     Family("probe", "the probe ladder (envs.probes): each rung has an exact answer",
            "probe:value", "discrete", prefix="probe:"),
@@ -98,6 +107,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("brax", "brax's locomotion envs (MJX physics by default)", "brax:hopper",
            "continuous", prefix="brax:", adapter="envs.brax_adapter",
            packages=("mujoco", "mujoco-mjx")),
+    Family("craftax", "Craftax (symbolic): Crafter-like open-ended survival, optimistic resets",
+           "craftax:Craftax-Symbolic-v1", "discrete", prefix="craftax:", adapter="envs.craftax",
+           extra="craftax", packages=("craftax",), supported={"craftax": ("1.6.",)},
+           defaults={"ppo": _CRAFTAX_PPO}),
     Family("playground", "MuJoCo Playground's DM Control Suite (MJX, impl='jax')",
            "playground:CartpoleBalance", "continuous", prefix="playground:",
            adapter="envs.playground", extra="playground",

@@ -97,7 +97,7 @@ def suite_adapter(family: Family):
         try:
             found = metadata.version(dist)
         except metadata.PackageNotFoundError:
-            raise SuiteUnavailableError(_missing(family, f"{dist} is not installed")) from None
+            raise SuiteUnavailableError(_missing(family, f"no {dist}")) from None
         if not found.startswith(prefixes):
             wanted = ", ".join(f"{p}*" for p in prefixes)
             raise SuiteVersionError(f"the {family.name} family found {dist} {found}; jaxrl's "

@@ -16,7 +16,7 @@
 #   run(command="JAXRL_COMMIT=<git rev-parse HEAD> bash experiments/gpu_lease.sh first",
 #       carry=[".whl"], timeout_s=540)
 #   here, at once:  python experiments/gpu_plan.py adopt <files_at>
-#     (into benchmarks/throughput-gpu/ and benchmarks/minatar-gpu/; the cache into .gpu-cache/)
+#     (into benchmarks/throughput-gpu/ and benchmarks/gpu-benches/; the cache into .gpu-cache/)
 #   run(command="JAXRL_COMMIT=... GPU_CALL_SECONDS=<status's budget_left_s - 150> \
 #       bash experiments/gpu_lease.sh second", carry=[".whl", ".gpu-cache"])
 #   then give the machine back and commit what `adopt` wrote.
@@ -66,12 +66,12 @@ export PYTHONUNBUFFERED=1 JAXRL_RUNS_DIR=$W/runs
 # What a ladder and a MinAtar bench import that the image lacks, in three folders: `shared`
 # (both libraries: brax, MuJoCo and their imports), `jaxrl` (gymnax 1.0.1) and `rejax` (rejax
 # 0.1.3 and its own gymnax 0.0.9, distrax, TensorFlow Probability); `jaxrl` also holds
-# MuJoCo Playground (8 MiB) for the CheetahRun workload. duckdb (24 MiB: the run
+# MuJoCo Playground (8 MiB) for the CheetahRun workload and Craftax for its benches. duckdb (24 MiB: the run
 # store's queries), ale-py and PyOpenGL (6 MiB: Atari) stay out; `wheels atari` fetches those.
 # Both libraries run on the image's JAX, flax, optax and chex (versions in plan.json).
 SHARED="brax mujoco mujoco-core mujoco-mjx jaxopt ml-collections tensorboardx trimesh flask
 flask-cors blinker itsdangerous gymnasium farama-notifications glfw"
-JAXRL_ONLY="gymnax playground lxml mediapy"  # Playground: no warp-lang (jaxrl runs impl='jax')
+JAXRL_ONLY="gymnax playground lxml mediapy craftax"  # Playground: no warp-lang (impl='jax')
 REJAX_ONLY="rejax gymnax distrax tfp-nightly dm-tree decorator gast"
 ATARI="ale-py pyopengl duckdb"
 

@@ -12,7 +12,7 @@ Every call walks one order of value until its deadline, skipping what earlier ca
 the headline question first, jaxrl and rejax 0.1.3 on the same GPU, in the anchors'
 configurations (`experiments/ladders/throughput.yaml`), at the anchors' member counts, then at 1
 member (the latency end) (`FIRST`); the compilation cache check; the rest of the ladder
-(`SECOND`); the MinAtar benches (`BENCHES`); a profile of the rung where jaxrl trails rejax
+(`SECOND`); the MinAtar and Craftax benches (`BENCHES`); a profile of the rung where jaxrl trails rejax
 most (`profile_step`). ``first`` and ``second`` name the loan's two calls (the first has 7.5
 minutes, the second what the loan has left), so the first call of the first loan answers the
 headline and a later call or loan goes on from there.
@@ -21,7 +21,7 @@ Nothing is measured twice, within a loan or across loans: the ladder's ``results
 from the committed ``benchmarks/throughput-gpu/results.json`` (its rungs are skipped) and is
 rewritten in ``--out`` after every rung, so a call killed at its limit still brings back all it
 measured; a rung the call's deadline cuts short or leaves out is recorded ``skipped`` and
-measured by the next call. A bench entry is done when ``benchmarks/minatar-gpu/<entry>/`` holds
+measured by the next call. A bench entry is done when ``benchmarks/gpu-benches/<entry>/`` holds
 its ``results.json``. ``plan.json`` (the calls, the machine, the cache check, the benches) is
 rewritten beside it.
 
@@ -59,7 +59,7 @@ from jaxrl.throughput.workloads import Workload
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = Path("benchmarks") / "throughput-gpu"
-BENCHED = Path("benchmarks") / "minatar-gpu"
+BENCHED = Path("benchmarks") / "gpu-benches"
 RUNG_SECONDS = 240.0
 """Each rung's own cap: past it the rung is recorded failed (timed out) and the plan goes on. In
 the dry run on a busy 2-core CPU, rejax's brax hopper rungs at 4 members took over 150 s; the
@@ -85,9 +85,15 @@ SECOND = [*[(w, m) for m in (64, 8192, 1024, 16, 4096, 4)
 """After the headline and the cache check: the rest of the ladder on PPO CartPole and PPO
 Breakout-MinAtar up to 8,192 members, then PQN, DQN and PPO on Playground's CheetahRun."""
 
-BENCHES = ["ppo/gymnax:Breakout-MinAtar", "pqn/gymnax:Breakout-MinAtar",
-           "ppo/gymnax:SpaceInvaders-MinAtar", "pqn/gymnax:SpaceInvaders-MinAtar"]
-"""After the ladder: `jaxrl bench minatar` entries at 16 seeds and full budget."""
+BENCHES = [("minatar", "ppo/gymnax:Breakout-MinAtar", 16), ("minatar", "pqn/gymnax:Breakout-MinAtar", 16),
+           ("minatar", "ppo/gymnax:SpaceInvaders-MinAtar", 16),
+           ("minatar", "pqn/gymnax:SpaceInvaders-MinAtar", 16),
+           ("craftax", "ppo/craftax:Craftax-Symbolic-v1", 8),
+           ("craftax", "ppo-gru/craftax:Craftax-Symbolic-v1", 8),
+           ("craftax", "ppo/craftax:Craftax-Classic-Symbolic-v1", 8)]
+"""After the ladder: ``(suite, entry, seeds)``, `jaxrl bench` entries at full budget: MinAtar at
+16 seeds, then Craftax's 1M-step scoreboard entries at 8 (a CPU runs Craftax-Symbolic at about
+1k env-steps/s: 8 seeds x 1M steps there is hours of physics alone)."""
 
 CACHE_CHECK = ("ppo-cartpole", 1)
 """Measured again after the headline, its programs in the persistent compilation cache (the
@@ -177,12 +183,12 @@ def cache_check(args, state: dict) -> None:
 
 
 def bench_step(args, state: dict, committed_benches: Path) -> None:
-    """The MinAtar entries at 16 seeds and full budget, each its own `jaxrl bench` given the
+    """The `BENCHES` entries at full budget, each its own `jaxrl bench` given the
     time left; one the deadline cuts is recorded and run again by a later call (a run cannot
     travel between calls: each entry must fit in one)."""
     benches = state.setdefault("benches", {})
-    for entry in BENCHES:
-        slug = entry.replace("/gymnax:", "-").replace("/", "-")
+    for suite, entry, seeds in BENCHES:
+        slug = entry.replace("/gymnax:", "-").replace("/", "-").replace(":", "-")
         if (committed_benches / slug / "results.json").is_file() \
                 or benches.get(slug, {}).get("status") == "finished":
             continue
@@ -191,9 +197,10 @@ def bench_step(args, state: dict, committed_benches: Path) -> None:
             benches[slug] = {"status": "skipped", "reason": f"the call's deadline: {left:.0f} s left"}
             continue
         folder = args.work / "benches" / slug
-        cmd = [sys.executable, "-m", "jaxrl.cli", "bench", "minatar", "--only", entry,
+        cmd = [sys.executable, "-m", "jaxrl.cli", "bench", suite, "--only", entry,
                "--out", str(folder), "--no-progress",
-               *(("--seeds", "2", "--budget-scale", "0.001") if args.dry else ("--seeds", "16"))]
+               *(("--seeds", "2", "--budget-scale", "0.001") if args.dry
+                 else ("--seeds", str(seeds)))]
         started = time.time()
         print(f"gpu_plan: bench {entry} ({left:.0f} s left)", flush=True)
         try:
@@ -365,7 +372,7 @@ def setup(args) -> int:
 
 def adopt(args) -> int:
     """Here, after a call: what came back into the committed folders (results, plan, report
-    and figure re-rendered), finished benches into benchmarks/minatar-gpu/, the cache into
+    and figure re-rendered), finished benches into benchmarks/gpu-benches/, the cache into
     .gpu-cache/ for the next call (ignored by git, carried)."""
     src, root = Path(args.files_at), Path(args.into)
     into = root / COMMITTED

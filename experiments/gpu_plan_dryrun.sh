@@ -44,7 +44,7 @@ check tree . .whl .gpu-cache || failed=1
 # the tree as it travels: no .git, no ignored files; the commit goes along in JAXRL_COMMIT
 mkdir -p "$D/tree"
 git ls-files -z -co --exclude-standard | (cd . && xargs -0 cp --parents -t "$D/tree" 2>/dev/null)
-rm -rf "$D/tree/benchmarks/throughput-gpu" "$D/tree/benchmarks/minatar-gpu"  # a loan's results
+rm -rf "$D/tree/benchmarks/throughput-gpu" "$D/tree/benchmarks/gpu-benches"  # a loan's results
 cp -r "$WHEELS_HERE" "$D/tree/.whl"
 commit=$(git rev-parse HEAD)
 call() {  # call PHASE MACHINE OUT [KILL_AFTER]: one call of gpu_lease.sh in the tree copy

@@ -220,9 +220,8 @@ class ActorCritic(nn.Module):
     live under ``params["params"]["policy"]`` and the value head's under
     ``params["params"]["value_net"]`` (the shared torso under ``["torso"]``).
 
-    ``policy_obs > 0`` (an asymmetric critic, unshared nets only): the policy sees the first
-    ``policy_obs`` entries of ``obs``, the value net all of them (an env's observation with its
-    privileged part after the policy's: `envs.playground` with ``critic_key``).
+    ``policy_obs > 0`` (an asymmetric critic, unshared nets): the policy sees the first
+    ``policy_obs`` entries of ``obs``, the value net all (`envs.playground`'s ``critic_key``).
     """
 
     action_space: Space

@@ -17,7 +17,7 @@ from envs import families
     ("goal:PointReach", "continuous"), ("goal:BitFlip", "discrete"),
     ("Breakout-MinAtar", "minatar"), ("gymnax:SpaceInvaders-MinAtar", "minatar"),
     ("probe:value", "probe"), ("atari:Pong", "atari"), ("brax:hopper", "brax"),
-    ("playground:CheetahRun", "playground"),
+    ("playground:CheetahRun", "playground"), ("craftax:Craftax-Symbolic-v1", "craftax"),
 ])
 def test_family_of_a_name(name, family):
     import envs
