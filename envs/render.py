@@ -40,7 +40,8 @@ from envs.wrappers import EpisodeStatistics, Wrapper
 
 CLASSIC = ("CartPole-v1", "Pendulum-v1", "Acrobot-v1", "MountainCar-v0",
            "MountainCarContinuous-v0")
-DRAWABLE = "classic control (" + ", ".join(CLASSIC) + "), MinAtar, brax, atari:*, goal:PointReach"
+DRAWABLE = ("classic control (" + ", ".join(CLASSIC) + "), MinAtar, brax, playground:*, atari:*, "
+            "goal:PointReach")
 
 MAX_FPS = 50.0  # faster envs (brax's 125 steps a second) play slowed to this
 BACKGROUND = (250, 250, 248)
@@ -220,14 +221,22 @@ def _grey(frame, height: int) -> np.ndarray:
 
 # -- brax (MuJoCo's renderer) ------------------------------------------------------------------
 def _brax(env, inner, height: int) -> Renderer:
-    sys_ = inner.brax_env.sys
-    model = getattr(sys_, "mj_model", None)
+    """A brax env's or a Playground task's (a brax-style pipeline env) MuJoCo scene."""
+    raw = inner.brax_env
+    model = getattr(getattr(raw, "sys", None), "mj_model", None) or getattr(raw, "mj_model", None)
     if model is None:
         raise RenderError(f"brax env {inner.name!r} has no MuJoCo model to render")
-    capture = lambda state, obs: jnp.asarray(_state_of(env, state).brax_state.pipeline_state.q)
+    capture = lambda state, obs: jnp.asarray(_positions(_state_of(env, state).brax_state))
     scene = _MujocoScene(model, height, 2 * round(height * 4 / 3 / 2))
     step_seconds = float(inner.brax_env.dt) * inner.action_repeat
     return Renderer(capture, scene.draw, min(MAX_FPS, 1.0 / step_seconds))
+
+
+def _positions(raw_state) -> jnp.ndarray:
+    """The joint positions of a brax state (``pipeline_state.q``) or a Playground one
+    (``data.qpos``)."""
+    pipeline = getattr(raw_state, "pipeline_state", None)
+    return pipeline.q if pipeline is not None else raw_state.data.qpos
 
 
 class _MujocoScene:

@@ -11,6 +11,11 @@ from jaxrl.platform import DEFAULT_CPU_OPT_LEVEL, FAST_COMPILE_XLA_FLAGS
 # the xdist workers and the CLI tests' subprocesses share programs, and a second run of the
 # suite on the same machine (or a second CI run) starts warm. With jaxrl's size bound in every
 # process, JAX keeps the access-time file its eviction needs beside every entry.
+# An offscreen OpenGL for MuJoCo's renderer (brax and Playground frames), whichever test
+# imports MuJoCo first: it reads MUJOCO_GL once, at import (envs.brax_adapter.headless_gl).
+if not os.environ.get("DISPLAY"):
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(default_dir()))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", str(MIN_COMPILE_SECONDS))
 os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(max_bytes()))

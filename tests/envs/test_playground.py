@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-pytest.importorskip("mujoco_playground")
+pytest.importorskip("mujoco_playground")  # the offscreen OpenGL for MuJoCo: tests/conftest.py
 
 import envs
 from envs import playground, registry
@@ -254,3 +254,14 @@ def test_ppo_asymmetric_critic_policy_sees_its_part_only():
     assert policy_in[0][1] == 2 and value_in[0][1] == 5, kernels  # [seeds, in, out]
     with pytest.raises(ConfigError, match="privileged part"):
         train("ppo", env="CartPole-v1", asymmetric_critic=True, **kw)
+
+
+def test_a_task_renders_its_mujoco_scene(cartpole):
+    from envs.render import renderer
+
+    env, params, _, _ = cartpole
+    draw = renderer(env, params, height=96)
+    obs, state = env.reset(jax.random.key(0), params)
+    frame = draw.draw(draw.capture(state, obs))
+    assert frame.shape == (96, 128, 3) and frame.dtype == np.uint8
+    assert frame.std() > 5  # a scene, not a blank canvas
