@@ -93,6 +93,14 @@ _CRAFTAX_PPO: Fields = MappingProxyType(dict(
     anneal_lr=True, gamma=0.99, gae_lambda=0.8, clip_eps=0.2, ent_coef=0.01, vf_coef=0.5,
     max_grad_norm=1.0, hidden=(512, 512, 512), activation="tanh", normalize_obs=False))
 
+# -- Navix's own PPO baselines (navix baselines/rejax/configs/navix_*_1m.yaml, run with rejax):
+# 16 envs x 128 steps, 2 epochs of 1 minibatch, Adam 3e-4, gradient norm 1, gamma 0.95, GAE
+# 0.9, clip 0.2, entropy 0.01, 64x64 tanh (rejax's default widths), no observation normalization
+_NAVIX_PPO: Fields = MappingProxyType(dict(
+    num_envs=16, num_steps=128, update_epochs=2, num_minibatches=1, learning_rate=3e-4,
+    anneal_lr=False, max_grad_norm=1.0, gamma=0.95, gae_lambda=0.9, clip_eps=0.2,
+    ent_coef=0.01, vf_coef=0.5, hidden=(64, 64), activation="tanh", normalize_obs=False))
+
 FAMILIES: tuple[Family, ...] = (
     Family("probe", "the probe ladder (envs.probes): each rung has an exact answer",
            "probe:value", "discrete", prefix="probe:"),
@@ -111,6 +119,9 @@ FAMILIES: tuple[Family, ...] = (
            "craftax:Craftax-Symbolic-v1", "discrete", prefix="craftax:", adapter="envs.craftax",
            extra="craftax", packages=("craftax",), supported={"craftax": ("1.6.",)},
            defaults={"ppo": _CRAFTAX_PPO}),
+    Family("navix", "Navix: MiniGrid in JAX (symbolic grids)", "navix:Navix-DoorKey-5x5-v0",
+           "discrete", prefix="navix:", adapter="envs.navix", extra="navix",
+           packages=("navix",), supported={"navix": ("0.7.",)}, defaults={"ppo": _NAVIX_PPO}),
     Family("playground", "MuJoCo Playground's DM Control Suite (MJX, impl='jax')",
            "playground:CartpoleBalance", "continuous", prefix="playground:",
            adapter="envs.playground", extra="playground",

@@ -16,7 +16,8 @@ SNAPSHOT = Path(__file__).with_name("defaults_snapshot.json")
 # one env of each family (and more than one where the family is picked by name)
 ENVS = ("CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-v0",
         "gymnax:Breakout-MinAtar", "atari:Pong", "brax:hopper", "probe:value",
-        "probe:truncation", "playground:CartpoleBalance", "craftax:Craftax-Symbolic-v1")
+        "probe:truncation", "playground:CartpoleBalance", "craftax:Craftax-Symbolic-v1",
+        "navix:Navix-DoorKey-5x5-v0")
 
 
 def current_defaults() -> dict:

@@ -18,6 +18,7 @@ from envs import families
     ("Breakout-MinAtar", "minatar"), ("gymnax:SpaceInvaders-MinAtar", "minatar"),
     ("probe:value", "probe"), ("atari:Pong", "atari"), ("brax:hopper", "brax"),
     ("playground:CheetahRun", "playground"), ("craftax:Craftax-Symbolic-v1", "craftax"),
+    ("navix:Navix-Empty-5x5-v0", "navix"),
 ])
 def test_family_of_a_name(name, family):
     import envs

@@ -265,3 +265,28 @@ def test_a_task_renders_its_mujoco_scene(cartpole):
     frame = draw.draw(draw.capture(state, obs))
     assert frame.shape == (96, 128, 3) and frame.dtype == np.uint8
     assert frame.std() > 5  # a scene, not a blank canvas
+
+
+@pytest.mark.parametrize("case", ["unknown task", "not installed", "other version"])
+def test_bad_suite_input_is_one_line_and_stores_nothing(case, monkeypatch, tmp_path, capsys):
+    from jaxrl.cli import main
+
+    real = registry.metadata.version
+    if case == "not installed":
+        def version(dist):
+            if dist == "playground":
+                raise registry.metadata.PackageNotFoundError(dist)
+            return real(dist)
+        monkeypatch.setattr(registry.metadata, "version", version)
+    elif case == "other version":
+        monkeypatch.setattr(registry.metadata, "version",
+                            lambda dist: "0.3.0" if dist == "playground" else real(dist))
+    env = "playground:CartpoleBalence" if case == "unknown task" else "playground:CartpoleBalance"
+    runs = tmp_path / "runs"
+    code = main(["train", "ppo", "--env", env, "--seeds", "2", "--total-steps", "20000",
+                 "--runs-dir", str(runs), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert {"unknown task": "playground:CartpoleBalance", "not installed": ".[playground]",
+            "other version": "0.3.0"}[case] in err[0]
+    assert not runs.exists() or not any(runs.iterdir())
