@@ -101,6 +101,14 @@ _NAVIX_PPO: Fields = MappingProxyType(dict(
     anneal_lr=False, max_grad_norm=1.0, gamma=0.95, gae_lambda=0.9, clip_eps=0.2,
     ent_coef=0.01, vf_coef=0.5, hidden=(64, 64), activation="tanh", normalize_obs=False))
 
+# -- XLand-MiniGrid: its own baselines are recurrent PPO over thousands of envs (meta-RL); for
+# one task at a time, jaxrl's small-grid PPO: 16 envs x 128 steps, 4 epochs of 4 minibatches,
+# Adam 3e-4, 64x64 tanh, codes not normalized
+_XMINIGRID_PPO: Fields = MappingProxyType(dict(
+    num_envs=16, num_steps=128, update_epochs=4, num_minibatches=4, learning_rate=3e-4,
+    gamma=0.99, gae_lambda=0.95, ent_coef=0.01, hidden=(64, 64), activation="tanh",
+    normalize_obs=False))
+
 FAMILIES: tuple[Family, ...] = (
     Family("probe", "the probe ladder (envs.probes): each rung has an exact answer",
            "probe:value", "discrete", prefix="probe:"),
@@ -122,6 +130,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("navix", "Navix: MiniGrid in JAX (symbolic grids)", "navix:Navix-DoorKey-5x5-v0",
            "discrete", prefix="navix:", adapter="envs.navix", extra="navix",
            packages=("navix",), supported={"navix": ("0.7.",)}, defaults={"ppo": _NAVIX_PPO}),
+    Family("xminigrid", "XLand-MiniGrid: XLand tasks from rulesets, and MiniGrid ports",
+           "xminigrid:MiniGrid-DoorKey-5x5", "discrete", prefix="xminigrid:",
+           adapter="envs.xminigrid", extra="xminigrid", packages=("xminigrid",),
+           supported={"xminigrid": ("0.9.",)}, defaults={"ppo": _XMINIGRID_PPO}),
     Family("playground", "MuJoCo Playground's DM Control Suite (MJX, impl='jax')",
            "playground:CartpoleBalance", "continuous", prefix="playground:",
            adapter="envs.playground", extra="playground",
