@@ -134,7 +134,7 @@ FAMILIES: tuple[Family, ...] = (
            "xminigrid:MiniGrid-DoorKey-5x5", "discrete", prefix="xminigrid:",
            adapter="envs.xminigrid", extra="xminigrid", packages=("xminigrid",),
            supported={"xminigrid": ("0.9.",)}, defaults={"ppo": _XMINIGRID_PPO}),
-    Family("playground", "MuJoCo Playground's DM Control Suite (MJX, impl='jax')",
+    Family("playground", "MuJoCo Playground: DM Control Suite, locomotion, manipulation (MJX)",
            "playground:CartpoleBalance", "continuous", prefix="playground:",
            adapter="envs.playground", extra="playground",
            packages=("playground", "mujoco", "mujoco-mjx"), supported={"playground": ("0.2.",)},
