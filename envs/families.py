@@ -109,6 +109,14 @@ _XMINIGRID_PPO: Fields = MappingProxyType(dict(
     gamma=0.99, gae_lambda=0.95, ent_coef=0.01, hidden=(64, 64), activation="tanh",
     normalize_obs=False))
 
+# -- Jumanji: its own training code runs A2C with task-specific networks; jaxrl's PPO for its
+# flat, masked observations: 64 envs x 32 steps, 4 epochs of 4 minibatches, Adam 3e-4, 128x128
+# tanh, and no observation normalization (the action mask must reach the policy as given)
+_JUMANJI_PPO: Fields = MappingProxyType(dict(
+    num_envs=64, num_steps=32, update_epochs=4, num_minibatches=4, learning_rate=3e-4,
+    gamma=0.99, gae_lambda=0.95, ent_coef=0.01, hidden=(128, 128), activation="tanh",
+    normalize_obs=False))
+
 FAMILIES: tuple[Family, ...] = (
     Family("probe", "the probe ladder (envs.probes): each rung has an exact answer",
            "probe:value", "discrete", prefix="probe:"),
@@ -127,6 +135,10 @@ FAMILIES: tuple[Family, ...] = (
            "craftax:Craftax-Symbolic-v1", "discrete", prefix="craftax:", adapter="envs.craftax",
            extra="craftax", packages=("craftax",), supported={"craftax": ("1.6.",)},
            defaults={"ppo": _CRAFTAX_PPO}),
+    Family("jumanji", "Jumanji: puzzles and combinatorial tasks, action masks honoured",
+           "jumanji:Snake-v1", "discrete", prefix="jumanji:", adapter="envs.jumanji",
+           extra="jumanji", packages=("jumanji",), supported={"jumanji": ("1.1.",)},
+           defaults={"ppo": _JUMANJI_PPO}),
     Family("navix", "Navix: MiniGrid in JAX (symbolic grids)", "navix:Navix-DoorKey-5x5-v0",
            "discrete", prefix="navix:", adapter="envs.navix", extra="navix",
            packages=("navix",), supported={"navix": ("0.7.",)}, defaults={"ppo": _NAVIX_PPO}),

@@ -10,6 +10,9 @@
 
 Actions of a `Box` space live in ``[-1, 1]`` inside the agent; `to_env_action` rescales to the
 env's bounds (after clipping), so every algorithm sees the same normalized action range.
+
+Length: every network module the algorithms build from a space, side by side, so that their
+intake, torsos and heads stay one convention.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 
 from envs.spaces import Box, Discrete, Space
 from jaxrl.config import ConfigError
-from jaxrl.ops import Categorical, DiagGaussian, TanhGaussian
+from jaxrl.ops import Categorical, DiagGaussian, TanhGaussian, masked
 from jaxrl.ops.init import orthogonal
 
 ACTIVATIONS: dict[str, Callable] = {"tanh": jnp.tanh, "relu": nn.relu, "elu": nn.elu, "silu": nn.silu}
@@ -222,6 +225,8 @@ class ActorCritic(nn.Module):
 
     ``policy_obs > 0`` (an asymmetric critic, unshared nets): the policy sees the first
     ``policy_obs`` entries of ``obs``, the value net all (`envs.playground`'s ``critic_key``).
+    ``action_mask > 0``: the last ``action_mask`` entries of ``obs`` say which actions are
+    allowed (1) now; the others get no probability (`envs.jumanji`'s masks).
     """
 
     action_space: Space
@@ -231,6 +236,7 @@ class ActorCritic(nn.Module):
     shared: bool = False
     torso_kind: str = "mlp"  # see `TORSOS`
     policy_obs: int = 0  # entries of obs the policy sees (0: all)
+    action_mask: int = 0  # trailing entries of obs that mask the policy's classes (0: none)
 
     def setup(self):
         head_hidden, head_torso = ((), "mlp") if self.shared else (self.hidden, self.torso_kind)
@@ -243,18 +249,19 @@ class ActorCritic(nn.Module):
     def _features(self, obs: jax.Array) -> jax.Array:
         return self.torso(obs) if self.shared else obs
 
-    def _policy_view(self, x: jax.Array) -> jax.Array:
-        return x[..., :self.policy_obs] if self.policy_obs else x
+    def _policy(self, x: jax.Array, obs: jax.Array):
+        dist = self.policy(x[..., :self.policy_obs] if self.policy_obs else x)
+        return masked(dist, obs[..., -self.action_mask:]) if self.action_mask else dist
 
     def __call__(self, obs: jax.Array):
         x = self._features(obs)
-        return self.policy(self._policy_view(x)), self.value_net(x)[..., 0]
+        return self._policy(x, obs), self.value_net(x)[..., 0]
 
     def value(self, obs: jax.Array) -> jax.Array:
         return self.value_net(self._features(obs))[..., 0]
 
     def dist(self, obs: jax.Array):
-        return self.policy(self._policy_view(self._features(obs)))
+        return self._policy(self._features(obs), obs)
 
 
 def to_env_action(action_space: Space, action: jax.Array) -> jax.Array:

@@ -189,9 +189,21 @@ def make_network(static: PolicyStatic, env, env_params) -> ActorCritic | Recurre
     torso = resolve_torso(static.torso, env.observation_space(env_params).shape)
     args = (env.action_space(env_params), tuple(static.hidden), static.activation,
             static.init_log_std, static.shared_network, torso)
+    mask = action_mask_size(static, env)
     if static.recurrent:
         return RecurrentActorCritic(*args, static.rnn, static.rnn_size)
-    return ActorCritic(*args, policy_obs=policy_obs_size(static, env))
+    return ActorCritic(*args, policy_obs=policy_obs_size(static, env), action_mask=mask)
+
+
+def action_mask_size(static: PolicyStatic, env) -> int:
+    """How many trailing observation entries mask the policy's actions: the env's
+    ``action_mask_size`` (0: none). The mask must reach the policy as the env gives it:
+    `ConfigError` with observation normalization or a recurrent policy."""
+    size = int(wrapped_attr(env, "action_mask_size", 0) or 0)
+    if size and (static.normalize_obs or static.recurrent):
+        raise ConfigError("this env's observation ends in an action mask, which the policy "
+                          "reads as given: set normalize_obs=False (and rnn=none)")
+    return size
 
 
 def policy_obs_size(static: PolicyStatic, env) -> int:

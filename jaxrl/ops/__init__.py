@@ -16,7 +16,7 @@ from jaxrl.ops.distributional import (
     quantile_huber_loss,
     quantile_midpoints,
 )
-from jaxrl.ops.distributions import Categorical, DiagGaussian, TanhGaussian
+from jaxrl.ops.distributions import Categorical, DiagGaussian, TanhGaussian, masked
 from jaxrl.ops.optim import clipped_adam, clipped_optimizer, clipped_rmsprop, optimizer_problem
 from jaxrl.ops.polyak import polyak_update
 from jaxrl.ops.returns import (
@@ -56,6 +56,7 @@ __all__ = [
     "huber",
     "lambda_returns",
     "linear_schedule",
+    "masked",
     "n_step_targets",
     "normalize",
     "optimizer_problem",

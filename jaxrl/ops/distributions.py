@@ -22,6 +22,11 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_2 = math.log(2.0)
 
 
+def masked(dist: Categorical, allowed: jax.Array) -> Categorical:
+    """``dist`` with the classes where ``allowed [..., n]`` is 0 masked out (logit ``-inf``)."""
+    return Categorical(logits=jnp.where(allowed > 0.5, dist.logits, -jnp.inf))
+
+
 @flax.struct.dataclass
 class Categorical:
     """Categorical distribution over ``n`` classes.

@@ -17,7 +17,7 @@ SNAPSHOT = Path(__file__).with_name("defaults_snapshot.json")
 ENVS = ("CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-v0",
         "gymnax:Breakout-MinAtar", "atari:Pong", "brax:hopper", "probe:value",
         "probe:truncation", "playground:CartpoleBalance", "craftax:Craftax-Symbolic-v1",
-        "navix:Navix-DoorKey-5x5-v0", "xminigrid:MiniGrid-DoorKey-5x5")
+        "navix:Navix-DoorKey-5x5-v0", "xminigrid:MiniGrid-DoorKey-5x5", "jumanji:Snake-v1")
 
 
 def current_defaults() -> dict:

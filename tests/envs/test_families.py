@@ -19,6 +19,7 @@ from envs import families
     ("probe:value", "probe"), ("atari:Pong", "atari"), ("brax:hopper", "brax"),
     ("playground:CheetahRun", "playground"), ("craftax:Craftax-Symbolic-v1", "craftax"),
     ("navix:Navix-Empty-5x5-v0", "navix"), ("xminigrid:XLand-MiniGrid-R1-9x9", "xminigrid"),
+    ("jumanji:Game2048-v1", "jumanji"),
 ])
 def test_family_of_a_name(name, family):
     import envs
