@@ -190,8 +190,8 @@ def preset_reason(row: dict) -> str | None:
         if not isinstance(preset, dict):
             continue
         want = {**preset, **overrides}
-        diff = [(k, ran.get(k, "(none)"), v) for k, v in want.items()
-                if v != "auto" and not _same(ran.get(k, "(none)"), v)]
+        diff = [(k, ran[k], v) for k, v in want.items()
+                if k in ran and v != "auto" and not _same(ran[k], v)]
         if best is None or len(diff) < len(best[1]):
             best = (f"presets/{row['algo']}/{family}.yaml", diff)
     if best is None or not best[1]:
@@ -199,6 +199,17 @@ def preset_reason(row: dict) -> str | None:
     changes = "; ".join(f"{k} ran {json.dumps(a, default=str)}, now {json.dumps(b, default=str)}"
                         for k, a, b in best[1])
     return f"{row['entry']}: its config is not today's preset ({best[0]}) with its overrides: {changes}"
+
+
+def _known_then(row: dict, key: str, now):
+    """The suite's ``config`` now without the fields the run's config did not have (fields
+    the config classes gained since it ran: a named preset lists every field); other keys as
+    they are."""
+    ran = row.get("run_config")
+    if key != "config" or not isinstance(now, dict) or not isinstance(ran, dict):
+        return now
+    asked = row.get(key) if isinstance(row.get(key), dict) else {}
+    return {k: v for k, v in now.items() if k in ran or k in asked}
 
 
 def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale: float) -> list[str]:
@@ -236,7 +247,7 @@ def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale:
             reasons.append(f"{name}: ran {r['seeds']} seeds; the suite now asks for "
                            f"{now['seeds']}")
         for key in ("config", "env_kwargs", "eval_episodes"):  # None recorded: none asked for
-            if key in r and not _same(r[key], now.get(key)):
+            if key in r and not _same(r[key], _known_then(r, key, now.get(key))):
                 reasons.append(f"{name}: its {key} is not the suite's now ({r[key]} vs "
                                f"{now.get(key)})")
         preset = preset_reason(r)

@@ -288,3 +288,18 @@ def test_the_atari_cpu_run_reports_banner_holds():
     preset = yaml.safe_load((root / "presets" / "ppo" / "atari.yaml").read_text())
     differs = {k for k in preset if json.dumps(ran.get(k)) != json.dumps(preset[k])}
     assert ("**Stale**" in text) == bool(differs), differs
+
+
+def test_a_field_the_presets_gained_since_a_run_is_not_a_difference():
+    """A config key added after a run (``asymmetric_critic``) is absent from its run.json: the
+    run is judged on the keys it had."""
+    from jaxrl.runs.bench_judge import preset_reason
+
+    preset = {k: v for k, v in __import__("yaml").safe_load(
+        (ROOT / "presets" / "ppo" / "discrete.yaml").read_text()).items()}
+    ran = {k: v for k, v in preset.items() if k != "asymmetric_critic"}
+    row = {"entry": "ppo/CartPole-v1", "algo": "ppo", "env": "CartPole-v1", "config": {},
+           "run_config": ran}
+    assert preset_reason(row) is None
+    ran["learning_rate"] = 1.0
+    assert "learning_rate ran 1.0" in preset_reason(row)
