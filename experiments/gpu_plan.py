@@ -81,9 +81,11 @@ SECOND = [*[(w, m) for m in (64, 8192, 1024, 16, 4096, 4)
           ("ppo-cartpole", 256), ("ppo-breakout-minatar", 2048),
           ("pqn-breakout-minatar", 1), ("pqn-breakout-minatar", 256),
           ("dqn-cartpole", 1), ("dqn-cartpole", 256),
-          ("ppo-playground-cheetah", 1), ("ppo-playground-cheetah", 64)]
+          ("ppo-playground-cheetah", 1), ("ppo-playground-cheetah", 64),
+          ("ppo-craftax-symbolic", 1), ("ppo-craftax-symbolic", 64)]
 """After the headline and the cache check: the rest of the ladder on PPO CartPole and PPO
-Breakout-MinAtar up to 8,192 members, then PQN, DQN and PPO on Playground's CheetahRun."""
+Breakout-MinAtar up to 8,192 members, then PQN, DQN, and PPO on Playground's CheetahRun and on
+Craftax-Symbolic."""
 
 BENCHES = [("minatar", "ppo/gymnax:Breakout-MinAtar", 16), ("minatar", "pqn/gymnax:Breakout-MinAtar", 16),
            ("minatar", "ppo/gymnax:SpaceInvaders-MinAtar", 16),
