@@ -127,17 +127,23 @@ def suite_tasks(family: Family) -> list[str]:
         raise SuiteUnavailableError(_missing(family, err)) from None
 
 
+def check_task(family: Family, name: str) -> None:
+    """`UnknownEnvironmentError` with the closest names unless the suite has the task ``name``
+    (prefixed; compared by the adapter's ``task_key`` where it has one: Atari's two spellings);
+    `SuiteUnavailableError` / `SuiteVersionError` for the suite itself."""
+    key = getattr(suite_adapter(family), "task_key", lambda t: t)
+    known = suite_tasks(family)
+    if key(name.removeprefix(family.prefix)) not in {
+            key(t.removeprefix(family.prefix)) for t in known}:
+        raise UnknownEnvironmentError(_closest(name, known))
+
+
 def _make_task(family: Family, name: str, **kwargs) -> tuple[Any, Any]:
     """A suite's task by its prefixed name: the closest names for an unknown task, the extra
     for a missing suite, each one line."""
-    module = suite_adapter(family)
-    task = name.removeprefix(family.prefix)
-    key = getattr(module, "task_key", lambda t: t)
-    known = suite_tasks(family)
-    if key(task) not in {key(t.removeprefix(family.prefix)) for t in known}:
-        raise UnknownEnvironmentError(_closest(name, known))
+    check_task(family, name)
     try:
-        return module.make_task(task, **kwargs)
+        return suite_adapter(family).make_task(name.removeprefix(family.prefix), **kwargs)
     except ImportError as err:
         raise SuiteUnavailableError(_missing(family, err)) from None
 

@@ -64,15 +64,8 @@ def check_env_name(name: str) -> None:
     no simulator (building it then says which extra to install)."""
     family = families.prefixed_family(name)
     if family is not None and family.adapter:
-        try:
-            module = registry.suite_adapter(family)
-            known = registry.suite_tasks(family)
-        except (registry.SuiteUnavailableError, registry.SuiteVersionError):
-            return
-        key = getattr(module, "task_key", lambda t: t)
-        if key(name.removeprefix(family.prefix)) not in {
-                key(t.removeprefix(family.prefix)) for t in known}:
-            raise registry.UnknownEnvironmentError(registry.unknown_name_message(name))
+        with contextlib.suppress(registry.SuiteUnavailableError, registry.SuiteVersionError):
+            registry.check_task(family, name)
         return
     if name not in registry.registered_names(suites=()):
         raise registry.UnknownEnvironmentError(registry.unknown_name_message(name))
