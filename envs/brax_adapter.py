@@ -51,7 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from envs.core import Environment, EqualByConstruction
+from envs.core import Environment, EqualByConstruction, raw_key
 from envs.spaces import Box
 
 #: The physics pipelines brax 0.14.2's ``PipelineEnv`` accepts.
@@ -204,8 +204,7 @@ class BraxEnv(EqualByConstruction, Environment):
 
     # -- Environment hooks (the base class adds auto-reset and final_observation) -------------
     def reset_env(self, key: jax.Array, params: Any) -> tuple[jax.Array, BraxEnvState]:
-        if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-            key = jax.random.key_data(key)  # the raw env keeps raw keys in its state
+        key = raw_key(key)
         brax_state = self._canonical(self._env.reset(key))
         state = BraxEnvState(brax_state=brax_state, t=jnp.zeros((), jnp.int32))
         return self._obs(brax_state.obs), state

@@ -56,6 +56,20 @@ def wrapped_attr(env, name: str, default):
     return default
 
 
+def raw_key(key: jax.Array) -> jax.Array:
+    """``key`` as a raw ``uint32`` key (`jax.random.key_data` of a typed one): for suites that
+    keep raw keys in their state (brax, Playground, Navix, Jumanji, XLand-MiniGrid)."""
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return jax.random.key_data(key)
+    return key
+
+
+def cast_like(new: Any, old: Any) -> Any:
+    """``new`` with every leaf cast to the dtype of ``old``'s (a suite's step may change a state
+    leaf's dtype or weak type, which a ``lax.scan`` carry does not allow)."""
+    return jax.tree.map(lambda n, o: jnp.asarray(n, jnp.asarray(o).dtype), new, old)
+
+
 def runs_on_host(env) -> bool:
     """Whether ``env`` (or an env it wraps) steps host-side emulators through FFI calls
     (``host_pool = True``, e.g. Atari): its programs must not be partitioned over devices,

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from envs.core import Environment, EqualByConstruction
+from envs.core import Environment, EqualByConstruction, cast_like, raw_key
 from envs.spaces import Box, Discrete
 
 #: The tasks with (multi-)discrete actions adapted here.
@@ -119,8 +119,7 @@ class JumanjiEnv(EqualByConstruction, Environment):
         return jnp.stack(jnp.unravel_index(action, self._nvec)).astype(jnp.int32)
 
     def reset_env(self, key: jax.Array, params: JumanjiParams):
-        if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-            key = jax.random.key_data(key)  # Jumanji keeps a raw key in its state
+        key = raw_key(key)
         state, timestep = self._env.reset(key)
         return self._obs(timestep.observation), JumanjiState(state, jnp.zeros((), jnp.int32))
 
@@ -128,8 +127,7 @@ class JumanjiEnv(EqualByConstruction, Environment):
                  params: JumanjiParams):
         del key  # Jumanji draws its randomness from the key in its state
         inner, timestep = self._env.step(state.state, self._action(action))
-        inner = jax.tree.map(lambda new, old: jnp.asarray(new, jnp.asarray(old).dtype),
-                             inner, state.state)  # keep the carry's dtypes
+        inner = cast_like(inner, state.state)  # keep the carry's dtypes
         t = state.t + 1
         terminated = (timestep.step_type == _LAST) & (timestep.discount == 0)
         return (self._obs(timestep.observation), JumanjiState(inner, t),

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from envs.core import Environment, EqualByConstruction
+from envs.core import Environment, EqualByConstruction, cast_like, raw_key
 from envs.spaces import Box, Discrete
 
 _OUT_OF_REACH = 2**30  # Navix's own time limit, moved past any episode_length
@@ -74,8 +74,7 @@ class NavixEnv(EqualByConstruction, Environment):
         return Discrete(self.num_actions)
 
     def reset_env(self, key: jax.Array, params: NavixParams):
-        if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-            key = jax.random.key_data(key)  # Navix keeps a raw key in its state
+        key = raw_key(key)
         timestep = self._env.reset(key)
         return jnp.asarray(timestep.observation, jnp.float32), NavixState(timestep)
 
@@ -83,8 +82,7 @@ class NavixEnv(EqualByConstruction, Environment):
                  params: NavixParams):
         del key  # Navix draws its randomness from the key in its state
         timestep = self._env._step(state.timestep, jnp.asarray(action, jnp.int32))
-        timestep = jax.tree.map(lambda new, old: jnp.asarray(new, jnp.asarray(old).dtype),
-                                timestep, state.timestep)  # keep the carry's dtypes
+        timestep = cast_like(timestep, state.timestep)  # keep the carry's dtypes
         return (jnp.asarray(timestep.observation, jnp.float32), NavixState(timestep),
                 jnp.asarray(timestep.reward, jnp.float32),
                 timestep.step_type == _TERMINATION, timestep.t >= params.episode_length, {})

@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from envs.core import Environment, EqualByConstruction
+from envs.core import Environment, EqualByConstruction, cast_like, raw_key
 from envs.spaces import Box, Discrete
 
 #: The environment variable naming a ruleset file for XLand tasks.
@@ -101,8 +101,7 @@ class XMiniGridEnv(EqualByConstruction, Environment):
         return Discrete(self.num_actions)
 
     def reset_env(self, key: jax.Array, params: XMiniGridParams):
-        if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-            key = jax.random.key_data(key)  # XLand-MiniGrid keeps a raw key in its state
+        key = raw_key(key)
         inner = params.inner
         if self.xland:
             rule_key, key = jax.random.split(key)
@@ -114,8 +113,7 @@ class XMiniGridEnv(EqualByConstruction, Environment):
                  params: XMiniGridParams):
         del key  # the dynamics are deterministic; the goal and rules live in the state
         timestep = self._env.step(params.inner, state.timestep, jnp.asarray(action, jnp.int32))
-        timestep = jax.tree.map(lambda new, old: jnp.asarray(new, jnp.asarray(old).dtype),
-                                timestep, state.timestep)  # keep the carry's dtypes
+        timestep = cast_like(timestep, state.timestep)  # keep the carry's dtypes
         last = timestep.step_type == 2  # StepType.LAST
         terminated = last & (timestep.discount == 0)
         truncated = last & (timestep.discount > 0)
