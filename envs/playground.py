@@ -19,8 +19,9 @@ key, ``final_observation``, ``action_repeat``) plus what Playground differs in:
 * **Dict observations** (locomotion, manipulation: ``state``, ``privileged_state``, ...):
   the observation is ``obs_key`` (``"state"`` by default), flattened. With ``critic_key``
   (e.g. ``"privileged_state"``) it is ``obs_key``'s entries then ``critic_key``'s, and
-  ``policy_obs_size`` says where the policy's part ends: an on-policy algorithm's
-  ``asymmetric_critic=True`` gives the value net all of it and the policy its own part.
+  ``policy_obs_size`` says where the policy's part ends: ``asymmetric_critic=True`` (PPO, A2C,
+  VPG, TRPO, SAC, TD3, DDPG) gives the value net or critics all of it and the policy its own
+  part.
 * **Assets.** Locomotion and manipulation tasks read MuJoCo Menagerie, which Playground clones
   from GitHub at first use. ``JAXRL_MENAGERIE_PATH`` points it at a local copy; without one
   and without the network, building such a task is one line saying so.

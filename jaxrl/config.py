@@ -296,7 +296,7 @@ RANGES: dict[str, Interval] = {
     # PopArt: a step of 0 would never move the statistics
     "popart_beta": UNIT_NO_ZERO,
     # set by the driver (0 = not yet set)
-    "total_steps": NON_NEGATIVE,
+    "total_steps": NON_NEGATIVE, "actor_obs": NON_NEGATIVE,
     # counts that may be 0
     "learning_starts": NON_NEGATIVE, "segment_restarts": NON_NEGATIVE,
     "replay_rollouts": NON_NEGATIVE,

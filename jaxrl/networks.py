@@ -250,7 +250,7 @@ class ActorCritic(nn.Module):
         return self.torso(obs) if self.shared else obs
 
     def _policy(self, x: jax.Array, obs: jax.Array):
-        dist = self.policy(x[..., :self.policy_obs] if self.policy_obs else x)
+        dist = self.policy(policy_part(x, self.policy_obs))
         return masked(dist, obs[..., -self.action_mask:]) if self.action_mask else dist
 
     def __call__(self, obs: jax.Array):
@@ -363,30 +363,42 @@ class PolicyAndQ(nn.Module):
         return _dense(self.num_actions, 0.01)(x), _dense(self.num_actions, 1.0)(x)
 
 
+def policy_part(obs: jax.Array, size: int) -> jax.Array:
+    """The first ``size`` entries of ``obs [..., obs_dim]``, the policy's own part beside an
+    asymmetric critic's privileged rest; all of ``obs`` when ``size`` is 0."""
+    return obs[..., :size] if size else obs
+
+
 class DeterministicActor(nn.Module):
-    """``obs -> action [..., d]`` in ``(-1, 1)`` (tanh), for DDPG and TD3."""
+    """``obs -> action [..., d]`` in ``(-1, 1)`` (tanh), for DDPG and TD3; it sees the first
+    ``policy_obs`` entries of ``obs`` (0: all; an asymmetric critic sees the rest too)."""
 
     action_dim: int
     hidden: Sequence[int] = (256, 256)
     activation: str = "relu"
     torso: str = "mlp"
+    policy_obs: int = 0
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
-        return jnp.tanh(MLP(self.hidden, self.action_dim, self.activation, 1.0, self.torso)(obs))
+        mlp = MLP(self.hidden, self.action_dim, self.activation, 1.0, self.torso)
+        return jnp.tanh(mlp(policy_part(obs, self.policy_obs)))
 
 
 class SquashedGaussianActor(nn.Module):
-    """``obs -> TanhGaussian`` with a state-dependent log-std clipped to ``[-5, 2]`` (SAC)."""
+    """``obs -> TanhGaussian`` with a state-dependent log-std clipped to ``[-5, 2]`` (SAC); it
+    sees the first ``policy_obs`` entries of ``obs`` (0: all)."""
 
     action_dim: int
     hidden: Sequence[int] = (256, 256)
     activation: str = "relu"
     torso: str = "mlp"
+    policy_obs: int = 0
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> TanhGaussian:
-        out = MLP(self.hidden, 2 * self.action_dim, self.activation, 1.0, self.torso)(obs)
+        out = MLP(self.hidden, 2 * self.action_dim, self.activation, 1.0,
+                  self.torso)(policy_part(obs, self.policy_obs))
         mean, log_std = jnp.split(out, 2, axis=-1)
         return TanhGaussian(mean, jnp.clip(log_std, -5.0, 2.0))
 

@@ -24,7 +24,9 @@ from typing import Any, Protocol
 import jax
 import numpy as np
 
+from envs.core import wrapped_attr
 from envs.spaces import Space
+from jaxrl.config import ConfigError
 from jaxrl.networks import to_env_action
 from jaxrl.ops import RunningMeanStd, popart
 
@@ -138,3 +140,17 @@ def observations(obs, shape: tuple | None = None):
         raise ValueError(f"obs must be [..., {', '.join(map(str, shape))}] (the env's "
                          f"observation shape), got shape {list(array.shape)}")
     return array
+
+
+def policy_obs_size(asymmetric_critic: bool, env) -> int:
+    """How many leading observation entries the policy sees: all (0) unless the config asks
+    for an asymmetric critic, then the env's ``policy_obs_size`` (`ConfigError` for an env
+    without a privileged part). The critic (or value net) sees every entry."""
+    if not asymmetric_critic:
+        return 0
+    size = wrapped_attr(env, "policy_obs_size", None)
+    if not size:
+        raise ConfigError("asymmetric_critic=True needs an env whose observation has a "
+                          "privileged part for the critic (e.g. playground:TASK with "
+                          "env_kwargs critic_key=privileged_state); this one has none")
+    return int(size)

@@ -31,7 +31,7 @@ from jaxrl.ops import clipped_adam, polyak_update
 
 
 @dataclasses.dataclass(frozen=True)
-class DDPGStatic(offpolicy.OffPolicyStatic):
+class DDPGStatic(offpolicy.ActorCriticStatic):
     """DDPG's static fields (TD3 is the same learner with its three switches on)."""
 
     num_critics: int = static(1, "1 (DDPG) or 2 (TD3's clipped double Q)")

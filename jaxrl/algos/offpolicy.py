@@ -513,12 +513,39 @@ def init_optimizers(tx, params):
                        for f in dataclasses.fields(tx)})
 
 
-def actor_critic_networks(actor_cls, static: OffPolicyStatic, space) -> tuple:
+@dataclasses.dataclass(frozen=True)
+class ActorCriticStatic(OffPolicyStatic):
+    """The static fields of the off-policy actor-critics (DDPG, TD3, SAC)."""
+
+    asymmetric_critic: bool = static(False, "the critics also see the env's privileged "
+                                     "observation, the actor only its own part (an env that "
+                                     "declares one: playground:TASK with env_kwargs critic_key)")
+    actor_obs: int = static(0, "leading observation entries the actor sees (0: all); the "
+                            "driver sets it from the env (asymmetric_critic)")
+
+    def validate(self) -> None:
+        super().validate()
+        if self.asymmetric_critic and (self.her != "none" or self.torso not in ("mlp", "auto")):
+            raise ConfigError("asymmetric_critic needs flat observations: her=none and an MLP "
+                              "torso")
+
+    def for_env(self, env):
+        """This config with ``actor_obs`` read from ``env`` (`acting.policy_obs_size`)."""
+        return dataclasses.replace(
+            self, actor_obs=acting.policy_obs_size(self.asymmetric_critic, env))
+
+
+def actor_critic_networks(actor_cls, static: ActorCriticStatic, space) -> tuple:
     """``(actor, critic)`` modules for a Box action space: ``actor_cls(action_dim, hidden,
-    activation, torso)`` (DDPG's deterministic actor, SAC's squashed Gaussian) and a `Critic`
-    ``(obs [B, obs_dim], action [B, action_dim]) -> Q [B]`` of the same widths."""
+    activation, torso, policy_obs)`` (DDPG's deterministic actor, SAC's squashed Gaussian; the
+    actor sees the first ``static.actor_obs`` observation entries) and a `Critic`
+    ``(obs [B, obs_dim], action [B, action_dim]) -> Q [B]`` of the same widths (all entries)."""
+    if static.asymmetric_critic and not static.actor_obs:
+        raise ConfigError("asymmetric_critic=True but actor_obs is unset: build the config "
+                          "with config.for_env(env) (the driver does)")
     dim = action_dim(space)
-    return (actor_cls(dim, tuple(static.hidden), static.activation, static.torso),
+    return (actor_cls(dim, tuple(static.hidden), static.activation, static.torso,
+                      static.actor_obs),
             Critic(tuple(static.hidden), static.activation, static.torso))
 
 

@@ -192,7 +192,8 @@ def make_network(static: PolicyStatic, env, env_params) -> ActorCritic | Recurre
     mask = action_mask_size(static, env)
     if static.recurrent:
         return RecurrentActorCritic(*args, static.rnn, static.rnn_size)
-    return ActorCritic(*args, policy_obs=policy_obs_size(static, env), action_mask=mask)
+    own = acting.policy_obs_size(getattr(static, "asymmetric_critic", False), env)  # BC: none
+    return ActorCritic(*args, policy_obs=own, action_mask=mask)
 
 
 def action_mask_size(static: PolicyStatic, env) -> int:
@@ -204,20 +205,6 @@ def action_mask_size(static: PolicyStatic, env) -> int:
         raise ConfigError("this env's observation ends in an action mask, which the policy "
                           "reads as given: set normalize_obs=False (and rnn=none)")
     return size
-
-
-def policy_obs_size(static: PolicyStatic, env) -> int:
-    """How many leading observation entries the policy sees: all (0) unless the config asks
-    for an asymmetric critic, then the env's ``policy_obs_size`` (`ConfigError` for an env
-    without a privileged part)."""
-    if not getattr(static, "asymmetric_critic", False):
-        return 0
-    size = wrapped_attr(env, "policy_obs_size", None)
-    if not size:
-        raise ConfigError("asymmetric_critic=True needs an env whose observation has a "
-                          "privileged part for the critic (e.g. playground:TASK with "
-                          "env_kwargs critic_key=privileged_state); this one has none")
-    return int(size)
 
 
 def initial_memory(static: PolicyStatic, network, num_envs: int):

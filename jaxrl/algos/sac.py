@@ -34,7 +34,7 @@ from jaxrl.ops import clipped_adam, polyak_update
 
 
 @dataclasses.dataclass(frozen=True)
-class SACStatic(offpolicy.OffPolicyStatic):
+class SACStatic(offpolicy.ActorCriticStatic):
     """SAC's static fields (shapes, loop counts, flags)."""
 
     autotune_alpha: bool = static(True, "learn the temperature to hit target_entropy")

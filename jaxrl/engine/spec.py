@@ -10,6 +10,7 @@ import envs
 from envs.core import runs_on_host
 from envs.wrappers import EpisodeStatistics
 from jaxrl import algos, memory
+from jaxrl.algos.offpolicy import ActorCriticStatic
 from jaxrl.config import AlgoConfig, ConfigError, check_run_args
 from jaxrl.engine.members import member_sharding
 from jaxrl.networks import resolve_torso
@@ -92,6 +93,8 @@ def resolve(algo: str, env: str, total_steps: int, seeds: int, env_kwargs=None, 
     config = algorithm.default_config(env).replace(**overrides, total_steps=float(total_steps))
     obs_shape = base_env.observation_space(env_params).shape
     config = config.replace(torso=resolve_torso(config.torso, obs_shape))  # "auto" -> concrete
+    if isinstance(config, ActorCriticStatic):
+        config = config.for_env(base_env)  # the actor's part of an asymmetric critic's obs
     num_updates = int(total_steps) // config.steps_per_update
     if num_updates < 1:
         raise ConfigError(

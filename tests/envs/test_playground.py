@@ -256,6 +256,33 @@ def test_ppo_asymmetric_critic_policy_sees_its_part_only():
         train("ppo", env="CartPole-v1", asymmetric_critic=True, **kw)
 
 
+@pytest.mark.parametrize("algo", ["sac", "td3"])
+def test_off_policy_asymmetric_critic_actor_sees_its_part_only(algo):
+    from jaxrl.api import train
+    from jaxrl.config import ConfigError
+
+    env = playground.PlaygroundEnv(_DictObsTask(), "fake", episode_length=10, action_repeat=1,
+                                   critic_key="privileged_state")
+    envs.register("test:dict-obs-off", lambda: (env, None), family="continuous")
+    kw = dict(seeds=1, total_steps=128, progress=False, store=False, num_envs=2, log_interval=16,
+              learning_starts=16, batch_size=8, buffer_size=64, hidden=(8,))
+    result = train(algo, env="test:dict-obs-off", asymmetric_critic=True, **kw)
+    assert result.config.actor_obs == 2
+
+    def first(tree):  # the first Dense kernel's shape: [seeds, (critics,) in, out]
+        paths = jax.tree_util.tree_flatten_with_path(tree)[0]
+        return next(leaf.shape for path, leaf in paths
+                    if "Dense_0" in jax.tree_util.keystr(path) and "kernel" in str(path[-1]))
+    assert first(result.state.params.actor)[-2] == 2  # the actor: the policy's 2 entries
+    assert first(result.state.params.critic)[-2] == 5 + 2  # a critic: all 5, and the action
+    assert np.all(np.isfinite(np.asarray(result.final_eval_return)))
+    plain = train(algo, env="test:dict-obs-off", **kw)
+    assert plain.config.actor_obs == 0 and first(plain.state.params.actor)[-2] == 5
+    with pytest.raises(ConfigError, match="privileged part") as err:
+        train(algo, env="Pendulum-v1", asymmetric_critic=True, **kw)
+    one_line(err.value)
+
+
 def test_a_task_renders_its_mujoco_scene(cartpole):
     from envs.render import renderer
 
