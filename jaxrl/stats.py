@@ -352,12 +352,6 @@ def bootstrap_t_ci(
     return float(m - q_hi * se), float(m - q_lo * se)
 
 
-def verdict_method(confidence: float = 0.95, reps: int = 2000) -> str:
-    """How a benchmark verdict's interval is computed, for the report."""
-    return (f"{100.0 * confidence:g}% bootstrap-t (studentized) interval of the mean over "
-            f"seeds, {reps} resamples, at least {MIN_SEEDS_FOR_VERDICT} seeds")
-
-
 # --------------------------------------------------------------------------- comparisons
 
 

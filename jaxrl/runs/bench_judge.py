@@ -1,13 +1,16 @@
 """What a benchmark entry may claim: its numbers over seeds, its budget against the
 reference's, its verdict, and whether its report still matches the suite file it came from.
 
-* A verdict (reference inside the interval / above / below) is read from the mean's 95%
-  bootstrap-t interval (`jaxrl.stats.bootstrap_t_ci`: honest width at a few seeds) and only
-  with at least `MIN_SEEDS` (8) finite per-seed values; with fewer the row says "too few seeds
-  for a verdict" and the report shows the per-seed values. The IQM and its percentile-bootstrap
-  CI stay beside it, descriptive only.
-* A budget more than `BUDGET_TOLERANCE` (5%) away from the reference's is flagged with its
-  ratio either way ("at 10x its budget", "at 0.25x its budget").
+* A verdict (above / below / reference inside the interval / split / inconclusive) is
+  `jaxrl.verdicts.call`: the mean's 95% bootstrap-t interval bounded by the seeds' range and a
+  signed-rank test against the reference must agree, and seeds that split into a failing and
+  a succeeding group are never "inside". Only with at least `MIN_SEEDS` (8) finite per-seed
+  values; with fewer the row says "too few seeds for a verdict" and the report shows the
+  per-seed values. Beside it: the seeds' range, the mean of the worst quarter (CVaR), the split
+  (the share that succeeds, its exact interval, their mean), and the IQM with its
+  percentile-bootstrap CI, descriptive only.
+* A budget (the steps run, whole updates) more than `BUDGET_TOLERANCE` (5%) away from the
+  reference's is flagged with its ratio either way ("at 10x its budget", "at 0.25x its budget").
 * A smoke run (budget scaled) gets no verdict.
 * Stale (`stale_reasons`): the report's runs no longer match today's suite file.
 
@@ -22,18 +25,19 @@ from pathlib import Path
 import numpy as np
 
 from envs import families
-from jaxrl import named_yaml, presets, stats
+from jaxrl import named_yaml, presets, stats, verdicts
 
 CONFIDENCE = 0.95
 BOOTSTRAP_REPS = 2000
 MIN_SEEDS = stats.MIN_SEEDS_FOR_VERDICT
 BUDGET_TOLERANCE = 0.05  # a budget within 5% of the reference's (whole updates) is the same
 SUITES_DIR = Path(__file__).resolve().parents[2] / "experiments" / "benchmarks"
-VERDICTS = ("reference inside CI", "above reference", "below reference")
+VERDICTS = ("reference inside CI", "above reference", "below reference", "split",
+            "inconclusive")
 
 
 def budget_share(steps: float, budget: float | None) -> float:
-    """The run's requested steps over the reference's budget (1.0 when it has none)."""
+    """The steps a run ran over the reference's budget (1.0 when it has none)."""
     return 1.0 if budget is None or not float(budget) > 0 else float(steps) / float(budget)
 
 
@@ -50,34 +54,34 @@ def ratio_text(share: float) -> str:
     return f"{share:.0f}x" if share >= 10 else f"{float(f'{share:.2g}'):g}x"
 
 
-def verdict(reference: float, low: float, high: float, share: float = 1.0) -> str:
-    """Where the reference lies against our interval of the mean, and the budget ratio when
-    ours differs from the reference's by more than 5% either way (a run at 10x the
-    reference's budget is no more like-for-like than one at a quarter of it)."""
+def verdict(reference: float, low: float, high: float, values, share: float = 1.0) -> str:
+    """`verdicts.call` of the seeds ``values`` against ``reference`` with the bounded interval
+    ``(low, high)``, and the budget ratio when ours differs from the reference's by more than
+    5% either way (a run at 10x the reference's budget is no more like-for-like than one at a
+    quarter of it)."""
     if not np.isfinite(low) or not np.isfinite(high):
         return "no result"
-    if low > reference:
-        where = "above reference"
-    elif high < reference:
-        where = "below reference"
-    else:
-        where = "reference inside CI"
+    where = verdicts.call(reference, low, high, values)
     flag = budget_text(share)
     return f"{where} {flag}" if flag else where
 
 
 def judge(row: dict, smoke: bool = False) -> dict:
     """Fill a row's numbers from its ``per_seed`` values and reference: IQM with its percentile
-    bootstrap CI (descriptive), the mean with its bootstrap-t interval (the verdict's), the
-    budget share, and the verdict. No verdict on a smoke run, nor below `MIN_SEEDS` finite
+    bootstrap CI (descriptive), the mean with its bootstrap-t interval (``bootstrap_t_*``) and
+    that interval bounded by the seeds' range (``mean_ci_*``, the verdict's), the seeds' range,
+    CVaR and split, the signed-rank p-value and seeds below the reference, the budget share
+    (of the steps run), and the verdict. No verdict on a smoke run, nor below `MIN_SEEDS` finite
     per-seed values ("too few seeds for a verdict"): at 2 to 7 seeds no interval carries one
     (see `stats.bootstrap_t_ci`)."""
     values = np.array([np.nan if v is None else float(v) for v in row.get("per_seed") or []])
     finite = values[np.isfinite(values)]
     row.update(n_finite=int(finite.size), iqm=None, ci_low=None, ci_high=None, mean=None,
-               mean_ci_low=None, mean_ci_high=None)
+               mean_ci_low=None, mean_ci_high=None, bootstrap_t_low=None, bootstrap_t_high=None,
+               seeds_min=None, seeds_max=None, cvar=None, split=None, rank_p=None,
+               seeds_below=None)
     row["budget_share"] = (None if row.get("reference_budget") is None
-                           else budget_share(row["requested_steps"], row["reference_budget"]))
+                           else budget_share(row["total_steps"], row["reference_budget"]))
     if row.get("run_id") is None:
         row["verdict"] = "not run"
         return row
@@ -85,9 +89,15 @@ def judge(row: dict, smoke: bool = False) -> dict:
         summary = stats.summarize(finite, confidence=CONFIDENCE, reps=BOOTSTRAP_REPS)
         row.update(iqm=summary["iqm"], ci_low=summary["iqm_ci_low"],
                    ci_high=summary["iqm_ci_high"], mean=summary["mean"])
+        row.update(seeds_min=float(finite.min()), seeds_max=float(finite.max()),
+                   cvar=verdicts.cvar(finite), split=verdicts.split_summary(finite, CONFIDENCE))
     if finite.size >= 2:
         low, high = stats.bootstrap_t_ci(finite, CONFIDENCE, BOOTSTRAP_REPS)
-        row.update(mean_ci_low=low, mean_ci_high=high)
+        row.update(bootstrap_t_low=low, bootstrap_t_high=high)
+        row["mean_ci_low"], row["mean_ci_high"] = verdicts.bounded_interval(low, high, finite)
+    if finite.size and row.get("reference") is not None:
+        row.update(rank_p=verdicts.signed_rank_test(finite, row["reference"]),
+                   seeds_below=int((finite < row["reference"]).sum()))
     if not finite.size:
         row["verdict"] = "no result"
     elif smoke:
@@ -98,6 +108,7 @@ def judge(row: dict, smoke: bool = False) -> dict:
         row["verdict"] = f"too few seeds for a verdict ({finite.size} of {MIN_SEEDS})"
     else:
         row["verdict"] = verdict(row["reference"], row["mean_ci_low"], row["mean_ci_high"],
+                                 finite,
                                  row["budget_share"] if row["budget_share"] is not None else 1.0)
     if row.get("status") != "finished":
         row["verdict"] = f"{row.get('status')}: {row['verdict']}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxrl import stats
+from jaxrl import verdicts
 from jaxrl.measures import MEASURES
 from jaxrl.runs.bench_judge import MIN_SEEDS, VERDICTS, budget_text, ratio_text
 from jaxrl.runs.report import compile_text, frames_text
@@ -29,6 +29,22 @@ def _ours(r: dict) -> tuple[str, str]:
         return f"per seed: {values}", _fmt(r["iqm"])
     return (f"{_fmt(r['mean'])} [{_fmt(r['mean_ci_low'])}, {_fmt(r['mean_ci_high'])}]",
             f"{_fmt(r['iqm'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]")
+
+
+def _spread(r: dict) -> str:
+    """The seeds' spread: their range, the mean of the worst quarter, and a split where the
+    seeds split (the share that succeeds, its exact interval, and their mean)."""
+    if r.get("seeds_min") is None:
+        return "–"
+    text = f"[{_fmt(r['seeds_min'])}, {_fmt(r['seeds_max'])}]; worst 25%: {_fmt(r['cvar'])}"
+    split = r.get("split")
+    if split:
+        text += (f"; **split**: {split['succeeding']} of {split['n']} succeed "
+                 f"[{split['share_low']:.2f}, {split['share_high']:.2f}], their mean "
+                 f"{_fmt(split['success_mean'])}")
+    if r.get("rank_p") is not None:
+        text += f"; {r['seeds_below']} of {r['n_finite']} below ref (signed-rank p {r['rank_p']:.3f})"
+    return text
 
 
 def banner(report: dict) -> list[str]:
@@ -65,8 +81,7 @@ def markdown(report: dict) -> str:
     lines = [f"# {title}", "", *banner(report)]
     if report.get("note"):
         lines += [report["note"], ""]
-    method = report.get("verdict_method") or stats.verdict_method(report["confidence"],
-                                                                  report["bootstrap_reps"])
+    method = verdicts.method(report["confidence"], report["bootstrap_reps"], MIN_SEEDS)
     lines += [f"Bench `{report['bench_id']}` (suite `{report['suite']}`); devices: "
               f"{', '.join(report['devices']) or '–'}; commit "
               f"{', '.join(c[:10] for c in report['git_commits']) or '–'}"
@@ -75,7 +90,8 @@ def markdown(report: dict) -> str:
               f"{report['report_written_at']}.", "",
               "Ours, of the measure the reference uses ("
               + "; ".join(f"`{k}` = {v}" for k, v in MEASURES.items()) + "): the mean with "
-              f"its interval, from which the verdict is read ({method}); and the IQM "
+              f"its interval; the verdict is {method}. Beside them, the seeds' range, the mean "
+              "of their worst quarter, a split where there is one, and the IQM "
               f"(interquartile mean) with a "
               f"{int(report['confidence'] * 100)}% percentile-bootstrap CI "
               f"({report['bootstrap_reps']} resamples), descriptive only: at a few seeds a "
@@ -86,7 +102,8 @@ def markdown(report: dict) -> str:
               ""]
     # a scaled-down run still states its budget against the reference's; it only gives no verdict
     head = ["entry", "steps/seed", "budget vs reference's", "seeds", "measure",
-            "ours: mean [95% CI]", "IQM [95% CI]", "reference"] + ([] if smoke else ["verdict"])
+            "ours: mean [95% CI]", "IQM [95% CI]", "seeds: range; worst 25%", "reference"]
+    head += [] if smoke else ["verdict"]
     head += ["wall s", "compile s", "env-steps/s", "devices"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in report["entries"]:
@@ -95,7 +112,8 @@ def markdown(report: dict) -> str:
         steps = f"{r['total_steps']:,}" + frames_text(r['total_steps'], r.get("frames_per_step"))
         cells = [r["entry"], steps, "–" if share is None else
                  (ratio_text(share) if budget_text(share) else "same")]
-        cells += [str(r["seeds"]), r["measure"], mean_cell, iqm_cell, _fmt(r["reference"])]
+        cells += [str(r["seeds"]), r["measure"], mean_cell, iqm_cell, _spread(r),
+                  _fmt(r["reference"])]
         if not smoke:
             cells.append(r["verdict"] + (" (see note)" if r.get("reference_note") and
                                          r["verdict"].startswith(VERDICTS[1:]) else ""))
@@ -107,12 +125,13 @@ def markdown(report: dict) -> str:
     summary = (f"{len(ran)} of {len(report['entries'])} entries run, {sum(walls) / 60:.1f} min "
                "of wall time in all (compiles included)")
     if not smoke:
-        verdicts = [r["verdict"].split(": ")[-1] for r in ran]
-        counts = {v: sum(x.startswith(v) for x in verdicts) for v in VERDICTS}
-        few = sum(x.startswith("too few seeds") for x in verdicts)
+        calls = [r["verdict"].split(": ")[-1] for r in ran]
+        counts = {v: sum(x.startswith(v) for x in calls) for v in VERDICTS}
+        few = sum(x.startswith("too few seeds") for x in calls)
         flagged = [r.get("budget_share") for r in ran if budget_text(r.get("budget_share"))]
         summary += (f"; verdicts: reference inside the CI {counts['reference inside CI']}, "
-                    f"above {counts['above reference']}, below {counts['below reference']}; "
+                    f"above {counts['above reference']}, below {counts['below reference']}, "
+                    f"split {counts['split']}, inconclusive {counts['inconclusive']}; "
                     f"too few seeds for a verdict: {few}; at more than the reference's budget: "
                     f"{sum(s > 1 for s in flagged)}, at less: {sum(s < 1 for s in flagged)}")
     lines += ["", summary + ".", "", "Per seed:", ""]

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jaxrl import stats
+from jaxrl import verdicts
 from jaxrl.measures import per_seed
 from jaxrl.runs import bench_figure
 from jaxrl.runs.bench_judge import (
@@ -216,7 +216,7 @@ def results(store: RunStore, bench_id: str) -> dict:
             "source": "store", **_summary_fields(rows),
             "stale": stale_reasons(rows, suite, scale),
             "confidence": CONFIDENCE, "bootstrap_reps": BOOTSTRAP_REPS,
-            "verdict_method": stats.verdict_method(CONFIDENCE, BOOTSTRAP_REPS),
+            "verdict_method": verdicts.method(CONFIDENCE, BOOTSTRAP_REPS, MIN_SEEDS),
             "entries": rows}
 
 
@@ -257,7 +257,7 @@ def results_from_json(path: str | Path) -> dict:
             "first_written_at": old.get("first_written_at", old.get("report_written_at")),
             "stale": stale_reasons(rows, suite, scale),
             "confidence": CONFIDENCE, "bootstrap_reps": BOOTSTRAP_REPS,
-            "verdict_method": stats.verdict_method(CONFIDENCE, BOOTSTRAP_REPS),
+            "verdict_method": verdicts.method(CONFIDENCE, BOOTSTRAP_REPS, MIN_SEEDS),
             "entries": rows}
 
 

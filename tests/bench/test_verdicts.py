@@ -51,10 +51,12 @@ def test_a_4_seed_entry_gets_no_verdict():
 
 def test_an_entry_at_10x_the_references_budget_is_flagged():
     v = bench_report.verdict
-    assert v(10.0, 11.0, 12.0) == "above reference"
-    assert v(10.0, 11.0, 12.0, 10.0) == "above reference at 10x its budget"
-    assert v(10.0, 1.0, 2.0, 0.4) == "below reference at 0.4x its budget"
-    assert v(10.0, 9.0, 12.0, 1.03) == "reference inside CI"  # whole updates: not flagged
+    above, below = 11.0 + 0.1 * np.arange(8.0), 1.0 + 0.1 * np.arange(8.0)
+    around = 10.0 + np.array([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0, -1.5, 1.5])
+    assert v(10.0, 11.0, 12.0, above) == "above reference"
+    assert v(10.0, 11.0, 12.0, above, 10.0) == "above reference at 10x its budget"
+    assert v(10.0, 1.0, 2.0, below, 0.4) == "below reference at 0.4x its budget"
+    assert v(10.0, 9.0, 12.0, around, 1.03) == "reference inside CI"  # whole updates: same
     assert bench_report.budget_text(200.0) == "at 200x its budget"  # never "2e+02"
     values = 150.0 + np.arange(8.0)
     big = bench_report.entry_result(_entry("ppo/X", "ppo", "X", 1_000_000, 8), _meta(values))
