@@ -52,6 +52,15 @@ def entry_curve(store: RunStore, meta: dict, measure: str) -> pd.DataFrame:
     return pd.concat(parts) if parts else pd.DataFrame(columns=["seed", "env_steps", "value"])
 
 
+MIN_BAND_SEEDS = 3  # fewer seeds get their IQM line alone: no band called a CI
+
+
+def _curve_label(name: str, seeds: int, status: str | None) -> str:
+    """``ppo (n=8)``; a run that did not finish says so: ``ppo (n=8, interrupted)``."""
+    state = "" if status in (None, "finished") else f", {status}"
+    return f"{name} (n={seeds}{state})"
+
+
 REFERENCE_DASHES = ["--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 3)), (0, (1, 3))]
 
 
@@ -108,16 +117,20 @@ def plot(store: RunStore, runs: dict[str, dict], report: dict, path: Path) -> No
             if meta is not None:
                 c = curve_band(entry_curve(store, meta, row["measure"]), "value", reps=300)
                 if not c.empty:
+                    seeds = int(c["n"].max())
                     ax.plot(c["env_steps"], c["center"], color=colour[name], lw=1.6,
                             marker="o" if len(c) < 12 else None, ms=4,  # a few evaluations
-                            label=f"{name} (n={int(c['n'].max())})")
-                    if len(c) < 12:  # their CI as error bars: a band needs a line
+                            label=_curve_label(name, seeds, meta.get("status")))
+                    if seeds < MIN_BAND_SEEDS:  # a "CI" of 2 seeds is their range: none drawn
+                        pass
+                    elif len(c) < 12:  # their CI as error bars: a band needs a line
                         x, y = c["env_steps"].to_numpy(float), c["center"].to_numpy(float)
                         below = y - c["low"].to_numpy(float)
                         ax.errorbar(x, y, yerr=np.stack([below, c["high"].to_numpy(float) - y]),
                                     fmt="none", capsize=3, color=colour[name], lw=1)
-                    ax.fill_between(c["env_steps"], c["low"], c["high"], alpha=0.2,
-                                    color=colour[name], lw=0)
+                    if seeds >= MIN_BAND_SEEDS:
+                        ax.fill_between(c["env_steps"], c["low"], c["high"], alpha=0.2,
+                                        color=colour[name], lw=0)
             if row["reference"] is not None and not smoke:
                 budget = row.get("reference_budget")
                 at = f" at {_short_steps(budget)}" if budget is not None else ""
@@ -125,7 +138,7 @@ def plot(store: RunStore, runs: dict[str, dict], report: dict, path: Path) -> No
                            label=f"{name} reference {_fmt(row['reference'])}{at}")
         ax.set_title(textwrap.shorten(env, 40, placeholder="…"), fontsize=10)
         ax.set_xlabel(_steps_unit(panel), fontsize=8)
-        ax.set_ylabel("return (IQM, 95% CI)", fontsize=8)
+        ax.set_ylabel(f"return (IQM; 95% CI from {MIN_BAND_SEEDS} seeds)", fontsize=8)
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
