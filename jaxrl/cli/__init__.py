@@ -205,6 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("run_b")
     cp.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     cp.add_argument("--runs-dir", default=None)
+    cp.add_argument("--adaptive", action="store_true",
+                    help="AdaStop: train more seeds of both runs, a batch at a time, until the "
+                         "comparison is decided or --max-batches is reached (jaxrl.adaptive)")
+    cp.add_argument("--batch", type=int, default=5, help="--adaptive: seeds per side per batch")
+    cp.add_argument("--max-batches", type=int, default=4, help="--adaptive: the cap (batches)")
+    cp.add_argument("--alpha", type=float, default=0.05, help="--adaptive: family-wise error")
+    cp.add_argument("--measure", default="final_eval", help="--adaptive: final_eval | "
+                    "train_last100")
+    cp.add_argument("--json", default=None, help="--adaptive: write the decision here")
     cp.set_defaults(handler=("store", "cmd_compare"))
 
     ex = sub.add_parser("export", help="export a stored run (TensorBoard, W&B offline)")
