@@ -24,6 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxrl.api import train
+from jaxrl.measures import per_seed
+from jaxrl.runs import query
+
 PERMUTATIONS = 10_000  # AdaStop's B: random permutations once the exact ones are too many
 SEED_STRIDE = 100_003  # root seeds of added batches: the first run's + k * this
 
@@ -95,9 +99,6 @@ class _Pool:
     """A run's scores in seed order, and the runs added to extend it."""
 
     def __init__(self, run_id: str, store, measure: str, batch: int, progress: bool):
-        from jaxrl.measures import per_seed
-        from jaxrl.runs import query
-
         self.meta = query.show(run_id, store)
         spec = (self.meta.get("group") or {}).get("spec")
         if not spec or len(spec.get("configs") or [{}]) != 1:
@@ -107,7 +108,6 @@ class _Pool:
         self.batch_size, self.progress = batch, progress
         self.run_ids = [run_id]
         self.scores = [float(v) for v in per_seed(self.meta, measure)]
-        self._per_seed = per_seed
         self.added = 0
 
     def batch(self, k: int) -> np.ndarray:
@@ -117,8 +117,6 @@ class _Pool:
         return np.asarray(self.scores[k * self.batch_size:want])
 
     def _train_more(self) -> None:
-        from jaxrl.api import train
-
         self.added += 1
         spec = self.spec
         options = {key: spec[key] for key in ("eval_every", "eval_episodes", "max_chunk_updates")
@@ -131,4 +129,4 @@ class _Pool:
                        **(spec.get("configs") or [{}])[0])
         meta = json.loads((Path(result.run_dir) / "run.json").read_text())
         self.run_ids.append(result.run_id)
-        self.scores += [float(v) for v in self._per_seed(meta, self.measure)]
+        self.scores += [float(v) for v in per_seed(meta, self.measure)]

@@ -73,7 +73,7 @@ def default_config(env_name: str) -> DDPGConfig:
     return DDPGConfig(**family_defaults("ddpg", env_name))
 
 
-def networks(static: offpolicy.OffPolicyStatic, space):
+def networks(static: offpolicy.ActorCriticStatic, space):
     """``(DeterministicActor, Critic)``: ``mu(s)`` in ``[-1, 1]`` and ``Q(s, a)``."""
     return offpolicy.actor_critic_networks(DeterministicActor, static, space)
 

@@ -80,7 +80,7 @@ def default_config(env_name: str) -> SACConfig:
     return SACConfig(**family_defaults("sac", env_name))
 
 
-def networks(static: offpolicy.OffPolicyStatic, space):
+def networks(static: offpolicy.ActorCriticStatic, space):
     """``(SquashedGaussianActor, Critic)``: ``pi(.|s)`` (a `TanhGaussian`) and ``Q(s, a)``."""
     return offpolicy.actor_critic_networks(SquashedGaussianActor, static, space)
 

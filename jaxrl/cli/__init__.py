@@ -205,7 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("run_b")
     cp.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     cp.add_argument("--runs-dir", default=None)
-    cp.add_argument("--adaptive", action="store_true",
+    cp.add_argument("--adaptive", dest="handler", action="store_const",
+                    const=("training", "cmd_compare_adaptive"),
                     help="AdaStop: train more seeds of both runs, a batch at a time, until the "
                          "comparison is decided or --max-batches is reached (jaxrl.adaptive)")
     cp.add_argument("--batch", type=int, default=5, help="--adaptive: seeds per side per batch")

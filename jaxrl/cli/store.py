@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 
@@ -141,8 +140,6 @@ def cmd_plot(args) -> int:
 
 def cmd_compare(args) -> int:
     store = _store(args)
-    if args.adaptive:
-        return _adaptive_compare(args, store)
     metas = [query.show(r, store) for r in (args.run_a, args.run_b)]
     scores = []
     for meta in metas:
@@ -161,32 +158,6 @@ def cmd_compare(args) -> int:
     print(f"P(A > B) = {c['prob_improvement']:.3f} [{c['prob_improvement_ci_low']:.3f}, "
           f"{c['prob_improvement_ci_high']:.3f}]")
     print(f"intervals: {c.get('ci_method', '95% stratified percentile bootstrap')}")
-    return 0
-
-
-def _adaptive_compare(args, store) -> int:
-    from jaxrl import adaptive
-    from jaxrl.measures import MEASURES
-
-    if args.measure not in MEASURES:
-        raise UsageError(f"--measure must be one of {sorted(MEASURES)}, got {args.measure!r}")
-    try:
-        result = adaptive.compare_runs(args.run_a, args.run_b, store, args.measure, args.batch,
-                                       args.max_batches, args.alpha, progress=False)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    for (pair, decision) in result.decisions.items():
-        a, b = pair.split(" vs ")
-        print(f"{a} vs {b}: {decision} (alpha {args.alpha:g}, {result.interims} interim(s) of "
-              f"{args.batch} seeds, cap {args.max_batches})")
-    for run_id, scores in result.scores.items():
-        added = result.runs[run_id][1:]
-        print(f"{run_id}: {len(scores)} seeds, mean {np.mean(scores):.2f}"
-              + (f"; seeds added in runs {', '.join(added)}" if added else ""))
-    if args.json:
-        check_writable(args.json, "--json")
-        Path(args.json).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
-        print(f"wrote {args.json}")
     return 0
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
+from jaxrl import adaptive
 from jaxrl.api import resume, train
 from jaxrl.benchmarks import bench
 from jaxrl.cli.common import (
@@ -20,8 +23,10 @@ from jaxrl.cli.common import (
     run_overrides,
     write_json,
 )
+from jaxrl.measures import MEASURES
 from jaxrl.output_paths import check_folder
 from jaxrl.probe import PROBE_STEPS, run_ladder
+from jaxrl.runs.store import RunStore
 from jaxrl.sweeps import format_table, parse_grid, parse_random, sweep
 from jaxrl.trained.results import NonFiniteMetricError
 
@@ -167,3 +172,29 @@ def cmd_probe(args) -> int:
          "expected": r.expected, "tolerance": r.tolerance, "diagnosis": r.diagnosis,
          "seconds": r.seconds} for r in results]})
     return 0 if first_fail is None else 1
+
+
+def cmd_compare_adaptive(args) -> int:
+    """`jaxrl compare RUN_A RUN_B --adaptive`: AdaStop over two stored runs, training more
+    seeds of each as the test asks (`jaxrl.adaptive`)."""
+    store = RunStore(args.runs_dir)
+    if args.measure not in MEASURES:
+        raise UsageError(f"--measure must be one of {sorted(MEASURES)}, got {args.measure!r}")
+    try:
+        result = adaptive.compare_runs(args.run_a, args.run_b, store, args.measure, args.batch,
+                                       args.max_batches, args.alpha, progress=False)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    for (pair, decision) in result.decisions.items():
+        a, b = pair.split(" vs ")
+        print(f"{a} vs {b}: {decision} (alpha {args.alpha:g}, {result.interims} interim(s) of "
+              f"{args.batch} seeds, cap {args.max_batches})")
+    for run_id, scores in result.scores.items():
+        added = result.runs[run_id][1:]
+        print(f"{run_id}: {len(scores)} seeds, mean {np.mean(scores):.2f}"
+              + (f"; seeds added in runs {', '.join(added)}" if added else ""))
+    if args.json:
+        check_writable(args.json, "--json")
+        Path(args.json).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+        print(f"wrote {args.json}")
+    return 0

@@ -70,3 +70,14 @@ def test_a_stored_comparison_trains_more_seeds_of_each_run(tmp_path):
         assert added["config"] == first_meta["config"] and added["seeds"] == 2
         assert added["group"]["spec"]["seed"] != first_meta["group"]["spec"]["seed"]
         assert result.scores[first][:2] == first_meta["final_eval_return"]
+
+
+def test_the_cli_flag_routes_to_the_adaptive_command_and_bad_runs_are_one_line(tmp_path, capsys):
+    from jaxrl.cli import build_parser, main
+
+    args = build_parser().parse_args(["compare", "a", "b", "--adaptive"])
+    assert args.handler == ("training", "cmd_compare_adaptive")
+    assert build_parser().parse_args(["compare", "a", "b"]).handler == ("store", "cmd_compare")
+    assert main(["compare", "nope-a", "nope-b", "--adaptive", "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("jaxrl: ") and "\n" not in err, err
