@@ -274,6 +274,12 @@ def test_committed_reports_follow_the_rules(folder):
     for r in report["entries"]:
         if r["run_id"] and (r.get("n_finite", 0) < 8 or report["budget_scale"] != 1.0):
             assert not any(v in r["verdict"] for v in bench_report.VERDICTS), r["entry"]
+    for r in report["entries"]:  # no printed bound outside what the seeds reached
+        if r.get("mean_ci_low") is not None:
+            assert r["seeds_min"] <= r["mean_ci_low"] <= r["mean_ci_high"] <= r["seeds_max"], r
+        if r.get("split") and r["n_finite"] >= 8 and report["budget_scale"] == 1.0 \
+                and r.get("reference") is not None:
+            assert "inside" not in r["verdict"], r["entry"]  # split seeds are never "inside"
     fresh = bench_report.results_from_json(root / "results.json")
     assert fresh["stale"] == report["stale"]
     assert ("**Stale" in text) == bool(report["stale"])
