@@ -61,6 +61,17 @@ def _curve_label(name: str, seeds: int, status: str | None) -> str:
     return f"{name} (n={seeds}{state})"
 
 
+def _draw_interval(ax, c: pd.DataFrame, colour: str) -> None:
+    """A curve's CI (``c``: env_steps, center, low, high) as a band, with error bars where
+    there are only a few evaluations (a band needs a line)."""
+    if len(c) < 12:
+        x, y = c["env_steps"].to_numpy(float), c["center"].to_numpy(float)
+        below = y - c["low"].to_numpy(float)
+        ax.errorbar(x, y, yerr=np.stack([below, c["high"].to_numpy(float) - y]), fmt="none",
+                    capsize=3, color=colour, lw=1)
+    ax.fill_between(c["env_steps"], c["low"], c["high"], alpha=0.2, color=colour, lw=0)
+
+
 REFERENCE_DASHES = ["--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 3)), (0, (1, 3))]
 
 
@@ -121,16 +132,8 @@ def plot(store: RunStore, runs: dict[str, dict], report: dict, path: Path) -> No
                     ax.plot(c["env_steps"], c["center"], color=colour[name], lw=1.6,
                             marker="o" if len(c) < 12 else None, ms=4,  # a few evaluations
                             label=_curve_label(name, seeds, meta.get("status")))
-                    if seeds < MIN_BAND_SEEDS:  # a "CI" of 2 seeds is their range: none drawn
-                        pass
-                    elif len(c) < 12:  # their CI as error bars: a band needs a line
-                        x, y = c["env_steps"].to_numpy(float), c["center"].to_numpy(float)
-                        below = y - c["low"].to_numpy(float)
-                        ax.errorbar(x, y, yerr=np.stack([below, c["high"].to_numpy(float) - y]),
-                                    fmt="none", capsize=3, color=colour[name], lw=1)
-                    if seeds >= MIN_BAND_SEEDS:
-                        ax.fill_between(c["env_steps"], c["low"], c["high"], alpha=0.2,
-                                        color=colour[name], lw=0)
+                    if seeds >= MIN_BAND_SEEDS:  # a "CI" of 2 seeds is their range: none
+                        _draw_interval(ax, c, colour[name])
             if row["reference"] is not None and not smoke:
                 budget = row.get("reference_budget")
                 at = f" at {_short_steps(budget)}" if budget is not None else ""

@@ -54,14 +54,15 @@ def ratio_text(share: float) -> str:
     return f"{share:.0f}x" if share >= 10 else f"{float(f'{share:.2g}'):g}x"
 
 
-def verdict(reference: float, low: float, high: float, values, share: float = 1.0) -> str:
+def verdict(reference: float, low: float, high: float, values, share: float = 1.0,
+            split: bool | None = None) -> str:
     """`verdicts.call` of the seeds ``values`` against ``reference`` with the bounded interval
     ``(low, high)``, and the budget ratio when ours differs from the reference's by more than
     5% either way (a run at 10x the reference's budget is no more like-for-like than one at a
-    quarter of it)."""
+    quarter of it). ``split``: whether the seeds split, where the caller knows (else found)."""
     if not np.isfinite(low) or not np.isfinite(high):
         return "no result"
-    where = verdicts.call(reference, low, high, values)
+    where = verdicts.call(reference, low, high, values, split)
     flag = budget_text(share)
     return f"{where} {flag}" if flag else where
 
@@ -107,9 +108,9 @@ def judge(row: dict, smoke: bool = False) -> dict:
     elif finite.size < MIN_SEEDS:
         row["verdict"] = f"too few seeds for a verdict ({finite.size} of {MIN_SEEDS})"
     else:
+        share = row["budget_share"] if row["budget_share"] is not None else 1.0
         row["verdict"] = verdict(row["reference"], row["mean_ci_low"], row["mean_ci_high"],
-                                 finite,
-                                 row["budget_share"] if row["budget_share"] is not None else 1.0)
+                                 finite, share, split=row["split"] is not None)
     if row.get("status") != "finished":
         row["verdict"] = f"{row.get('status')}: {row['verdict']}"
     return row
