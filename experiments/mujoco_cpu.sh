@@ -4,7 +4,9 @@
 # outlives the session (each entry checkpoints every chunk and resumes from its newest
 # checkpoint; an entry already finished in the store is not run again).
 #
-#   nohup bash experiments/mujoco_cpu.sh STORE OUT > STORE.log 2>&1 &
+#   nohup bash experiments/mujoco_cpu.sh STORE OUT [ENTRY ...] > STORE.log 2>&1 &
+#
+# With ENTRY arguments (e.g. trpo-baselines/brax:reacher) only those run, in the order given.
 #
 # After each entry the report of every entry finished so far is rendered into OUT (copy it
 # to benchmarks/mujoco-cpu). Measured costs here (benchmarks/mujoco-cpu/NOTES.md): a pendulum
@@ -29,6 +31,8 @@ done
 for algo in ppo-baselines trpo-baselines ppo trpo; do
   for body in hopper walker2d halfcheetah reacher; do ENTRIES+=("$algo/brax:$body"); done
 done
+shift 2
+if (( $# )); then ENTRIES=("$@"); fi
 
 done_so_far=()
 for entry in "${ENTRIES[@]}"; do

@@ -164,8 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
     bq = rs.add_parser("bench", help="rebuild a stored benchmark's report")
     bq.add_argument("bench_id", nargs="?", default=None)
     bq.add_argument("--from-results", metavar="RESULTS_JSON", default=None,
-                    help="re-render report.md and results.json from a committed results.json "
-                         "(no store needed; curves.png is left as it is)")
+                    help="re-render report.md, results.json and curves.png from a committed "
+                         "results.json (no store needed)")
+    bq.add_argument("--merge", metavar="RESULTS_JSON", default=None,
+                    help="carry the rows of an earlier results.json (its store not kept) for "
+                         "entries this store has not run")
     bq.add_argument("--out", default=None, help="also copy the report files here")
     show = rs.add_parser("show")
     show.add_argument("run_id")

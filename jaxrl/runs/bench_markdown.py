@@ -60,16 +60,20 @@ def banner(report: dict) -> list[str]:
                      "It records neither the entries' config overrides nor the runs' resolved "
                      "configs, so only their budgets, seeds and reference budgets were checked "
                      "against today's suite, not their configs or presets. ")
-                  + "`curves.png` is the figure drawn when it was first written (it cannot be "
-                  "redrawn without the store).", ""]
+                  + "`curves.png` is redrawn from it: an entry whose curve the file kept is "
+                  "drawn as a curve, one written before reports kept curves as its final "
+                  "values per seed.", ""]
+    carried = [r["entry"] for r in report["entries"] if r.get("carried_from")]
+    if carried:
+        lines += [f"> {len(carried)} of {len(report['entries'])} rows are carried from the "
+                  "`results.json` of an earlier run store that was not kept (bench "
+                  f"`{report.get('carried_from')}`), as recorded there: "
+                  + ", ".join(f"`{e}`" for e in carried) + ".", ""]
     if report.get("stale"):
         lines += ["> **Stale: this report no longer matches its suite file** "
                   f"(`experiments/benchmarks/{report.get('suite')}.yaml`), so it is no result "
                   "for that suite as it stands:", ">"]
         lines += [f"> * {reason}" for reason in report["stale"]]
-        if report.get("source") == "results.json":
-            lines += [">", "> Its figure shows the references, budgets and labels of the day it "
-                      "was drawn."]
         lines.append("")
     return lines
 

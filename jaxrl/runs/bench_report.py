@@ -52,7 +52,7 @@ from jaxrl.runs.store import (
 
 __all__ = ["BOOTSTRAP_REPS", "CONFIDENCE", "MIN_SEEDS", "VERDICTS", "banner", "bench_dir",
            "bench_runs", "budget_share", "budget_text", "current_references", "entry_result",
-           "entry_table", "finished_entries", "judge", "load_manifest", "markdown", "plot",
+           "entry_table", "finished_entries", "judge", "load_manifest", "markdown", "merged",
            "results", "results_from_json", "spec_key", "stale_reasons", "suite_entries",
            "verdict", "write", "write_from_results", "write_manifest"]
 
@@ -208,6 +208,10 @@ def results(store: RunStore, bench_id: str) -> dict:
                 "reference_budget_at_run": (e.get("reference") or {}).get("budget")}
                for e in manifest["entries"]]
     rows = [entry_result(e, runs.get(e["name"]), smoke=scale != 1.0) for e in entries]
+    for row in rows:
+        meta = runs.get(row["entry"])
+        row["curve"] = (None if meta is None else bench_figure.curve_record(
+            bench_figure.entry_curve(store, meta, row["measure"])))
     suite = suite_entries(manifest.get("suite"), manifest.get("suite_path"))
     return {"bench_id": bench_id, "suite": manifest.get("suite"),
             "suite_path": manifest.get("suite_path"), "title": manifest.get("title"),
@@ -223,15 +227,11 @@ def results(store: RunStore, bench_id: str) -> dict:
 def results_from_json(path: str | Path) -> dict:
     """A report rebuilt from a committed ``results.json`` alone (its run store was not kept):
     the per-seed values as recorded, judged by today's rules against today's references from
-    the suite file, and checked for staleness (`stale_reasons`). The figure cannot be redrawn
-    without the store; the report says so. Rows written before the report recorded the frame
-    skip get Atari's 4."""
-    path = Path(path)
-    try:
-        old = json.loads(path.read_text())
-        old_rows = old["entries"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
-        raise StoreError(f"{str(path)!r} is not a bench results.json ({err})") from None
+    the suite file, and checked for staleness (`stale_reasons`). Its figure is redrawn from the
+    curves the rows kept (rows written before reports kept curves draw their final values).
+    Rows written before the report recorded the frame skip get Atari's 4."""
+    old = _load_results(path)
+    old_rows = old["entries"]
     scale = float(old.get("budget_scale", 1.0))
     suite = suite_entries(old.get("suite"), old.get("suite_path"), by_name=True)
     rows = []
@@ -250,7 +250,7 @@ def results_from_json(path: str | Path) -> dict:
             row["frames_per_step"] = 4 if str(r["env"]).startswith("atari:") else 1
         rows.append(judge(row, smoke=scale != 1.0))
     keep = {k: old.get(k) for k in ("bench_id", "suite", "suite_path", "title", "note",
-                                    "created_at",
+                                    "created_at", "carried_from",
                                     "devices", "git_commits", "git_dirty")}
     return {**keep, "budget_scale": scale, "report_written_at": _now(),
             "source": "results.json",
@@ -269,20 +269,51 @@ def entry_table(store: RunStore, bench_id: str) -> pd.DataFrame:
                         columns=cols)
 
 
-def plot(store: RunStore, bench_id: str, report: dict, path: Path) -> None:
-    """The bench's figure (`bench_figure.plot`) from its runs in the store."""
-    bench_figure.plot(store, bench_runs(store, bench_id), report, path)
+def merged(report: dict, earlier: dict) -> dict:
+    """``report`` with the rows of ``earlier`` (a committed ``results.json`` whose store was not
+    kept) for every entry ``report`` has not run and ``earlier`` did: a bench resumed in a new
+    store keeps what the old one measured. Each carried row names its source
+    (``carried_from``: the earlier bench id); the summary fields count every row."""
+    old = {r["entry"]: r for r in earlier.get("entries", [])}
+    rows = []
+    for row in report["entries"]:
+        before = old.get(row["entry"])
+        if row["status"] == "not run" and before is not None and before.get("status") != "not run":
+            before = {**before, "carried_from": before.get("carried_from", earlier.get("bench_id"))}
+            row = judge({**before, **{k: row[k] for k in ("reference", "reference_source",
+                                                         "reference_budget", "reference_note",
+                                                         "measure")}},
+                        smoke=report.get("budget_scale", 1.0) != 1.0)
+        rows.append(row)
+    suite = suite_entries(report.get("suite"), report.get("suite_path"))
+    return {**report, **_summary_fields(rows), "entries": rows,
+            "stale": stale_reasons(rows, suite, float(report.get("budget_scale", 1.0))),
+            "carried_from": earlier.get("bench_id")}
 
 
-def write(store: RunStore, bench_id: str, out: str | None = None) -> Path:
+def _load_results(path: str | Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+        data["entries"]  # noqa: B018 - a results.json has rows
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
+        raise StoreError(f"{str(path)!r} is not a bench results.json ({err})") from None
+    return data
+
+
+def write(store: RunStore, bench_id: str, out: str | None = None,
+          merge: str | Path | None = None) -> Path:
     """Write ``report.md``, ``results.json`` and ``curves.png`` for the bench (into its folder
-    in the store, and into ``out`` if given). Returns the folder in the store."""
+    in the store, and into ``out`` if given), with the rows of the ``results.json`` at
+    ``merge`` for entries this store has not run (`merged`). Returns the folder in the store."""
     report = results(store, bench_id)
+    if merge is not None:
+        report = merged(report, _load_results(merge))
+    report = json.loads(json.dumps(report, default=json_default))  # as the file will hold it
     folder = bench_dir(store, bench_id)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / "results.json", json.dumps(report, indent=2, default=json_default))
     atomic_write_text(folder / "report.md", markdown(report))
-    plot(store, bench_id, report, folder / "curves.png")
+    bench_figure.plot(report, folder / "curves.png")
     if out is not None:
         target = Path(out)
         target.mkdir(parents=True, exist_ok=True)
@@ -292,14 +323,15 @@ def write(store: RunStore, bench_id: str, out: str | None = None) -> Path:
 
 
 def write_from_results(path: str | Path, out: str | None = None) -> Path:
-    """Rewrite ``report.md`` and ``results.json`` from a committed ``results.json`` alone
-    (`results_from_json`), in its folder or in ``out``; ``curves.png`` is left as it is.
-    Returns the folder written."""
+    """Rewrite ``report.md``, ``results.json`` and ``curves.png`` from a committed
+    ``results.json`` alone (`results_from_json`), in its folder or in ``out``. Returns the
+    folder written."""
     report = results_from_json(path)
     target = Path(out) if out is not None else Path(path).parent
     target.mkdir(parents=True, exist_ok=True)
     atomic_write_text(target / "results.json", json.dumps(report, indent=2, default=json_default))
     atomic_write_text(target / "report.md", markdown(report))
+    bench_figure.plot(report, target / "curves.png")
     return target
 
 

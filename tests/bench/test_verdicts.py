@@ -171,6 +171,7 @@ def test_a_figure_from_a_tiny_synthetic_store(tmp_path):
     assert all(r["verdict"].split(" at ")[0] in bench_report.VERDICTS for r in report["entries"])
     # the lines the figure draws: one colour per algorithm, its references in that colour with
     # their own dash styles, each line once in its panel's legend
+    from jaxrl.runs import bench_figure
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
@@ -178,7 +179,7 @@ def test_a_figure_from_a_tiny_synthetic_store(tmp_path):
     original = Figure.savefig
     Figure.savefig = lambda fig, path, **kw: drawn.setdefault("fig", fig)
     try:
-        bench_report.plot(store, "synth-1", report, tmp_path / "x.png")
+        bench_figure.plot(report, tmp_path / "x.png")
     finally:
         Figure.savefig = original
     fig = drawn["fig"]
@@ -197,11 +198,11 @@ def test_a_figure_from_a_tiny_synthetic_store(tmp_path):
     assert "\n" in fig._suptitle.get_text()  # wrapped to fit
     assert cart.get_xlabel() == "env steps per seed"
     # an Atari panel counts agent steps, and says what a frame is
-    from jaxrl.runs import bench_figure
     assert bench_figure._steps_unit([{"frames_per_step": 4}]) == "agent steps per seed (x4 = frames)"
 
 
 def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
+    from jaxrl.runs import bench_figure
     store, path = synthetic_store(tmp_path)
     bench_report.write(store, "synth-1", out=str(tmp_path / "out"))
     # the suite file changes after the runs: a budget and a reference budget
@@ -216,8 +217,8 @@ def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
         "reference now says 40,960"]
     text = bench_report.markdown(report)
     assert "**Stale: this report no longer matches its suite file**" in text
-    # from the committed results.json alone (no store): the same check, and the banner says the
-    # figure was not redrawn; rendering twice gives the same verdicts and reasons
+    # from the committed results.json alone (no store): the same check, and the figure redrawn
+    # from the curves the file kept; rendering twice gives the same verdicts and reasons
     results_json = tmp_path / "out" / "results.json"
     assert main(["runs", "--runs-dir", str(tmp_path / "none"), "bench", "--from-results",
                  str(results_json)]) == 0
@@ -225,7 +226,10 @@ def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
     again = json.loads(results_json.read_text())
     assert again["source"] == "results.json" and again["stale"] == report["stale"]
     text = (tmp_path / "out" / "report.md").read_text()
-    assert "cannot be redrawn without the store" in text and "**Stale" in text
+    assert "`curves.png` is redrawn from it" in text and "**Stale" in text
+    assert all(r["curve"] and len(r["curve"]["seeds"]) == 8 for r in again["entries"])
+    assert bench_figure.png_digest(tmp_path / "out" / "curves.png") == \
+        bench_figure.figure_digest(again)
     assert main(["runs", "bench", "--from-results", str(results_json)]) == 0
     assert json.loads(results_json.read_text())["stale"] == report["stale"]
     assert not (tmp_path / "none").exists()  # no store was made
@@ -311,3 +315,38 @@ def test_a_field_the_presets_gained_since_a_run_is_not_a_difference():
     assert preset_reason(row) is None
     ran["learning_rate"] = 1.0
     assert "learning_rate ran 1.0" in preset_reason(row)
+
+
+def test_a_new_store_carries_the_rows_an_earlier_results_json_measured(tmp_path):
+    """A bench resumed in a fresh store keeps what the lost store measured: rows the new store
+    has not run come from the earlier results.json, named as carried, and drawn from the
+    final values they kept (no empty panel, no band on final values)."""
+    from jaxrl.runs import bench_figure
+    store, _ = synthetic_store(tmp_path)
+    earlier = bench_report.results(store, "synth-1")
+    for row in earlier["entries"]:
+        row.pop("curve")  # written before reports kept curves
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({**earlier, "bench_id": "synth-0"}, default=str))
+    lost = json.loads(old.read_text())
+    gone = lost["entries"][0]["entry"]
+    # the new store ran every entry but one
+    fresh = bench_report.results(store, "synth-1")
+    fresh["entries"][0] = {**fresh["entries"][0], "status": "not run", "per_seed": [],
+                           "run_id": None, "curve": None}
+    both = bench_report.merged(fresh, lost)
+    row = both["entries"][0]
+    assert row["entry"] == gone and row["carried_from"] == "synth-0"
+    assert row["per_seed"] == lost["entries"][0]["per_seed"] and row["verdict"]
+    assert not any(r.get("carried_from") for r in both["entries"][1:])
+    assert f"1 of {len(both['entries'])} rows are carried" in bench_report.markdown(both)
+    spec = bench_figure.figure_spec(both)
+    line = next(ln for p in spec["panels"] for ln in p["lines"] if ln["entry"] == gone)
+    assert line["kind"] == "final" and not line["band"] and "curve was not kept" in line["label"]
+    bench_figure.plot(both, tmp_path / "both.png")
+    assert bench_figure.png_digest(tmp_path / "both.png") == bench_figure.figure_digest(both)
+    # an entry that stopped short of its budget says so in its legend
+    short = {**fresh["entries"][1], "status": "interrupted", "total_steps": 2048,
+             "requested_steps": 4096}
+    label = bench_figure._curve_label("ppo", short, 8, "curve")
+    assert label == "ppo (n=8, interrupted at 2.05k of 4.1k steps)"
