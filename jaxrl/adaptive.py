@@ -13,6 +13,9 @@ comparison pays for the seeds its decision needs and no more.
   order, and when they run out the run's group spec is trained again on the next ``batch``
   seeds (a new stored run, ``meta.adds_seeds_to`` naming the first), so every score is a
   stored run's.
+* `grow_entry` is a bench entry's ``seeds: adaptive``: one side against its reference, seeds
+  added the same way until its verdict finds a side at the sequential level
+  (`bench_judge.sequential_verdict`) or the cap.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import numpy as np
 from jaxrl.api import train
 from jaxrl.measures import per_seed
 from jaxrl.runs import query
+from jaxrl.runs.bench_judge import judge
+from jaxrl.runs.bench_report import added_runs
 
 PERMUTATIONS = 10_000  # AdaStop's B: random permutations once the exact ones are too many
 SEED_STRIDE = 100_003  # root seeds of added batches: the first run's + k * this
@@ -88,15 +93,34 @@ def compare_runs(run_a: str, run_b: str, store, measure: str = "final_eval", bat
                  max_batches: int = 4, alpha: float = 0.05, progress: bool = False) -> Decision:
     """`decide` between two stored runs, training more seeds of each as the test asks (see the
     module docstring). ``measure``: a `jaxrl.measures` name."""
-    pools = {run_id: _Pool(run_id, store, measure, batch, progress) for run_id in (run_a, run_b)}
+    pools = {run_id: SeedPool(run_id, store, measure, batch, progress)
+             for run_id in (run_a, run_b)}
     result = decide([run_a, run_b], lambda side, k: pools[side].batch(k), batch, max_batches,
                     alpha)
     result.runs = {run_id: pool.run_ids for run_id, pool in pools.items()}
     return result
 
 
-class _Pool:
-    """A run's scores in seed order, and the runs added to extend it."""
+def grow_entry(run_id: str, store, adaptive: dict, reference: float, measure: str,
+               progress: bool = False) -> str:
+    """A bench entry's ``seeds: adaptive`` (``adaptive``: batch, max_batches, alpha): while its
+    seeds (run ``run_id`` and the runs added to it before, `added_runs`) find no side of
+    ``reference`` at the sequential level and fewer than ``max_batches`` batches have run, train
+    another batch. Returns the verdict it stopped at."""
+    pool = SeedPool(run_id, store, measure, int(adaptive["batch"]), progress)
+    while True:
+        row = judge({"per_seed": pool.scores, "reference": reference, "reference_budget": None,
+                     "run_id": run_id, "status": "finished", "adaptive": adaptive,
+                     "total_steps": pool.spec["total_steps"]})
+        looks = -(-len(pool.scores) // int(adaptive["batch"]))
+        if row["verdict"].startswith(("above", "below")) or looks >= adaptive["max_batches"]:
+            return row["verdict"]
+        pool.grow()
+
+
+class SeedPool:
+    """A run's scores in seed order, with those of the runs added to extend it (found in the
+    store, so an interrupted extension goes on where it stopped)."""
 
     def __init__(self, run_id: str, store, measure: str, batch: int, progress: bool):
         self.meta = query.show(run_id, store)
@@ -106,17 +130,19 @@ class _Pool:
                              "seeds from (runs from before it was recorded, or a sweep)")
         self.spec, self.store, self.measure = spec, store, measure
         self.batch_size, self.progress = batch, progress
-        self.run_ids = [run_id]
-        self.scores = [float(v) for v in per_seed(self.meta, measure)]
-        self.added = 0
+        earlier = added_runs(store, run_id)
+        self.run_ids = [run_id] + [m["run_id"] for m in earlier]
+        self.scores = [float(v) for m in (self.meta, *earlier) for v in per_seed(m, measure)]
+        self.added = len(earlier)
 
     def batch(self, k: int) -> np.ndarray:
         want = (k + 1) * self.batch_size
         while len(self.scores) < want:
-            self._train_more()
+            self.grow()
         return np.asarray(self.scores[k * self.batch_size:want])
 
-    def _train_more(self) -> None:
+    def grow(self) -> None:
+        """Train the run's spec on the next ``batch`` seeds (a new stored run)."""
         self.added += 1
         spec = self.spec
         options = {key: spec[key] for key in ("eval_every", "eval_episodes", "max_chunk_updates")

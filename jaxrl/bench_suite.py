@@ -14,7 +14,8 @@ A suite is YAML::
       - algo: ppo
         env: CartPole-v1
         total_steps: 500000                  # env steps per seed
-        seeds: 16                            # optional, overrides the suite's
+        seeds: 16                            # optional, overrides the suite's; or
+                                             # adaptive (below)
         preset: ppo/baselines-mujoco         # optional: a named preset's keys (jaxrl.presets)
         config: {learning_rate: 3.0e-4}      # optional config overrides (on the preset's)
         reference:                           # optional
@@ -23,6 +24,12 @@ A suite is YAML::
           source: CleanRL ppo.py benchmark (3 seeds)
           budget: 500000                     # the reference's env steps
           note: anything else worth knowing
+
+``seeds: adaptive`` (or ``seeds: {adaptive: {batch: 8, max_batches: 4, alpha: 0.05}}``, these
+being the defaults) buys seeds until the entry's verdict against its reference is decided: the
+entry runs ``batch`` seeds, then another ``batch`` while no side is found, at most
+``max_batches`` times, each look at ``alpha / max_batches`` (`bench_judge.sequential_verdict`;
+`jaxrl.adaptive.grow_entry`). It needs a reference.
 
 Every number is finite and whole where it counts (``seeds: .inf`` or ``total_steps: 1e400`` is
 one line), the root ``seed`` and ``env_kwargs`` are checked as `jaxrl.train` checks them
@@ -40,6 +47,7 @@ from typing import Any
 from jaxrl import named_yaml, presets
 from jaxrl.config import ConfigError, check_run_args, shown
 from jaxrl.measures import MEASURES
+from jaxrl.runs.bench_judge import ADAPTIVE_DEFAULTS
 
 SUITES_DIR = Path(__file__).resolve().parents[1] / "experiments" / "benchmarks"
 _ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "preset", "reference", "name",
@@ -64,6 +72,7 @@ class Entry:
     reference: dict | None
     eval_episodes: int
     env_kwargs: dict | None = None
+    adaptive: dict | None = None  # seeds: adaptive -> {batch, max_batches, alpha}
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -92,7 +101,9 @@ def load_suite(name_or_path: str) -> Suite:
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or not raw["entries"]:
         raise SuiteError(f"suite {str(path)!r} needs a non-empty 'entries' list")
     name = str(raw.get("name") or path.stem)
-    seeds = _positive_int(raw.get("seeds", 4), f"{path.name}: seeds")
+    seeds = raw.get("seeds", 4)  # a number, or an adaptive plan every entry takes
+    if _adaptive(seeds, f"{path.name}: seeds") is None:
+        seeds = _positive_int(seeds, f"{path.name}: seeds")
     eval_episodes = _positive_int(raw.get("eval_episodes", 16), f"{path.name}: eval_episodes")
     entries = [_entry(e, i, path.name, seeds, eval_episodes) for i, e in enumerate(raw["entries"])]
     duplicates = sorted(n for n, count in Counter(e.name for e in entries).items() if count > 1)
@@ -125,7 +136,7 @@ def _root_seed(value, file: str) -> int:
     return int(value)
 
 
-def _entry(raw: Any, index: int, file: str, seeds: int, eval_episodes: int) -> Entry:
+def _entry(raw: Any, index: int, file: str, seeds: Any, eval_episodes: int) -> Entry:
     where = f"{file}: entry {index + 1}"
     if not isinstance(raw, dict):
         raise SuiteError(f"{where} must be a mapping with algo, env and total_steps")
@@ -149,13 +160,43 @@ def _entry(raw: Any, index: int, file: str, seeds: int, eval_episodes: int) -> E
         check_run_args(env_kwargs=raw.get("env_kwargs"))
     except ConfigError as err:
         raise SuiteError(f"{where}: {err}") from None
+    adaptive = _adaptive(raw.get("seeds", seeds), where)
+    if adaptive is not None and reference is None:
+        raise SuiteError(f"{where}: seeds: adaptive decides against a reference; give one")
     return Entry(name=str(raw.get("name") or f"{algo}/{env}"), algo=algo, env=env,
                  total_steps=_positive_int(raw["total_steps"], f"{where}: total_steps"),
-                 seeds=_positive_int(raw.get("seeds", seeds), f"{where}: seeds"),
+                 seeds=(adaptive["batch"] if adaptive is not None else
+                        _positive_int(raw.get("seeds", seeds), f"{where}: seeds")),
+                 adaptive=adaptive,
                  config=dict(config), reference=reference,
                  eval_episodes=_positive_int(raw.get("eval_episodes", eval_episodes),
                                              f"{where}: eval_episodes"),
                  env_kwargs=raw.get("env_kwargs"))
+
+
+def _adaptive(raw: Any, where: str) -> dict | None:
+    """``seeds: adaptive`` or ``{adaptive: {batch, max_batches, alpha}}`` as the full mapping
+    (`ADAPTIVE_DEFAULTS` filled in); None for a number of seeds."""
+    if raw == "adaptive":
+        raw = {"adaptive": {}}
+    if not isinstance(raw, dict):
+        return None
+    if set(raw) != {"adaptive"} or not isinstance(raw["adaptive"] or {}, dict):
+        raise SuiteError(f"{where}: seeds must be a number, 'adaptive' or {{adaptive: {{batch, "
+                         f"max_batches, alpha}}}}, got {shown(raw)}")
+    given = raw["adaptive"] or {}
+    unknown = set(given) - set(ADAPTIVE_DEFAULTS)
+    if unknown:
+        raise SuiteError(f"{where}: unknown seeds.adaptive keys {sorted(unknown)}; valid: "
+                         f"{sorted(ADAPTIVE_DEFAULTS)}")
+    out = {**ADAPTIVE_DEFAULTS, **given}
+    batch = _positive_int(out["batch"], f"{where}: seeds.adaptive.batch")
+    looks = _positive_int(out["max_batches"], f"{where}: seeds.adaptive.max_batches")
+    alpha = _finite(out["alpha"], f"{where}: seeds.adaptive.alpha")
+    if batch < 2 or not 0.0 < alpha < 1.0:
+        raise SuiteError(f"{where}: seeds.adaptive needs batch >= 2 and 0 < alpha < 1, got "
+                         f"batch {batch}, alpha {shown(alpha)}")
+    return {"batch": batch, "max_batches": looks, "alpha": alpha}
 
 
 def _preset(raw: dict, algo: str, where: str) -> dict:

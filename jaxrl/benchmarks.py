@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxrl import algos
+from jaxrl.adaptive import grow_entry
 from jaxrl.api import resume, train
 from jaxrl.bench_ray import run_entries
 from jaxrl.bench_suite import (  # noqa: F401  (re-exported: the suite file's types and reader)
@@ -71,7 +72,10 @@ def scaled(entry: Entry, seeds: int | None, budget_scale: float) -> Entry:
         except ValueError as err:
             raise SuiteError(f"{entry.name}: {err}") from None
         steps = max(round(steps * budget_scale), config.steps_per_update)
-    return dataclasses.replace(entry, seeds=int(seeds or entry.seeds), total_steps=int(steps))
+    adaptive = entry.adaptive if entry.adaptive is None or not seeds else {
+        **entry.adaptive, "batch": int(seeds)}  # --seeds sets an adaptive entry's batch
+    return dataclasses.replace(entry, seeds=int(seeds or entry.seeds), total_steps=int(steps),
+                               adaptive=adaptive)
 
 
 def entry_key(entry: Entry, seed: int) -> str:
@@ -176,6 +180,9 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
             ray={"address": address, "num_cpus": cpus_per_task, "num_gpus": gpus_per_task})
         ran += done_now
         failed.update(failed_now)
+    for entry in chosen:
+        if entry.adaptive is not None and entry.name not in failed:
+            _grow_claimed(store, bid, spec, entry, progress=progress, ran=ran)
     report_dir = bench_report.write(store, bid, out=out)
     return BenchResult(bid, str(report_dir), ran, skipped, failed,
                        bench_report.entry_table(store, bid))
@@ -220,6 +227,23 @@ def _train_claimed(store: RunStore, bid: str, spec: Suite, entry: Entry, *, wait
         finally:
             programs.forget()  # no other entry uses this one's programs
     return True
+
+
+def _grow_claimed(store: RunStore, bid: str, spec: Suite, entry: Entry, *, progress: bool,
+                  ran: list) -> None:
+    """An entry with ``seeds: adaptive`` whose first batch finished: add batches of seeds until
+    its verdict is decided or the cap (`jaxrl.adaptive.grow_entry`), holding its claim."""
+    with claim(bench_report.claim_path(store, bid, entry_key(entry, spec.seed)), True):
+        meta = bench_report.bench_runs(store, bid).get(entry.name)
+        if not meta or meta.get("status") != "finished":
+            return
+        reference = entry.reference or {}
+        found = grow_entry(meta["run_id"], store, entry.adaptive, float(reference["value"]),
+                           reference.get("measure", "final_eval"), progress=progress)
+        programs.forget()
+        _say(progress, f"bench {bid}: {entry.name} (seeds: adaptive): {found}")
+        if entry.name not in ran:
+            ran.append(entry.name)
 
 
 def resumable(store: RunStore, meta: dict | None) -> bool:

@@ -107,16 +107,17 @@ def split_summary(x, confidence: float = 0.95) -> dict | None:
             "success_mean": float(v[cut:].mean())}
 
 
-def call(reference: float, low: float, high: float, x, split: bool | None = None) -> str:
+def call(reference: float, low: float, high: float, x, split: bool | None = None,
+         alpha: float = ALPHA) -> str:
     """The verdict of the seeds ``x`` (finite, at least 8) against ``reference`` given the
-    bounded interval ``(low, high)``: ``above reference``, ``below reference``, ``reference
-    inside CI``, ``split (k of n seeds below reference)`` or ``inconclusive (k of n seeds
-    below reference)``."""
+    bounded interval ``(low, high)`` (of confidence ``1 - alpha``) and the rank test at
+    ``alpha``: ``above reference``, ``below reference``, ``reference inside CI``, ``split (k of
+    n seeds below reference)`` or ``inconclusive (k of n seeds below reference)``."""
     v = stats._finite(x)
     below, above = int((v < reference).sum()), int((v > reference).sum())
     interval = "above" if low > reference else "below" if high < reference else "inside"
     rank = "none"
-    if signed_rank_test(v, reference) < ALPHA:
+    if signed_rank_test(v, reference) < alpha:
         rank = "below" if below > above else "above"
     counted = f"{below} of {v.size} seeds below reference"
     if interval == rank:

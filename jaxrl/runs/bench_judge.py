@@ -55,16 +55,53 @@ def ratio_text(share: float) -> str:
 
 
 def verdict(reference: float, low: float, high: float, values, share: float = 1.0,
-            split: bool | None = None) -> str:
+            split: bool | None = None, alpha: float = verdicts.ALPHA) -> str:
     """`verdicts.call` of the seeds ``values`` against ``reference`` with the bounded interval
     ``(low, high)``, and the budget ratio when ours differs from the reference's by more than
     5% either way (a run at 10x the reference's budget is no more like-for-like than one at a
     quarter of it). ``split``: whether the seeds split, where the caller knows (else found)."""
     if not np.isfinite(low) or not np.isfinite(high):
         return "no result"
-    where = verdicts.call(reference, low, high, values, split)
+    where = verdicts.call(reference, low, high, values, split, alpha)
     flag = budget_text(share)
     return f"{where} {flag}" if flag else where
+
+
+ADAPTIVE_DEFAULTS = {"batch": 8, "max_batches": 4, "alpha": 0.05}
+
+
+def adaptive_plan(seeds) -> dict | None:
+    """A suite entry's ``seeds`` as an adaptive plan (`ADAPTIVE_DEFAULTS` filled in: ``seeds:
+    adaptive`` or ``{adaptive: {...}}``), None for a number of seeds. Unchecked: the suite
+    reader (`jaxrl.bench_suite`) checks it."""
+    if seeds == "adaptive":
+        return dict(ADAPTIVE_DEFAULTS)
+    if isinstance(seeds, dict) and "adaptive" in seeds:
+        return {**ADAPTIVE_DEFAULTS, **(seeds["adaptive"] or {})}
+    return None
+
+
+def sequential_level(adaptive: dict) -> float:
+    """The level of each look of an entry with ``seeds: adaptive``: its ``alpha`` shared
+    equally by the ``max_batches`` looks it may take (Bonferroni), so the chance that any look
+    finds a side that is not there stays at most ``alpha``."""
+    return float(adaptive["alpha"]) / int(adaptive["max_batches"])
+
+
+def sequential_verdict(row: dict, finite: np.ndarray) -> str:
+    """An adaptive entry's verdict (`verdicts.call` at `sequential_level`, with its interval at
+    that level), with the seeds and batches it took: ``below reference (sequential: 16 seeds,
+    2 of at most 4 batches)``."""
+    adaptive = row["adaptive"]
+    level = sequential_level(adaptive)
+    low, high = stats.bootstrap_t_ci(finite, 1.0 - level, BOOTSTRAP_REPS)
+    low, high = verdicts.bounded_interval(low, high, finite)
+    share = row["budget_share"] if row["budget_share"] is not None else 1.0
+    where = verdict(row["reference"], low, high, finite, share, split=row["split"] is not None,
+                    alpha=level)
+    batches = -(-finite.size // int(adaptive["batch"]))
+    return (f"{where} (sequential: {finite.size} seeds, {batches} of at most "
+            f"{adaptive['max_batches']} batches)")
 
 
 def judge(row: dict, smoke: bool = False) -> dict:
@@ -107,6 +144,8 @@ def judge(row: dict, smoke: bool = False) -> dict:
         row["verdict"] = "no reference"
     elif finite.size < MIN_SEEDS:
         row["verdict"] = f"too few seeds for a verdict ({finite.size} of {MIN_SEEDS})"
+    elif row.get("adaptive"):
+        row["verdict"] = sequential_verdict(row, finite)
     else:
         share = row["budget_share"] if row["budget_share"] is not None else 1.0
         row["verdict"] = verdict(row["reference"], row["mean_ci_low"], row["mean_ci_high"],
@@ -255,7 +294,13 @@ def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale:
         if changed:
             reasons.append(f"{name}: ran {asked:,.0f} steps per seed; the suite now asks for "
                            f"{want:,.0f}")
-        if budget_scale == 1.0 and int(r["seeds"]) != int(now["seeds"]):
+        plan_then = {k: v for k, v in (r.get("adaptive") or {}).items() if k != "runs"} or None
+        plan_now = adaptive_plan(now.get("seeds"))
+        if plan_then is not None or plan_now is not None:
+            if plan_then != plan_now:
+                reasons.append(f"{name}: ran seeds {plan_then or r['seeds']}; the suite now asks "
+                               f"for {plan_now or now.get('seeds')}")
+        elif budget_scale == 1.0 and int(r["seeds"]) != int(now["seeds"]):
             reasons.append(f"{name}: ran {r['seeds']} seeds; the suite now asks for "
                            f"{now['seeds']}")
         for key in ("config", "env_kwargs", "eval_episodes"):  # None recorded: none asked for

@@ -102,7 +102,13 @@ def markdown(report: dict) -> str:
               "percentile bootstrap is about the range of the seeds. Fewer than "
               f"{MIN_SEEDS} seeds: the per-seed values, and no verdict."
               + (" A smoke run (budget scaled down) gives no verdict." if smoke else
-                 " A budget more than 5% away from the reference's is flagged with its ratio."),
+                 " A budget more than 5% away from the reference's is flagged with its ratio.")
+              + (" An entry with `seeds: adaptive` took batches of seeds until its verdict found "
+                 "a side or it reached its cap; each look is judged at alpha / (the batches it "
+                 "may take), so over every look a side that is not there is found at most alpha "
+                 "of the time, and its verdict says the seeds and batches it took (its wall "
+                 "time and rate are its first batch's)."
+                 if any(r.get("adaptive") for r in report["entries"]) else ""),
               ""]
     # a scaled-down run still states its budget against the reference's; it only gives no verdict
     head = ["entry", "steps/seed", "budget vs reference's", "seeds", "measure",

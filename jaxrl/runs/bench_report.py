@@ -156,9 +156,36 @@ def _wall_seconds(meta: dict) -> float | None:
     return (end - start).total_seconds()
 
 
-def entry_result(entry: dict, meta: dict | None, smoke: bool = False) -> dict:
+def added_runs(store: RunStore, run_id: str) -> list[dict]:
+    """The finished runs that add seeds to run ``run_id`` (``adds_seeds_to``, written by
+    `jaxrl.adaptive`), oldest first."""
+    added = []
+    for folder in store.run_dirs():
+        try:
+            meta = store.load(folder.name)
+        except StoreError:
+            continue  # `bench_runs` has warned about it
+        if meta.get("adds_seeds_to") == run_id and meta.get("status") == "finished":
+            added.append(meta)
+    return sorted(added, key=lambda m: (m.get("started_at") or "", m["run_id"]))
+
+
+def _joined_curve(store: RunStore, metas: list[dict], measure: str) -> pd.DataFrame:
+    """The curves of a run and the runs that add seeds to it, seeds numbered on."""
+    parts, offset = [], 0
+    for meta in metas:
+        frame = bench_figure.entry_curve(store, meta, measure)
+        parts.append(frame.assign(seed=frame["seed"].astype(int) + offset))
+        offset += int(meta.get("seeds") or (frame["seed"].nunique() if len(frame) else 0))
+    return pd.concat(parts) if parts else pd.DataFrame(columns=["seed", "env_steps", "value"])
+
+
+def entry_result(entry: dict, meta: dict | None, smoke: bool = False,
+                 added: list[dict] = ()) -> dict:
     """One entry's row: its measure per seed, IQM [CI], mean [CI], the reference, verdict,
-    timings, and what the entry asked to run (config, env kwargs, evaluation episodes)."""
+    timings, and what the entry asked to run (config, env kwargs, evaluation episodes). An
+    entry with ``seeds: adaptive`` takes the seeds of the runs ``added`` to its run too, and
+    its row says how many batches it took (``adaptive``)."""
     reference = entry.get("reference") or {}
     measure = reference.get("measure", "final_eval")
     row = {"entry": entry["name"], "algo": entry["algo"], "env": entry["env"],
@@ -187,6 +214,12 @@ def entry_result(entry: dict, meta: dict | None, smoke: bool = False) -> dict:
                    total_steps=meta.get("total_steps_per_seed", entry["total_steps"]),
                    frames_per_step=int(meta.get("frames_per_step") or 1),
                    run_config=meta.get("config"))
+    if entry.get("adaptive"):
+        values = [v for m in added for v in per_seed(m, measure)]
+        row["per_seed"] += [None if not np.isfinite(v) else float(v) for v in values]
+        row["seeds"] = len(row["per_seed"]) or entry["seeds"]
+        row["adaptive"] = {**entry["adaptive"],
+                           "runs": [m["run_id"] for m in ([meta] if meta else []) + list(added)]}
     return judge(row, smoke)
 
 
@@ -207,11 +240,14 @@ def results(store: RunStore, bench_id: str) -> dict:
     entries = [{**e, "reference": fresh.get(e["name"], e.get("reference")),
                 "reference_budget_at_run": (e.get("reference") or {}).get("budget")}
                for e in manifest["entries"]]
-    rows = [entry_result(e, runs.get(e["name"]), smoke=scale != 1.0) for e in entries]
-    for row in rows:
-        meta = runs.get(row["entry"])
-        row["curve"] = (None if meta is None else bench_figure.curve_record(
-            bench_figure.entry_curve(store, meta, row["measure"])))
+    rows = []
+    for e in entries:
+        meta = runs.get(e["name"])
+        added = added_runs(store, meta["run_id"]) if meta and e.get("adaptive") else []
+        row = entry_result(e, meta, smoke=scale != 1.0, added=added)
+        row["curve"] = None if meta is None else bench_figure.curve_record(
+            _joined_curve(store, [meta, *added], row["measure"]))
+        rows.append(row)
     suite = suite_entries(manifest.get("suite"), manifest.get("suite_path"))
     return {"bench_id": bench_id, "suite": manifest.get("suite"),
             "suite_path": manifest.get("suite_path"), "title": manifest.get("title"),

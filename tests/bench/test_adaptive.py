@@ -81,3 +81,88 @@ def test_the_cli_flag_routes_to_the_adaptive_command_and_bad_runs_are_one_line(t
     assert main(["compare", "nope-a", "nope-b", "--adaptive", "--runs-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("jaxrl: ") and "\n" not in err, err
+
+
+# -- a bench entry's seeds: adaptive ------------------------------------------------------------
+class _FakePool:
+    """`adaptive.SeedPool` with scores drawn, not trained: ``grow`` adds a batch."""
+
+    draws: list = []
+
+    def __init__(self, run_id, store, measure, batch, progress):
+        self.batch_size, self.spec = batch, {"total_steps": 1000}
+        self.scores = list(self.draws.pop(0))
+        self.grown = 0
+
+    def grow(self):
+        self.grown += 1
+        self.scores += list(self.draws.pop(0))
+
+
+@pytest.mark.parametrize("shift, batches, side", [(-30.0, 1, "below"), (30.0, 1, "above"),
+                                                  (0.0, 4, None)])
+def test_an_adaptive_entry_adds_batches_until_a_side_is_found_or_the_cap(monkeypatch, shift,
+                                                                         batches, side):
+    """Far from the reference the first batch decides; level with it every batch of the cap
+    runs, and what it calls then is not a side (each look at alpha / max_batches)."""
+    rng = np.random.default_rng(3)
+    _FakePool.draws = [100.0 + shift + rng.normal(0, 5, 8) for _ in range(4)]
+    seen = []
+    monkeypatch.setattr(adaptive, "SeedPool",
+                        lambda *a: seen.append(_FakePool(*a)) or seen[-1])
+    verdict = adaptive.grow_entry("r", None, {"batch": 8, "max_batches": 4, "alpha": 0.05},
+                                  100.0, "final_eval")
+    assert len(seen[0].scores) == 8 * batches
+    assert verdict.endswith(f"(sequential: {8 * batches} seeds, {batches} of at most 4 batches)")
+    assert verdict.startswith(side) if side else not verdict.startswith(("above", "below"))
+
+
+def test_the_sequential_level_is_stricter_than_one_look():
+    """Seven of 8 seeds a little above: one look at 0.05 finds a side (p = 0.016 < 0.05);
+    four planned looks at 0.0125 each do not."""
+    from jaxrl.runs.bench_judge import judge, sequential_level
+
+    values = [101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 99.5]
+    row = {"per_seed": values, "reference": 100.0, "reference_budget": None, "run_id": "r",
+           "status": "finished", "total_steps": 1000}
+    assert judge(dict(row))["verdict"] == "above reference"
+    looks = {"batch": 8, "max_batches": 4, "alpha": 0.05}
+    assert sequential_level(looks) == 0.0125
+    assert judge({**row, "adaptive": looks})["verdict"].startswith("reference inside CI")
+
+
+def test_a_suite_entry_with_adaptive_seeds(tmp_path):
+    """``seeds: adaptive`` runs its first batch, adds batches to the stored run until the cap
+    (4 seeds can give no verdict), and its row takes every seed, curve included."""
+    import yaml
+
+    from jaxrl import benchmarks as benchmod
+    from jaxrl.bench_suite import SuiteError, load_suite
+
+    entry = {"algo": "ppo", "env": "CartPole-v1", "total_steps": 512,
+             "config": {"num_envs": 4, "num_steps": 32}, "eval_episodes": 2,
+             "seeds": {"adaptive": {"batch": 2, "max_batches": 2}},
+             "reference": {"value": 1.0e6, "measure": "final_eval", "source": "none"}}
+    path = tmp_path / "ada.yaml"
+    path.write_text(yaml.safe_dump({"name": "ada", "entries": [entry]}))
+    assert load_suite(str(path)).entries[0].adaptive == {"batch": 2, "max_batches": 2,
+                                                         "alpha": 0.05}
+    result = benchmod.bench(str(path), runs_dir=str(tmp_path / "runs"), progress=False)
+    report = json.loads((Path(result.report_dir) / "results.json").read_text())
+    row = report["entries"][0]
+    assert len(row["per_seed"]) == 4 and len(row["adaptive"]["runs"]) == 2
+    assert len(row["curve"]["seeds"]) == 4
+    assert row["verdict"].startswith("too few seeds")
+    again = benchmod.bench(str(path), runs_dir=str(tmp_path / "runs"), progress=False)
+    assert len(json.loads((Path(again.report_dir) / "results.json").read_text())
+               ["entries"][0]["adaptive"]["runs"]) == 2  # at its cap: nothing trained again
+    for bad, fragment in [({"adaptive": {"batch": 1}}, "batch >= 2"),
+                          ({"adaptive": {"size": 4}}, "unknown seeds.adaptive keys"),
+                          ("lots", "positive integer")]:
+        path.write_text(yaml.safe_dump({"entries": [{**entry, "seeds": bad}]}))
+        with pytest.raises(SuiteError, match=fragment):
+            load_suite(str(path))
+    path.write_text(yaml.safe_dump({"entries": [{**entry, "seeds": "adaptive",
+                                                 "reference": None}]}))
+    with pytest.raises(SuiteError, match="decides against a reference"):
+        load_suite(str(path))
