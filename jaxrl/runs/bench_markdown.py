@@ -103,6 +103,9 @@ def markdown(report: dict) -> str:
               f"{MIN_SEEDS} seeds: the per-seed values, and no verdict."
               + (" A smoke run (budget scaled down) gives no verdict." if smoke else
                  " A budget more than 5% away from the reference's is flagged with its ratio.")
+              + " Wall s runs from an entry's start to its end, compiles, pauses and resumed "
+                "sessions included; env-steps/s is every seed's steps over run s, the time its "
+                "training programs ran."
               + (" An entry with `seeds: adaptive` took batches of seeds until its verdict found "
                  "a side or it reached its cap; each look is judged at alpha / (the batches it "
                  "may take), so over every look a side that is not there is found at most alpha "
@@ -114,7 +117,7 @@ def markdown(report: dict) -> str:
     head = ["entry", "steps/seed", "budget vs reference's", "seeds", "measure",
             "ours: mean [95% CI]", "IQM [95% CI]", "seeds: range; worst 25%", "reference"]
     head += [] if smoke else ["verdict"]
-    head += ["wall s", "compile s", "env-steps/s", "devices"]
+    head += ["wall s", "run s", "compile s", "env-steps/s (of run s)", "devices"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in report["entries"]:
         mean_cell, iqm_cell = _ours(r)
@@ -127,7 +130,8 @@ def markdown(report: dict) -> str:
         if not smoke:
             cells.append(r["verdict"] + (" (see note)" if r.get("reference_note") and
                                          r["verdict"].startswith(VERDICTS[1:]) else ""))
-        cells += [_fmt(r["wall_seconds"], 0), compile_text(r), _fmt(r["env_steps_per_second"], 0),
+        cells += [_fmt(r["wall_seconds"], 0), _fmt(r.get("run_seconds"), 0), compile_text(r),
+                  _fmt(r["env_steps_per_second"], 0),
                   r["devices"] or "–"]
         lines.append("| " + " | ".join(cells) + " |")
     ran = [r for r in report["entries"] if r["run_id"]]
