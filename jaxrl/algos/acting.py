@@ -18,6 +18,7 @@ episode ended (`jaxrl.networks.reset_memory`). `feed_forward` makes a memoryless
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -115,13 +116,19 @@ def act_with(policy: Policy, config, state, obs, key, seed: int, deterministic: 
     if key is None:
         if not deterministic:
             raise ValueError("act(deterministic=False) needs a PRNG key")
-        key = jax.random.key(seed)  # unused by the deterministic policy
+        key = _unused_key(seed)  # the deterministic policy reads none
     if getattr(config, "rnn", "none") == "none":
         return policy.step(state, (), obs, key, deterministic)[1]
     if memory is None:
         memory = policy.initial(obs.shape[0])
     memory, action = policy.step(state, memory, obs, key, deterministic)
     return action, memory
+
+
+@functools.lru_cache(maxsize=64)
+def _unused_key(seed: int) -> jax.Array:
+    """A PRNG key made once per seed for calls that read none (a key costs a dispatch)."""
+    return jax.random.key(seed)
 
 
 def observations(obs, shape: tuple | None = None):

@@ -14,7 +14,7 @@ from jaxrl.algos import acting
 from jaxrl.config import AlgoConfig
 from jaxrl.measures import train_return_last100
 from jaxrl.runs.files import finite_or_none
-from jaxrl.trained.policies import StoredPolicy, acting_state
+from jaxrl.trained.policies import StoredPolicy, acting_state, one_seed
 from jaxrl.trained.video import Video, render_policy
 
 
@@ -43,6 +43,7 @@ class TrainResult:
     run_id: str | None = None
     run_dir: str | None = None
     _acting_env: Any = dataclasses.field(repr=False, default=None)  # (env, env_params)
+    _seed_states: dict = dataclasses.field(repr=False, default_factory=dict)  # one_seed's
 
     def act(self, obs, key=None, seed: int = 0, deterministic: bool = True, memory=None):
         """The trained policy of one seed: raw env obs ``[..., *obs_shape]`` -> env action.
@@ -55,11 +56,18 @@ class TrainResult:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
                 or not 0 <= seed < self.seeds:
             raise ValueError(f"this result has seeds 0..{self.seeds - 1}; got seed {seed!r}")
-        state = jax.tree.map(lambda x: x[seed], self.state)
+        if seed not in self._seed_states:
+            self._seed_states[int(seed)] = one_seed(self.state, int(seed))
+        state = self._seed_states[int(seed)]
         shape = None if self._acting_env is None else \
             self._acting_env[0].observation_space(self._acting_env[1]).shape
         return acting.act_with(self._act, self.config, state, obs, key, seed, deterministic,
                                memory, shape)
+
+    def export_policy(self, path, seed: int = 0, platforms: tuple[str, ...] = ("cpu", "cuda")):
+        """Write seed ``seed``'s deterministic policy to ``path`` as a serialized JAX program
+        that runs without jaxrl (`jaxrl.trained.serving`). Returns the path."""
+        return self.policy().export_policy(path, seed, platforms)
 
     def policy(self) -> StoredPolicy:
         """The trained policy, every seed, as `jaxrl.load_policy` gives a stored run's."""
