@@ -36,6 +36,7 @@ from PIL import Image, ImageDraw
 
 from envs.atari import AtariEnv
 from envs.brax_adapter import BraxEnv
+from envs.families import family_of
 from envs.wrappers import EpisodeStatistics, Wrapper
 
 CLASSIC = ("CartPole-v1", "Pendulum-v1", "Acrobot-v1", "MountainCar-v0",
@@ -86,7 +87,7 @@ def renderer(env, params, height: int = 240) -> Renderer:
     obs_changed = env.observation_space(params).shape != inner.observation_space(params).shape
     if name in CLASSIC:
         return _classic(env, name, params, height)
-    if "MinAtar" in name and not obs_changed:
+    if family_of(name) == "minatar" and not obs_changed:
         return Renderer(lambda state, obs: obs, lambda grid: _minatar(grid, height), 10.0)
     if isinstance(inner, AtariEnv) and not obs_changed:
         return Renderer(lambda state, obs: obs[..., -1], lambda f: _grey(f, height), 15.0)

@@ -41,14 +41,15 @@ def per_call_ms(fn) -> float:
 
 
 def play(serve, env_name: str, episodes: int = 5) -> dict:
-    """The exported policy in gymnasium's env: the return of each episode, and steps/s."""
+    """The exported policy (``serve``: observations ``[1, *obs_shape]`` -> actions) in
+    gymnasium's env: the return of each episode, and steps/s."""
     env = gymnasium.make(env_name)
     returns, steps, start = [], 0, time.perf_counter()
     for episode in range(episodes):
         obs, _ = env.reset(seed=episode)
         total, done = 0.0, False
         while not done:
-            action = np.asarray(serve.call(np.asarray(obs, np.float32)[None]))[0]
+            action = np.asarray(serve(np.asarray(obs, np.float32)[None]))[0]
             if env_name == "CartPole-v1":
                 action = int(action)
             obs, reward, terminated, truncated, _ = env.step(action)
@@ -70,6 +71,7 @@ def main(out: str) -> None:
         stored = jaxrl.load_policy(result.run_id, runs_dir=runs)
         path = result.export_policy(Path(runs) / f"{env_name}.jaxpolicy", seed=0)
         serve = jax.export.deserialize(path.read_bytes())
+        served = jax.jit(serve.call)  # as a serving loop would call it: one dispatch
         rows.append({
             "env": env_name, "total_steps": steps, "hidden": list(result.config.hidden),
             "jaxrl_final_eval_return": [float(v) for v in result.final_eval_return],
@@ -77,10 +79,12 @@ def main(out: str) -> None:
                 "TrainResult.act, one obs": per_call_ms(lambda: result.act(one, seed=0)),
                 "TrainResult.act, batch 64": per_call_ms(lambda: result.act(batch, seed=0)),
                 "StoredPolicy.act, one obs": per_call_ms(lambda: stored.act(one, seed=0)),
-                "exported, one obs": per_call_ms(lambda: serve.call(one[None])),
-                "exported, batch 64": per_call_ms(lambda: serve.call(batch)),
+                "exported, Exported.call, one obs": per_call_ms(lambda: serve.call(one[None])),
+                "exported, jax.jit(Exported.call), one obs": per_call_ms(
+                    lambda: served(one[None])),
+                "exported, jax.jit(Exported.call), batch 64": per_call_ms(lambda: served(batch)),
             },
-            "gymnasium": play(serve, env_name),
+            "gymnasium": play(served, env_name),
             "export_bytes": path.stat().st_size,
         })
         print(json.dumps(rows[-1], indent=1), flush=True)
