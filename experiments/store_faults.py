@@ -47,11 +47,13 @@ def run(args: list[str], timeout: float = 120, env: dict | None = None) -> dict:
             "seconds": round(time.monotonic() - start, 2)}
 
 
-def train_run(store: Path, *extra: str, env: dict | None = None) -> str:
-    """A tiny recorded PPO CartPole run; its run id."""
-    out = subprocess.run([*CLI, "train", "ppo", *TINY, "--runs-dir", str(store), *extra],
-                         capture_output=True, text=True, env={**os.environ, **(env or {})},
-                         check=False)
+def train_run(store: Path, *extra: str, kill_after_chunk: int | None = None) -> str:
+    """A tiny recorded PPO CartPole run (SIGKILLed after chunk ``kill_after_chunk``'s
+    checkpoint when given: `jaxrl.engine.faults`); its run id."""
+    cli = CLI if kill_after_chunk is None else [
+        sys.executable, "-m", "jaxrl.engine.faults", str(kill_after_chunk)]
+    out = subprocess.run([*cli, "train", "ppo", *TINY, "--runs-dir", str(store), *extra],
+                         capture_output=True, text=True, check=False)
     ids = sorted(p.name for p in store.iterdir() if (p / "run.json").is_file())
     if not ids:
         raise SystemExit(f"the tiny training run failed: {out.stderr[-2000:]}")
@@ -200,7 +202,7 @@ def concurrent_resumes(base: Path) -> dict:
     store = base / "race"
     store.mkdir()
     run_id = train_run(store, "--checkpoint-every", "1", "--max-chunk-updates", "4",
-                       "--total-steps", "8192", env={"JAXRL_KILL_AFTER_CHUNK": "2"})
+                       "--total-steps", "8192", kill_after_chunk=2)
     before = len(list((store / run_id / "metrics").glob("chunk-*.parquet")))
     cmd = [*CLI, "resume", run_id, "--runs-dir", str(store), "--no-progress"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -7,8 +7,6 @@ check them (NaN guard), evaluate every ``eval_every`` chunks, checkpoint every
 from __future__ import annotations
 
 import dataclasses
-import os
-import signal
 import sys
 import time
 import warnings
@@ -107,12 +105,121 @@ def restored_state(fresh, restored, env):
     return dataclasses.replace(restored, carry=fresh.carry)
 
 
+@dataclasses.dataclass
+class Placed:
+    """A group's members laid out on its devices: keys, evaluation keys and numeric
+    hyperparameters ``[padded members]``, and ``place`` (host array -> its sharding)."""
+
+    members: Members
+    padded: int
+    sharding: Any
+    keys: Any
+    eval_keys: Any
+    hparams: Any
+
+    def place(self, x):
+        return jax.device_put(x, self.sharding) if self.sharding else x
+
+    def chunk_index(self, c: int):
+        """``[padded]`` chunk index ``c``, for the evaluation keys."""
+        return self.place(np.full(self.padded, c, np.int32))
+
+
+@dataclasses.dataclass
+class Programs:
+    """A group's compiled programs (``eval_fn`` None without evaluation episodes), their
+    compile seconds and whether each came from the persistent cache."""
+
+    init_fn: Callable
+    chunk_fn: Callable
+    eval_fn: Callable | None
+    built: list  # [(seconds, from disk)] per program built
+
+    @property
+    def compile_seconds(self) -> float:
+        return sum(seconds for seconds, _ in self.built)
+
+
+@dataclasses.dataclass
+class Progress:
+    """Where a group's run stands: chunks done (their metrics), evaluations, run seconds and
+    failures; ``first``: the chunk it (re)started at."""
+
+    first: int = 0
+    chunks: list = dataclasses.field(default_factory=list)
+    evals: list = dataclasses.field(default_factory=list)
+    run_seconds: float = 0.0
+    failures: dict = dataclasses.field(default_factory=dict)
+
+
+def place_members(spec: GroupSpec, r: Resolved) -> Placed:
+    """The members of ``spec`` (configs x seeds) padded to the device count and placed."""
+    members = Members(r.configs, spec.seeds, spec.seed)
+    plan_memory(spec, r)
+    sharding, padded = member_sharding(members.size, may_shard(spec, r))
+    placed = Placed(members, padded, sharding, None, None, None)
+    placed.keys = placed.place(pad_members(members.keys(), padded))
+    placed.eval_keys = placed.place(pad_members(members.eval_keys(), padded))
+    placed.hparams = placed.place(pad_members(members.hparams(), padded))
+    return placed
+
+
+def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
+    """Compile (or load) the init, chunk (``k`` updates) and evaluation programs; returns them
+    and the initial state ``[padded members]``."""
+    build = lambda tag, builder, *args, **kw: programs.compiled(
+        tag, r.algorithm, r.config, r.env, r.env_params, builder, *args,
+        sharding=placed.sharding, **kw)
+    init_fn, t_init, disk_init = build(("init",), programs.init_program(
+        r.algorithm, r.config, r.env, r.env_params, placed.padded), placed.keys, placed.hparams,
+        runs_once=True)
+    state = init_fn(placed.keys, placed.hparams)
+    chunk_fn, t_chunk, disk_chunk = build(("chunk", k), programs.chunk_program(
+        r.algorithm, r.config, r.env, r.env_params, k, placed.padded), state, donate_first=True)
+    built = [(t_init, disk_init), (t_chunk, disk_chunk)]
+    eval_fn = None  # eval_episodes=0: no evaluation program
+    if spec.eval_episodes:
+        horizon = eval_horizon(r.env_params)
+        eval_fn, t_eval, disk_eval = build(
+            ("eval", spec.eval_episodes, horizon),
+            programs.eval_program(r.algorithm, r.config, r.env, r.env_params, spec.eval_episodes,
+                                  horizon, placed.padded),
+            state, placed.eval_keys, placed.chunk_index(0))
+        built.append((t_eval, disk_eval))
+    return Programs(init_fn, chunk_fn, eval_fn, built), state
+
+
+def restore_progress(checkpointer: Checkpointer, state, placed: Placed, env, prior_chunks: list,
+            checkpoint_dir) -> tuple[Any, Progress]:
+    """The state and progress of the newest valid checkpoint (``prior_chunks``: the metrics of
+    the chunks it covers); the fresh ``state`` and no progress, with a warning, when there is
+    none."""
+    restored = checkpointer.restore_latest(take_members(state, placed.members.size))
+    if restored is None:
+        warnings.warn(f"no usable checkpoint in {checkpoint_dir}; the run starts again from "
+                      f"its first update", CheckpointWarning, stacklevel=3)
+        return state, Progress()
+    first, saved, meta = restored
+    state = restored_state(state, placed.place(pad_members(saved, placed.padded)), env)
+    return state, Progress(
+        first, list(prior_chunks[:first]),  # fewer than ``first``: refused by `run_group`
+        [(u, np.asarray(v, dtype=np.float64)) for u, v in meta["evals"]], meta["run_seconds"],
+        {int(i): m for i, m in meta["failures"].items()})
+
+
+# Called with (chunks done, checkpointer) after each checkpoint is written; empty in a normal
+# run. Fault tests add to it (`jaxrl.engine.faults`): a kill right after a checkpoint.
+AFTER_CHECKPOINT: list[Callable[[int, Checkpointer], None]] = []
+
+
 def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bool = True,
               on_chunk: Callable[[dict], None] | None = None, stop_on_non_finite: bool = True,
               checkpoint_dir=None, restore: bool = False,
               prior_chunks: list | None = None) -> GroupOutcome:
     """Run one program: every config x seed of ``spec`` as members of one vmapped, chunked,
-    jitted training loop.
+    jitted training loop: place the members (`place_members`), build the programs
+    (`build_programs`), restore a checkpoint if asked (`restore_progress`), run the chunks
+    (`run_chunks`) and return what it produced.
 
     ``on_chunk({"chunk", "metrics": {name: [members, K]}, "first_update"})`` streams each chunk
     out. A config whose metrics go non-finite is recorded in ``failures``; with
@@ -122,89 +229,70 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     (``prior_chunks``: the metrics of the chunks it covers, for the result).
     """
     r = resolved or resolve_group(spec)
-    algorithm, env, env_params, config = r.algorithm, r.env, r.env_params, r.config
-    members = Members(r.configs, spec.seeds, spec.seed)
     k = chunk_length(r.num_updates, spec.max_chunk_updates)
+    placed = place_members(spec, r)
+    progs, state = build_programs(spec, r, placed, k)
+    checkpointer = Checkpointer(checkpoint_dir) if checkpoint_dir is not None else None
+    done = Progress(chunks=list(prior_chunks or []))
+    if restore:
+        state, done = restore_progress(checkpointer, state, placed, r.env,
+                                       prior_chunks or [], checkpoint_dir)
+    if len(done.chunks) != done.first:
+        raise ValueError(f"resume needs the metrics of the {done.first} chunks the checkpoint "
+                         f"covers; got {len(done.chunks)}")
+    try:
+        state = run_chunks(spec, r, placed, progs, state, done, k, checkpointer, on_chunk,
+                           stop_on_non_finite, progress)
+    finally:
+        if checkpointer is not None:
+            checkpointer.close()  # waits for a pending asynchronous save
+    return GroupOutcome(placed.members, done.chunks, done.evals,
+                        take_members(state, placed.members.size), progs.compile_seconds,
+                        done.run_seconds, done.failures, r.config.steps_per_update,
+                        describe_devices(placed.sharding), compile_source(progs.built),
+                        done.first)
+
+
+def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, state,
+               done: Progress, k: int, checkpointer: Checkpointer | None,
+               on_chunk: Callable[[dict], None] | None, stop_on_non_finite: bool,
+               progress: bool):
+    """From chunk ``done.first`` to the last: run it, bring its metrics to the host, stream
+    them out (``on_chunk``), check them (NaN guard), evaluate every ``eval_every`` chunks and
+    checkpoint every ``checkpoint_every``, adding to ``done``. Returns the final state."""
+    members = placed.members
     num_chunks = r.num_updates // k
     eval_every = spec.eval_every or max(1, num_chunks // 10)
-    plan_memory(spec, r)
-    sharding, padded = member_sharding(members.size, may_shard(spec, r))
-    place = (lambda x: jax.device_put(x, sharding)) if sharding else (lambda x: x)
-    keys = place(pad_members(members.keys(), padded))
-    eval_keys = place(pad_members(members.eval_keys(), padded))
-    hparams = place(pad_members(members.hparams(), padded))
-    chunk_index = lambda c: place(np.full(padded, c, np.int32))  # [members], for eval keys
-
-    build = lambda tag, builder, *args, **kw: programs.compiled(
-        tag, algorithm, config, env, env_params, builder, *args, sharding=sharding, **kw)
-    init_fn, t_init, disk_init = build(("init",), programs.init_program(
-        algorithm, config, env, env_params, padded), keys, hparams, runs_once=True)
-    state = init_fn(keys, hparams)
-    chunk_fn, t_chunk, disk_chunk = build(("chunk", k), programs.chunk_program(
-        algorithm, config, env, env_params, k, padded), state, donate_first=True)
-    horizon = eval_horizon(env_params)
-    eval_fn, t_eval, disk_eval = None, 0.0, False  # eval_episodes=0: no evaluation program
-    if spec.eval_episodes:
-        eval_fn, t_eval, disk_eval = build(("eval", spec.eval_episodes, horizon),
-                                           programs.eval_program(algorithm, config, env,
-                                                                 env_params, spec.eval_episodes,
-                                                                 horizon, padded),
-                                           state, eval_keys, chunk_index(0))
-
-    checkpointer = Checkpointer(checkpoint_dir) if checkpoint_dir is not None else None
-    first, evals, run_seconds, failures = 0, [], 0.0, {}
-    chunks = list(prior_chunks or [])
-    if restore:
-        restored = checkpointer.restore_latest(take_members(state, members.size))
-        if restored is not None:
-            first, saved, meta = restored
-            state = restored_state(state, place(pad_members(saved, padded)), env)
-            evals = [(u, np.asarray(v, dtype=np.float64)) for u, v in meta["evals"]]
-            run_seconds = meta["run_seconds"]
-            failures = {int(i): m for i, m in meta["failures"].items()}
-            chunks = chunks[:first]
-        else:
-            warnings.warn(f"no usable checkpoint in {checkpoint_dir}; the run starts again from "
-                          f"its first update", CheckpointWarning, stacklevel=2)
-            chunks = []
-    if len(chunks) != first:
-        raise ValueError(f"resume needs the metrics of the {first} chunks the checkpoint covers; "
-                         f"got {len(chunks)}")
-
-    steps_per_chunk = k * config.steps_per_update
+    steps_per_chunk = k * r.config.steps_per_update
     bar = progress_bar(progress, num_chunks * steps_per_chunk,
-                       f"{spec.algo} {spec.env} x{members.size}", initial=first * steps_per_chunk)
+                       f"{spec.algo} {spec.env} x{members.size}",
+                       initial=done.first * steps_per_chunk)
     try:
-        for c in range(first, num_chunks):
+        for c in range(done.first, num_chunks):
             start = time.perf_counter()
-            state, metrics = chunk_fn(state)
+            state, metrics = progs.chunk_fn(state)
             metrics = take_members(jax.device_get(metrics), members.size)
             elapsed = time.perf_counter() - start
-            run_seconds += elapsed
+            done.run_seconds += elapsed
             metrics["env_steps_per_second"] = np.full_like(
                 metrics["env_steps"], members.size * steps_per_chunk / max(elapsed, 1e-9))
-            chunks.append(metrics)
+            done.chunks.append(metrics)
             if on_chunk is not None:  # stream the chunk out first: a bad chunk is kept
                 on_chunk({"chunk": c, "metrics": metrics, "first_update": c * k})
-            note_failures(failures, members, metrics, c * k, config.steps_per_update, spec.env)
-            if failures and (stop_on_non_finite or len(failures) == len(r.configs)):
+            note_failures(done.failures, members, metrics, c * k, r.config.steps_per_update,
+                          spec.env)
+            if done.failures and (stop_on_non_finite or len(done.failures) == len(r.configs)):
                 break
-            if eval_fn is not None and ((c + 1) % eval_every == 0 or c + 1 == num_chunks):
+            last = c + 1 == num_chunks
+            if progs.eval_fn is not None and ((c + 1) % eval_every == 0 or last):
                 t0 = time.perf_counter()
-                returns = take_members(np.asarray(eval_fn(state, eval_keys, chunk_index(c))),
-                                       members.size)
-                run_seconds += time.perf_counter() - t0
-                evals.append(((c + 1) * k, returns))
+                returns = take_members(np.asarray(progs.eval_fn(
+                    state, placed.eval_keys, placed.chunk_index(c))), members.size)
+                done.run_seconds += time.perf_counter() - t0
+                done.evals.append(((c + 1) * k, returns))
             if checkpointer is not None and spec.checkpoint_every and (
-                    (c + 1) % spec.checkpoint_every == 0 or c + 1 == num_chunks):
-                t0 = time.perf_counter()  # the blocking part of a save counts as run time
-                checkpointer.save(c + 1, take_members(state, members.size), {
-                    "chunks_done": c + 1, "run_seconds": run_seconds,
-                    "evals": [(u, json_floats(v)) for u, v in evals],
-                    "failures": {str(i): m for i, m in failures.items()},
-                    "spec": spec.to_dict(), "versions": package_versions(spec.env)})
-                run_seconds += time.perf_counter() - t0
-                fault_injection(c + 1, checkpointer)
+                    (c + 1) % spec.checkpoint_every == 0 or last):
+                save_checkpoint(checkpointer, spec, state, members, done, c + 1)
             if bar is not None:
                 bar.update(steps_per_chunk)
                 returns = metrics.get("episode_return_mean")  # none for BC: no env steps
@@ -215,13 +303,23 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     finally:
         if bar is not None:
             bar.close()
-        if checkpointer is not None:
-            checkpointer.close()  # waits for a pending asynchronous save
-    return GroupOutcome(members, chunks, evals, take_members(state, members.size),
-                        t_init + t_chunk + t_eval, run_seconds, failures, config.steps_per_update,
-                        describe_devices(sharding),
-                        compile_source([(t_init, disk_init), (t_chunk, disk_chunk)]
-                                       + ([(t_eval, disk_eval)] if eval_fn else [])), first)
+    return state
+
+
+def save_checkpoint(checkpointer: Checkpointer, spec: GroupSpec, state, members: Members,
+                    done: Progress, chunks_done: int) -> None:
+    """Checkpoint the state after ``chunks_done`` chunks with what a resume needs (evaluations,
+    run seconds, failures, the spec, package versions); the blocking part of the save counts as
+    run time. Then the `AFTER_CHECKPOINT` hooks."""
+    t0 = time.perf_counter()
+    checkpointer.save(chunks_done, take_members(state, members.size), {
+        "chunks_done": chunks_done, "run_seconds": done.run_seconds,
+        "evals": [(u, json_floats(v)) for u, v in done.evals],
+        "failures": {str(i): m for i, m in done.failures.items()},
+        "spec": spec.to_dict(), "versions": package_versions(spec.env)})
+    done.run_seconds += time.perf_counter() - t0
+    for hook in AFTER_CHECKPOINT:
+        hook(chunks_done, checkpointer)
 
 
 def compile_source(programs_built: list[tuple[float, bool]]) -> str:
@@ -258,15 +356,6 @@ def note_failures(failures: dict, members: Members, metrics: dict, first_update:
 def json_floats(x) -> list:
     """NaN-safe JSON list of lists (NaN -> None)."""
     return [[None if not np.isfinite(v) else float(v) for v in row] for row in np.asarray(x)]
-
-
-def fault_injection(chunks_done: int, checkpointer) -> None:
-    """Test hook: ``JAXRL_KILL_AFTER_CHUNK=N`` SIGKILLs this process right after the checkpoint of
-    chunk N is on disk (a real, unclean kill, for the exact-resume tests)."""
-    target = os.environ.get("JAXRL_KILL_AFTER_CHUNK")
-    if target is not None and int(target) == chunks_done:
-        checkpointer.wait()
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 # one rate on the bar: env steps per second over all members (the postfix), while the bar counts

@@ -330,7 +330,7 @@ def merged(report: dict, earlier: dict) -> dict:
 def _load_results(path: str | Path) -> dict:
     try:
         data = json.loads(Path(path).read_text())
-        data["entries"]  # noqa: B018 - a results.json has rows
+        data["entries"]
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
         raise StoreError(f"{str(path)!r} is not a bench results.json ({err})") from None
     return data

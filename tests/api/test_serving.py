@@ -60,9 +60,9 @@ def test_the_exported_policy_runs_without_jaxrl(result, tmp_path):
 
 
 def test_a_recurrent_policy_is_not_exported(result, tmp_path):
-    from jaxrl.trained import serving
-
     import types
+
+    from jaxrl.trained import serving
 
     config = types.SimpleNamespace(rnn="gru")
     with pytest.raises(ValueError, match="recurrent policy"):

@@ -3,6 +3,7 @@ gives the decisions of AdaStop's own tutorial on its own data, decides a clear d
 the first interim, and runs to its cap on two equal sides. No training (scores are given)."""
 
 import json
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -87,7 +88,7 @@ def test_the_cli_flag_routes_to_the_adaptive_command_and_bad_runs_are_one_line(t
 class _FakePool:
     """`adaptive.SeedPool` with scores drawn, not trained: ``grow`` adds a batch."""
 
-    draws: list = []
+    draws: typing.ClassVar[list] = []
 
     def __init__(self, run_id, store, measure, batch, progress):
         self.batch_size, self.spec = batch, {"total_steps": 1000}

@@ -259,7 +259,6 @@ def test_entries_scaled_to_one_request_share_one_run(tmp_path):
 def test_an_interrupted_checkpointed_entry_is_resumed(tmp_path):
     """A bench process killed after an entry's checkpoint: the next call resumes that run
     instead of training the entry again."""
-    import os
     import subprocess
     import sys
 
@@ -268,7 +267,7 @@ def test_an_interrupted_checkpointed_entry_is_resumed(tmp_path):
     runs = str(tmp_path / "runs")
     argv = [sys.executable, "-m", "jaxrl.cli", "bench", str(path), "--only", "short/*",
             "--runs-dir", runs, "--checkpoint-every", "1", "--no-progress"]
-    killed = subprocess.run(argv, env={**os.environ, "JAXRL_KILL_AFTER_CHUNK": "1"},
+    killed = subprocess.run([sys.executable, "-m", "jaxrl.engine.faults", "1", *argv[3:]],
                             capture_output=True, text=True, timeout=600, check=False)
     assert killed.returncode == -9, killed.stderr[-2000:]
     run_folders = lambda: [p for p in (tmp_path / "runs").iterdir()

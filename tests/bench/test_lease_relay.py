@@ -52,11 +52,10 @@ def killed_bench(tmp_path_factory):
     suite = tmp / "relay.yaml"
     suite.write_text(SUITE)
     store = tmp / "lease1"
-    argv = [sys.executable, "-m", "jaxrl.cli", "bench", str(suite), "--runs-dir", str(store),
-            "--checkpoint-every", "1", "--no-progress"]
-    env = {**os.environ, "JAXRL_KILL_AFTER_CHUNK": "3"}
-    killed = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600,
-                            check=False, cwd=ROOT)
+    argv = [sys.executable, "-m", "jaxrl.engine.faults", "3", "bench", str(suite),
+            "--runs-dir", str(store), "--checkpoint-every", "1", "--no-progress"]
+    killed = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False,
+                            cwd=ROOT)
     assert killed.returncode == -9, killed.stderr[-2000:]
     return store, suite
 

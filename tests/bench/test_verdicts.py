@@ -171,8 +171,9 @@ def test_a_figure_from_a_tiny_synthetic_store(tmp_path):
     assert all(r["verdict"].split(" at ")[0] in bench_report.VERDICTS for r in report["entries"])
     # the lines the figure draws: one colour per algorithm, its references in that colour with
     # their own dash styles, each line once in its panel's legend
-    from jaxrl.runs import bench_figure
     import matplotlib
+
+    from jaxrl.runs import bench_figure
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
     drawn = {}

@@ -1,9 +1,8 @@
 """Exact resume: 2K chunks straight == K chunks, SIGKILL, `jaxrl resume`, K more (bitwise, CPU).
 
-The killed run is a real `jaxrl train` process: ``JAXRL_KILL_AFTER_CHUNK=K`` SIGKILLs it right
+The killed run is a real `jaxrl train` process: ``python -m jaxrl.engine.faults K`` SIGKILLs it right
 after checkpoint K is on disk, with no chance to clean up."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -39,11 +38,10 @@ def _cli_sets(config: dict) -> list[str]:
 def _killed_run(algo: str, runs_dir: Path) -> str:
     env, config, steps_per_update = CASES[algo]
     total = steps_per_update * 2 * (2 * K)  # 2 updates per chunk, 2K chunks
-    cmd = [sys.executable, "-m", "jaxrl.cli", "train", algo, "--env", env, "--seeds", "2",
+    cmd = [sys.executable, "-m", "jaxrl.engine.faults", str(K), "train", algo, "--env", env, "--seeds", "2",
            "--total-steps", str(total), "--max-chunk-updates", "2", "--checkpoint-every", "1",
            "--runs-dir", str(runs_dir), "--no-progress", *_cli_sets(config)]
-    proc = subprocess.run(cmd, env=dict(os.environ, JAXRL_KILL_AFTER_CHUNK=str(K)),
-                          capture_output=True, text=True, check=False, timeout=600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
     assert proc.returncode == -9, proc.stderr[-2000:]  # SIGKILLed, not finished
     (run_id,) = [p.name for p in runs_dir.iterdir()]
     assert RunStore(runs_dir).load(run_id)["status"] == "interrupted"

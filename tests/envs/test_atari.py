@@ -321,7 +321,6 @@ def test_a_killed_atari_run_resumes_in_a_new_process(tmp_path):
     """The emulators' handles in a checkpoint point into the process that wrote it: a resumed
     Atari run keeps its learner from the checkpoint and starts fresh emulators (reading the old
     handles segfaulted)."""
-    import os
     import subprocess
     import sys
 
@@ -335,7 +334,7 @@ def test_a_killed_atari_run_resumes_in_a_new_process(tmp_path):
              "--eval-episodes", "0", "--runs-dir", str(tmp_path), "--no-progress"]
     for s in sets:
         train += ["--set", s]
-    killed = subprocess.run(train, env=dict(os.environ, JAXRL_KILL_AFTER_CHUNK="1"),
+    killed = subprocess.run([sys.executable, "-m", "jaxrl.engine.faults", "1", *train[3:]],
                             capture_output=True, text=True, check=False, timeout=600)
     assert killed.returncode == -9, killed.stderr[-2000:]
     (run_id,) = [p.name for p in tmp_path.iterdir()]

@@ -1,0 +1,42 @@
+"""Fault injection for the exact-resume tests, kept out of the training loop: a real, unclean
+kill (SIGKILL) right after a chunk's checkpoint is on disk, through the loop's
+`jaxrl.engine.loop.AFTER_CHECKPOINT` hooks, which a normal run leaves empty.
+
+    python -m jaxrl.engine.faults N train ppo --env CartPole-v1 --checkpoint-every 1 ...
+
+runs the ``jaxrl`` command line (everything after ``N``) and kills its own process after the
+checkpoint of chunk ``N``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from jaxrl.cli import main as cli
+from jaxrl.engine import loop
+from jaxrl.engine.checkpoint import Checkpointer
+
+
+def kill_after_chunk(n: int) -> None:
+    """Add the hook that SIGKILLs this process once the checkpoint of chunk ``n`` is written."""
+
+    def hook(chunks_done: int, checkpointer: Checkpointer) -> None:
+        if chunks_done == n:
+            checkpointer.wait()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    loop.AFTER_CHECKPOINT.append(hook)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or not argv[0].isdigit():
+        print("usage: python -m jaxrl.engine.faults N JAXRL-ARGS...", file=sys.stderr)
+        return 2
+    kill_after_chunk(int(argv[0]))
+    return cli(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
