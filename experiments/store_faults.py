@@ -49,9 +49,9 @@ def run(args: list[str], timeout: float = 120, env: dict | None = None) -> dict:
 
 def train_run(store: Path, *extra: str, kill_after_chunk: int | None = None) -> str:
     """A tiny recorded PPO CartPole run (SIGKILLed after chunk ``kill_after_chunk``'s
-    checkpoint when given: `jaxrl.engine.faults`); its run id."""
+    checkpoint when given: `jaxrl.cli.faults`); its run id."""
     cli = CLI if kill_after_chunk is None else [
-        sys.executable, "-m", "jaxrl.engine.faults", str(kill_after_chunk)]
+        sys.executable, "-m", "jaxrl.cli.faults", str(kill_after_chunk)]
     out = subprocess.run([*cli, "train", "ppo", *TINY, "--runs-dir", str(store), *extra],
                          capture_output=True, text=True, check=False)
     ids = sorted(p.name for p in store.iterdir() if (p / "run.json").is_file())

@@ -2,19 +2,17 @@
 kill (SIGKILL) right after a chunk's checkpoint is on disk, through the loop's
 `jaxrl.engine.loop.AFTER_CHECKPOINT` hooks, which a normal run leaves empty.
 
-    python -m jaxrl.engine.faults N train ppo --env CartPole-v1 --checkpoint-every 1 ...
+    python -m jaxrl.cli.faults N train ppo --env CartPole-v1 --checkpoint-every 1 ...
 
-runs the ``jaxrl`` command line (everything after ``N``) and kills its own process after the
-checkpoint of chunk ``N``.
+runs the ``jaxrl`` command line (everything after ``N``, `jaxrl.cli.faults`) and kills its own
+process after the checkpoint of chunk ``N``.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import sys
 
-from jaxrl.cli import main as cli
 from jaxrl.engine import loop
 from jaxrl.engine.checkpoint import Checkpointer
 
@@ -28,15 +26,3 @@ def kill_after_chunk(n: int) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
     loop.AFTER_CHECKPOINT.append(hook)
-
-
-def main(argv: list[str]) -> int:
-    if not argv or not argv[0].isdigit():
-        print("usage: python -m jaxrl.engine.faults N JAXRL-ARGS...", file=sys.stderr)
-        return 2
-    kill_after_chunk(int(argv[0]))
-    return cli(argv[1:])
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

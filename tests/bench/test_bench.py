@@ -267,7 +267,7 @@ def test_an_interrupted_checkpointed_entry_is_resumed(tmp_path):
     runs = str(tmp_path / "runs")
     argv = [sys.executable, "-m", "jaxrl.cli", "bench", str(path), "--only", "short/*",
             "--runs-dir", runs, "--checkpoint-every", "1", "--no-progress"]
-    killed = subprocess.run([sys.executable, "-m", "jaxrl.engine.faults", "1", *argv[3:]],
+    killed = subprocess.run([sys.executable, "-m", "jaxrl.cli.faults", "1", *argv[3:]],
                             capture_output=True, text=True, timeout=600, check=False)
     assert killed.returncode == -9, killed.stderr[-2000:]
     run_folders = lambda: [p for p in (tmp_path / "runs").iterdir()

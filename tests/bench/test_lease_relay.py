@@ -52,7 +52,7 @@ def killed_bench(tmp_path_factory):
     suite = tmp / "relay.yaml"
     suite.write_text(SUITE)
     store = tmp / "lease1"
-    argv = [sys.executable, "-m", "jaxrl.engine.faults", "3", "bench", str(suite),
+    argv = [sys.executable, "-m", "jaxrl.cli.faults", "3", "bench", str(suite),
             "--runs-dir", str(store), "--checkpoint-every", "1", "--no-progress"]
     killed = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False,
                             cwd=ROOT)

@@ -1,6 +1,6 @@
 """Exact resume: 2K chunks straight == K chunks, SIGKILL, `jaxrl resume`, K more (bitwise, CPU).
 
-The killed run is a real `jaxrl train` process: ``python -m jaxrl.engine.faults K`` SIGKILLs it right
+The killed run is a real `jaxrl train` process: ``python -m jaxrl.cli.faults K`` SIGKILLs it right
 after checkpoint K is on disk, with no chance to clean up."""
 
 import shutil
@@ -38,7 +38,8 @@ def _cli_sets(config: dict) -> list[str]:
 def _killed_run(algo: str, runs_dir: Path) -> str:
     env, config, steps_per_update = CASES[algo]
     total = steps_per_update * 2 * (2 * K)  # 2 updates per chunk, 2K chunks
-    cmd = [sys.executable, "-m", "jaxrl.engine.faults", str(K), "train", algo, "--env", env, "--seeds", "2",
+    cmd = [sys.executable, "-m", "jaxrl.cli.faults", str(K), "train", algo, "--env", env,
+           "--seeds", "2",
            "--total-steps", str(total), "--max-chunk-updates", "2", "--checkpoint-every", "1",
            "--runs-dir", str(runs_dir), "--no-progress", *_cli_sets(config)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)

@@ -334,7 +334,7 @@ def test_a_killed_atari_run_resumes_in_a_new_process(tmp_path):
              "--eval-episodes", "0", "--runs-dir", str(tmp_path), "--no-progress"]
     for s in sets:
         train += ["--set", s]
-    killed = subprocess.run([sys.executable, "-m", "jaxrl.engine.faults", "1", *train[3:]],
+    killed = subprocess.run([sys.executable, "-m", "jaxrl.cli.faults", "1", *train[3:]],
                             capture_output=True, text=True, check=False, timeout=600)
     assert killed.returncode == -9, killed.stderr[-2000:]
     (run_id,) = [p.name for p in tmp_path.iterdir()]
