@@ -265,12 +265,12 @@ def _draw_strip(ax, panel: dict, rows: dict[str, dict]) -> None:
         values = np.array([v for v in rows[line["entry"]]["per_seed"] if v is not None], float)
         ax.scatter(k + 0.12 * np.linspace(-1, 1, values.size), values, color=line["colour"],
                    marker="x", s=22, label=line["label"], zorder=3)
-        ax.hlines(stats.iqm(values), k - 0.25, k + 0.25, color=line["colour"], lw=2.2)
+        ax.plot([k - 0.25, k + 0.25], [stats.iqm(values)] * 2, color=line["colour"], lw=2.2)
     column = {line["entry"]: k for k, line in enumerate(panel["lines"])}
     for ref in panel["references"]:
         k = column[ref["entry"]]
-        ax.hlines(ref["value"], k - 0.45, k + 0.45, color=ref["colour"], ls=ref["dash"], lw=1.2,
-                  label=ref["label"])
+        ax.plot([k - 0.45, k + 0.45], [ref["value"]] * 2, color=ref["colour"], ls=ref["dash"],
+                lw=1.2, label=ref["label"])  # lines, not hlines: the legend's "best" avoids them
     ax.set_xticks(range(len(panel["lines"])),
                   [line["label"].split(" (")[0] for line in panel["lines"]], fontsize=7)
     ax.set_xlim(-0.6, len(panel["lines"]) - 0.4)
