@@ -54,6 +54,13 @@ def one_seed(state, seed: int):
     return jax.device_put(host)
 
 
+def cached_seed(cache: dict, state, seed: int):
+    """`one_seed` of ``state``, made once per seed and kept in ``cache``."""
+    if int(seed) not in cache:
+        cache[int(seed)] = one_seed(state, int(seed))
+    return cache[int(seed)]
+
+
 def save_policy(folder: Path, state) -> Path:
     """Write the acting state of ``state`` (leaves ``[seeds, ...]``) to ``folder/policy.npz``."""
     path_leaves = jax.tree_util.tree_flatten_with_path(acting_state(state))[0]
@@ -93,9 +100,7 @@ class StoredPolicy:
                 or not 0 <= seed < self.seeds:
             raise ValueError(f"run {self.run_id} has seeds 0..{self.seeds - 1}; got seed "
                              f"{seed!r}")
-        if seed not in self._seed_states:
-            self._seed_states[int(seed)] = one_seed(self.state, int(seed))
-        return self._seed_states[int(seed)]
+        return cached_seed(self._seed_states, self.state, seed)
 
     def export_policy(self, path, seed: int = 0, platforms: tuple[str, ...] = ("cpu", "cuda")):
         """Write seed ``seed``'s deterministic policy to ``path`` as a serialized JAX program

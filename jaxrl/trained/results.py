@@ -13,7 +13,7 @@ from jaxrl.algos import acting
 from jaxrl.config import AlgoConfig
 from jaxrl.measures import train_return_last100
 from jaxrl.runs.files import finite_or_none
-from jaxrl.trained.policies import StoredPolicy, acting_state, one_seed
+from jaxrl.trained.policies import StoredPolicy, acting_state, cached_seed
 from jaxrl.trained.video import Video, render_policy
 
 
@@ -55,9 +55,7 @@ class TrainResult:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
                 or not 0 <= seed < self.seeds:
             raise ValueError(f"this result has seeds 0..{self.seeds - 1}; got seed {seed!r}")
-        if seed not in self._seed_states:
-            self._seed_states[int(seed)] = one_seed(self.state, int(seed))
-        state = self._seed_states[int(seed)]
+        state = cached_seed(self._seed_states, self.state, seed)
         shape = None if self._acting_env is None else \
             self._acting_env[0].observation_space(self._acting_env[1]).shape
         return acting.act_with(self._act, self.config, state, obs, key, seed, deterministic,
