@@ -73,7 +73,7 @@ def main() -> None:
 
     config = ppo.default_config(f"atari:{args.game}").replace(num_envs=n, num_steps=t)
     static = config.static()
-    agent = ppo.init(jax.random.key(1), env, params, config)
+    agent = ppo.ALGORITHM.init(jax.random.key(1), env, params, config)
     network = onpolicy.make_network(static, env, params)
 
     @jax.jit

@@ -5,7 +5,7 @@ Times, for 1/8/... seeds vmapped, programs that do cumulatively more of one PPO 
 * ``rollout``: collecting 5 envs x 100 steps;
 * ``+advantages``: plus the value passes and GAE (`onpolicy.make_batch`);
 * ``+update``: plus 5 epochs x 5 minibatches of SGD (no rollout metrics);
-* ``train_step``: the real `ppo.train_step` (diagnostics included);
+* ``train_step``: the real `ppo.ALGORITHM.train_step` (diagnostics included);
 * ``fused``: `make_train` (init + every update in one program, no host loop, no eval);
 
 and the floor set by the networks alone: forward + backward of the two 64x64 tanh MLPs on a
@@ -68,7 +68,7 @@ def programs(config, env, env_params, num_updates):
                          env_steps=s.env_steps + config.steps_per_update), updated.metrics["entropy"]
 
     def train_step(s, _):
-        return ppo.train_step(s, config, env, env_params)
+        return ppo.ALGORITHM.train_step(s, config, env, env_params)
 
     return {"rollout": loop(rollout), "+advantages": loop(advantages), "+update": loop(update),
             "train_step": loop(train_step)}
@@ -113,7 +113,7 @@ def main():
     print(f"jax {jax.__version__}, {num_updates} updates per seed")
     for seeds in args.seeds:
         keys = members.seed_keys(0, seeds)
-        states = jax.jit(jax.vmap(lambda k: ppo.init(k, env, env_params, config)))(keys)
+        states = jax.jit(jax.vmap(lambda k: ppo.ALGORITHM.init(k, env, env_params, config)))(keys)
         rows = {name: best_time(jax.jit(jax.vmap(fn)), states, reps=args.reps)
                 for name, fn in programs(config, env, env_params, num_updates).items()}
         rows["fused"] = best_time(jax.jit(jax.vmap(fused)), keys, reps=args.reps)

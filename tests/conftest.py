@@ -52,6 +52,7 @@ def _isolated_run_store(tmp_path_factory):
 # one; a module's tests stay together, so its module-scoped fixtures are built once.
 SLOW_FIRST = [
     "algos/test_probe_ladder.py",
+    "algos/test_fingerprints.py",
     "test_notebooks.py",
     "api/test_sweep.py",
     "backends/test_ray_cluster.py",
@@ -120,15 +121,20 @@ def pytest_collection_modifyitems(config, items):
     items[:] = sorted(items, key=lambda item: rank.get(str(item.path), len(rank)))
 
 
-@pytest.fixture(scope="session")
-def cartpole_expert(tmp_path_factory):
-    """A small recorded PPO CartPole run (2 seeds) in its own store and 8 episodes of its seed 0
-    as demonstrations: ``(result, runs_dir, demo folder)``, for the imitation tests."""
+def make_cartpole_expert(folder: Path):
+    """A small recorded PPO CartPole run (2 seeds) in a store under ``folder`` and 8 episodes
+    of its seed 0 as demonstrations: ``(result, runs_dir, demo folder)``."""
     import jaxrl
     from jaxrl.runs.demos import demo_folder
 
-    runs = str(tmp_path_factory.mktemp("expert_runs"))
+    runs = str(folder)
     result = jaxrl.train("ppo", env="CartPole-v1", seeds=2, total_steps=4096, progress=False,
                          runs_dir=runs, num_envs=4, num_steps=64)
     demo_id = jaxrl.demos(result.run_id, seed=0, episodes=8, runs_dir=runs)
     return result, runs, str(demo_folder(demo_id, runs))
+
+
+@pytest.fixture(scope="session")
+def cartpole_expert(tmp_path_factory):
+    """`make_cartpole_expert` once per session, for the imitation tests."""
+    return make_cartpole_expert(tmp_path_factory.mktemp("expert_runs"))

@@ -100,5 +100,4 @@ def update(state, batch: onpolicy.Batch, key, static: A2CStatic, network) -> onp
     return onpolicy.Updated(params, onpolicy.ParamGroups(all=opt_state), metrics)
 
 
-train_step = onpolicy.make_train_step(update)
-init = onpolicy.make_init(optimizers)
+ALGORITHM = onpolicy.algorithm("a2c", A2CConfig, default_config, update, optimizers)

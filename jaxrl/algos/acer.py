@@ -41,6 +41,7 @@ from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.algos.acer_segments import Segment, from_replay, replay_example, to_replay
+from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.families import family_defaults
 from jaxrl.algos.offpolicy import frame_shape
 from jaxrl.buffers import uniform
@@ -372,3 +373,7 @@ def memory_model(config: ACERStatic, state: ACERState, obs_bytes: int,
     activations = samples * units * 4 * (3 + memory.ACTIVATION_STORE)
     work = data + activations + memory.LEARNER_TEMPORARIES * learner
     return memory.Footprint(replay_bytes=replay, working_bytes=work)
+
+
+ALGORITHM = Algorithm("acer", ACERConfig, default_config, init, train_step, make_act, make_value,
+                      make_agent_action, memory_model, ("discrete",))

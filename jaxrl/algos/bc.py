@@ -28,6 +28,7 @@ from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import imitation, onpolicy
+from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, Hparams, StaticConfig, static, traced
 from jaxrl.networks import check_network_fields
@@ -173,3 +174,8 @@ def memory_model(config: BCStatic, state, obs_bytes: int, action_bytes: int) -> 
     work = (batch * (2 * obs_bytes + action_bytes) + batch * units * 4 * memory.ACTIVATION_STORE
             + memory.LEARNER_TEMPORARIES * learner)
     return memory.Footprint(replay_bytes=0, working_bytes=work)
+
+
+ALGORITHM = Algorithm("bc", BCConfig, default_config, init, train_step, onpolicy.make_act,
+                      onpolicy.make_value, onpolicy.make_agent_action, memory_model,
+                      make_policy=onpolicy.make_policy, imitation=True)

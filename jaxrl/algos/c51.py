@@ -1,5 +1,5 @@
-"""C51, categorical distributional DQN (Bellemare, Dabney & Munos, 2017), on DQN's replay
-machinery (`jaxrl.algos.dqn`: uniform or prioritized n-step replay, target network, epsilon
+"""C51, categorical distributional DQN (Bellemare, Dabney & Munos, 2017), on the replay
+Q-learners' kit (`jaxrl.algos.q_learner`: uniform or prioritized n-step replay, target network, epsilon
 schedule, double Q).
 
     the network gives, per action, logits over K fixed atoms z_i (v_min .. v_max):
@@ -23,8 +23,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.spaces import Discrete
-from jaxrl.algos import dqn, offpolicy
+from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import DistributionalQNetwork
@@ -32,11 +31,9 @@ from jaxrl.ops import categorical_projection, categorical_support
 
 
 @dataclasses.dataclass(frozen=True)
-class C51Static(dqn.QLearnerStatic):
+class C51Static(q_learner.DistributionalStatic):
     """C51's static fields: DQN's (less its loss switch) and the number of atoms."""
 
-    double_q: bool = static(False, "select the next action with the online net (the paper: "
-                            "the target net selects)")
     num_atoms: int = static(51, "atoms of the fixed support from v_min to v_max")
 
     @property
@@ -54,7 +51,7 @@ class C51Static(dqn.QLearnerStatic):
 
 
 @struct.dataclass(frozen=True)
-class C51Hparams(dqn.DQNHparams):
+class C51Hparams(q_learner.QLearnerHparams):
     """C51's traced hyperparameters: DQN's and the support's range."""
 
     v_min: float = traced(-10.0, "the support's lowest atom (returns below it are clipped)")
@@ -71,12 +68,9 @@ def default_config(env_name: str) -> C51Config:
     return C51Config(**family_defaults("c51", env_name))
 
 
-def make_network(static: C51Static, space: Discrete) -> DistributionalQNetwork:
+def make_network(static: C51Static, space) -> DistributionalQNetwork:
     """Logits ``[B, A, num_atoms]``."""
-    if not isinstance(space, Discrete):
-        raise ConfigError(f"C51 needs a discrete action space, got {space!r}")
-    return DistributionalQNetwork(space.n, static.num_atoms, tuple(static.hidden),
-                                  static.activation, static.dueling, static.torso)
+    return q_learner.distributional_network(static, space, "C51")
 
 
 def support(hp: C51Hparams, static: C51Static) -> jax.Array:
@@ -94,14 +88,14 @@ def target_distribution(params, target_params, network, batch, z: jax.Array,
                         static: C51Static) -> jax.Array:
     """``[B, K]`` the projected target ``m`` (no gradient flows into it)."""
     mean = lambda logits: jax.nn.softmax(logits, axis=-1) @ z
-    next_logits = dqn.next_outputs(params, target_params, network, batch.next_obs, static, mean)
+    next_logits = q_learner.next_outputs(params, target_params, network, batch.next_obs, static, mean)
     next_probs = jax.nn.softmax(next_logits, axis=-1)
     return jax.lax.stop_gradient(categorical_projection(next_probs, batch.reward,
                                                         batch.discount, z))
 
 
 def c51_loss(params, state, batch, weights, static: C51Static, space):
-    """`dqn.make_learn`'s loss: the importance-weighted cross-entropy of the online distribution
+    """`q_learner.make_learn`'s loss: the importance-weighted cross-entropy of the online distribution
     at the taken action against the projected target. The priority is the cross-entropy
     ``[B]``; the TD metrics compare the two distributions' means."""
     offpolicy.check_transitions(batch, weights)
@@ -109,17 +103,13 @@ def c51_loss(params, state, batch, weights, static: C51Static, space):
     z = support(state.hparams, static)
     target = target_distribution(state.params, state.target_params, network, batch, z, static)
     logits = cast(jax.Array, network.apply(params, batch.obs))
-    log_p = jax.nn.log_softmax(dqn.take_action(logits, batch.action))
+    log_p = jax.nn.log_softmax(q_learner.take_action(logits, batch.action))
     cross_entropy = -jnp.sum(target * log_p, axis=-1)
     q_taken, target_mean = jnp.exp(log_p) @ z, target @ z
     metrics = {"cross_entropy": cross_entropy.mean(),
-               **dqn.q_metrics(target_mean - q_taken, q_taken, target_mean)}
+               **q_learner.q_metrics(target_mean - q_taken, q_taken, target_mean)}
     return jnp.mean(weights * cross_entropy), (cross_entropy, metrics)
 
 
-init = offpolicy.make_init(dqn.make_init_learner(make_network))
-explore = dqn.make_explore(q_values)
-learn = dqn.make_learn(c51_loss)
-train_step = offpolicy.make_train_step(explore, learn)
-make_value, make_agent_action = dqn.make_acting(q_values)
-make_act = offpolicy.make_act_from(make_agent_action, explore)
+ALGORITHM = q_learner.algorithm("c51", C51Config, default_config, make_network,
+                                q_values, c51_loss, q_learner.distributional_memory_model)

@@ -162,7 +162,5 @@ def make_value(static: DDPGStatic, env, env_params):
     return value
 
 
-init = offpolicy.make_init(init_learner)
-train_step = offpolicy.make_train_step(explore, learn)
-# mu(s), or with exploration noise when deterministic=False
-make_act = offpolicy.make_act_from(make_agent_action, explore)
+ALGORITHM = offpolicy.algorithm("ddpg", DDPGConfig, default_config, init_learner, explore, learn,
+                                make_agent_action, make_value)

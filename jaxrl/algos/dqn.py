@@ -15,62 +15,27 @@ al., 2016).
 ``discount`` is ``gamma^m (1 - terminated)`` from the n-step window, so a time limit
 bootstraps from the final observation and a terminal state does not.
 
-The Q-learner machinery here is shared with the distributional learners (`c51`, `qrdqn`):
-the config's replay / target / exploration / optimizer fields (`QLearnerStatic`,
-`DQNHparams`), epsilon-greedy exploration at the Q-values (`make_explore`), the next action
-selection (`next_outputs`: double Q or not), the optimizer step with the periodic target update
-(`make_learn`) and the greedy acting (`make_acting`). An algorithm on it is its network, its
-``q_values(params, hparams, obs, static, action_space) -> [B, A]`` and its loss.
+DQN is the replay Q-learners' kit (`jaxrl.algos.q_learner`) with a Q-network and the TD loss.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 import chex
 import jax
 import jax.numpy as jnp
 import optax
-from flax import struct
 
 from envs.spaces import Discrete
-from jaxrl import diagnostics as diag
-from jaxrl import memory
-from jaxrl.algos import offpolicy
+from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.algos.q_learner import QLearnerHparams, QLearnerStatic, q_metrics, take_action
+from jaxrl.config import AlgoConfig, ConfigError, static
 from jaxrl.networks import QNetwork
-from jaxrl.ops import (
-    clipped_optimizer,
-    linear_schedule,
-    optimizer_problem,
-    polyak_update,
-)
-from jaxrl.rollout import flatten_obs
 
 LOSSES = ("huber", "mse")
-
-
-@dataclasses.dataclass(frozen=True)
-class QLearnerStatic(offpolicy.OffPolicyStatic):
-    """The static fields of the replay Q-learners (DQN, C51, QR-DQN)."""
-
-    double_q: bool = static(True, "select the next action with the online net")
-    dueling: bool = static(False, "dueling value/advantage head")
-    target_update_period: int = static(500, "gradient updates between target updates")
-    anneal_lr: bool = static(False, "linearly anneal the learning rate to 0 over total_steps")
-    optimizer: str = static("adam", "adam | radam | rmsprop (with optional momentum: reading "
-                            "002's DQN)")
-    rmsprop_style: str = static("pytorch", "RMSProp's epsilon convention: tensorflow | pytorch")
-    hidden: tuple[int, ...] = static((64, 64), "MLP widths")
-
-    def validate(self) -> None:
-        super().validate()
-        problem = optimizer_problem(self.optimizer, self.rmsprop_style)
-        if problem:
-            raise ConfigError(problem)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,33 +50,14 @@ class DQNStatic(QLearnerStatic):
             raise ConfigError(f"loss must be one of {LOSSES}, got {self.loss!r}")
 
 
-@struct.dataclass(frozen=True)
-class DQNHparams(offpolicy.OffPolicyHparams):
-    """DQN's traced hyperparameters (``state.hparams``), and those C51 and QR-DQN build on."""
-
-    learning_rate: float = traced(2.5e-4)
-    rmsprop_decay: float = traced(0.95, "RMSProp: decay of the squared-gradient average")
-    rmsprop_eps: float = traced(0.01, "RMSProp: epsilon (see rmsprop_style)")
-    rmsprop_momentum: float = traced(0.0, "RMSProp: momentum on the normalized step")
-    tau: float = traced(1.0, "target update weight (1 = copy)")
-    eps_start: float = traced(1.0, "epsilon-greedy at the start")
-    eps_end: float = traced(0.05, "epsilon-greedy after the decay")
-    eps_decay_fraction: float = traced(0.5, "fraction of total_steps over which eps decays")
-
-
 @dataclasses.dataclass(frozen=True)
-class DQNConfig(AlgoConfig, DQNHparams, DQNStatic):
-    """DQN's config: the fields of `DQNStatic` and `DQNHparams` as one."""
+class DQNConfig(AlgoConfig, QLearnerHparams, DQNStatic):
+    """DQN's config: the fields of `DQNStatic` and `QLearnerHparams` as one."""
 
 
 def default_config(env_name: str) -> DQNConfig:
     """DQN's defaults for ``env_name``'s family (`jaxrl.algos.families`)."""
     return DQNConfig(**family_defaults("dqn", env_name))
-
-
-QValues = Callable[..., jax.Array]
-"""``q_values(params, hparams, obs [B, obs_dim], static, action_space) -> [B, A]``: a Q-learner's
-action values (its network's output, or the mean of its return distribution)."""
 
 
 def make_network(static: DQNStatic, space: Discrete) -> QNetwork:
@@ -127,82 +73,9 @@ def q_values(params, hparams, obs: jax.Array, static: DQNStatic, space) -> jax.A
     return cast(jax.Array, make_network(static, space).apply(params, obs))
 
 
-def learning_rate(state, static: QLearnerStatic) -> jax.Array:
-    """``[]`` the learning rate, linearly annealed to 0 over ``total_steps`` if ``anneal_lr``."""
-    hp: DQNHparams = state.hparams
-    if not static.anneal_lr:
-        return jnp.asarray(hp.learning_rate)
-    return hp.learning_rate * linear_schedule(1.0, 0.0, state.env_steps, hp.total_steps)
-
-
-def optimizer(hp: DQNHparams, static: QLearnerStatic, lr: float | jax.Array
-              ) -> optax.GradientTransformation:
-    """The Q-network's optimizer (the learner's only one: its state is ``state.opt_state``)."""
-    return clipped_optimizer(static.optimizer, hp, lr, static.rmsprop_style,
-                             momentum=hp.rmsprop_momentum)
-
-
-def make_init_learner(network_of: Callable):
-    """``init_learner(key, obs_dim, space, static, hp) -> (params, target params, opt_state)``
-    for a Q-learner whose network is ``network_of(static, space)``; the target starts as a
-    copy."""
-
-    def init_learner(key, obs_dim: int, space, static: QLearnerStatic, hp: DQNHparams):
-        params = network_of(static, space).init(key, jnp.zeros((1, obs_dim)))
-        return params, params, optimizer(hp, static, hp.learning_rate).init(params)
-
-    return init_learner
-
-
-def epsilon(state) -> jax.Array:
-    """``[]`` linear decay from ``eps_start`` to ``eps_end`` over ``eps_decay_fraction`` of the
-    run (``state.hparams`` has the three and ``total_steps``; ``state.env_steps`` counts)."""
-    hp: DQNHparams = state.hparams
-    return linear_schedule(hp.eps_start, hp.eps_end, state.env_steps,
-                           hp.eps_decay_fraction * hp.total_steps)
-
-
-def epsilon_greedy(key, q: jax.Array, eps: jax.Array) -> jax.Array:
-    """``[N]`` int32: a uniform action with probability ``eps``, else ``argmax_a q [N, A]``."""
-    greedy = jnp.argmax(q, axis=-1)
-    coin_key, action_key = jax.random.split(key)
-    random = jax.random.randint(action_key, greedy.shape, 0, q.shape[-1])
-    explore_now = jax.random.uniform(coin_key, greedy.shape) < eps
-    return jnp.where(explore_now, random, greedy).astype(jnp.int32)
-
-
-def make_explore(values: QValues):
-    """``explore(state, obs [N, obs_dim], key, static, space) -> [N]``: epsilon-greedy at the
-    current `epsilon` (training, and ``make_act`` when not deterministic)."""
-
-    def explore(state, obs, key, static, space):
-        q = values(state.params, state.hparams, obs, static, space)
-        return epsilon_greedy(key, q, epsilon(state))
-
-    return explore
-
-
-def take_action(x: jax.Array, action: jax.Array) -> jax.Array:
-    """``x [B, A, ...]`` at ``action [B]`` -> ``[B, ...]``."""
-    index = action.astype(jnp.int32).reshape(-1, 1, *([1] * (x.ndim - 2)))
-    return jnp.take_along_axis(x, index, axis=1)[:, 0]
-
-
-def next_outputs(params, target_params, network, next_obs, static: QLearnerStatic,
-                 to_values: Callable = lambda out: out) -> jax.Array:
-    """The target network's output at ``next_obs`` for the next action ``a*``: ``[B, ...]`` of
-    its ``[B, A, ...]``. ``a* = argmax_a Q(s', a)`` of the online net if ``double_q``, else of
-    the target net; ``to_values`` maps an output ``[B, A, ...]`` to Q-values ``[B, A]``
-    (identity for DQN, the distribution's mean for C51 and QR-DQN)."""
-    target_out = network.apply(target_params, next_obs)
-    selector = network.apply(params, next_obs) if static.double_q else target_out
-    best = jnp.argmax(to_values(selector), axis=-1)
-    return take_action(target_out, best)
-
-
 def td_targets(params, target_params, network, batch, static: QLearnerStatic) -> jax.Array:
     """``[B]`` ``y = R + discount * Q_target(s', a*)`` (no gradient flows into it)."""
-    q_next = next_outputs(params, target_params, network, batch.next_obs, static)
+    q_next = q_learner.next_outputs(params, target_params, network, batch.next_obs, static)
     return jax.lax.stop_gradient(batch.reward + batch.discount * q_next)
 
 
@@ -220,40 +93,6 @@ def dqn_loss(params, network, batch, targets, weights, static: DQNStatic):
     return jnp.mean(weights * per_sample), (td, q_taken)
 
 
-def q_metrics(td: jax.Array, q_taken: jax.Array, targets: jax.Array) -> dict:
-    """TD-error, Q and target statistics of a batch (each ``[B]``): the Q-learners' metrics."""
-    return {"td_error_abs_mean": jnp.abs(td).mean(), "td_error_abs_max": jnp.abs(td).max(),
-            **diag.describe(q_taken, "q"), **diag.describe(targets, "target")}
-
-
-def make_learn(loss_fn: Callable):
-    """``learn(state, batch, weights, key, static, space) -> offpolicy.Learned`` of a Q-learner
-    whose ``loss_fn(params, state, batch, weights, static, space) -> (loss, (priority [B],
-    metrics))`` is its importance-weighted loss (targets from ``state``'s networks, gradient
-    stopped). One optimizer step, then every ``target_update_period`` updates
-    ``theta_target <- tau theta + (1 - tau) theta_target``; ``priority`` (|TD| for DQN) sets the
-    sampled items' priorities under prioritized replay."""
-
-    def learn(state, batch, weights, key, static: QLearnerStatic, space) -> offpolicy.Learned:
-        del key  # the update is deterministic given the batch
-        hp: DQNHparams = state.hparams
-        (loss, (priority, metrics)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            state.params, state, batch, weights, static, space)
-        lr = learning_rate(state, static)
-        updates, opt_state = optimizer(hp, static, lr).update(grads, state.opt_state,
-                                                               state.params)
-        params = optax.apply_updates(state.params, updates)
-        due = (state.update_step + 1) % static.target_update_period == 0
-        target_params = jax.tree.map(lambda new, old: jnp.where(due, new, old),
-                                     polyak_update(state.target_params, params, hp.tau),
-                                     state.target_params)
-        metrics = {"loss": loss, "epsilon": epsilon(state), "learning_rate": lr, **metrics,
-                   **diag.gradient_stats(grads, updates, static.verbosity)}
-        return offpolicy.Learned(params, target_params, opt_state, priority, metrics)
-
-    return learn
-
-
 def td_loss(params, state, batch, weights, static: DQNStatic, space):
     """DQN's `make_learn` loss: `dqn_loss` at `td_targets`; the priority is ``|TD|``."""
     network = make_network(static, space)
@@ -262,43 +101,4 @@ def td_loss(params, state, batch, weights, static: DQNStatic, space):
     return loss, (td, q_metrics(td, q_taken, targets))
 
 
-def make_acting(values: QValues):
-    """``(make_value, make_agent_action)`` of a Q-learner: ``V(s) = max_a Q(s, a)`` ``[K]`` (the
-    greedy policy's value) and the greedy action ``[K]``, both at raw env observations
-    ``[K, *obs_shape]``."""
-
-    def q_at(static, env, env_params):
-        obs_space, space = env.observation_space(env_params), env.action_space(env_params)
-        return lambda state, obs: values(state.params, state.hparams,
-                                         flatten_obs(obs, obs_space), static, space)
-
-    def make_value(static, env, env_params):
-        q = q_at(static, env, env_params)
-        return lambda state, obs: jnp.max(q(state, obs), axis=-1)
-
-    def make_agent_action(static, env, env_params):
-        q = q_at(static, env, env_params)
-        return lambda state, obs: jnp.argmax(q(state, obs), axis=-1)
-
-    return make_value, make_agent_action
-
-
-def distributional_memory_model(config: Any, state: offpolicy.OffPolicyState, obs_bytes: int,
-                                action_bytes: int) -> memory.Footprint:
-    """The off-policy memory model (`offpolicy.memory_model`) plus what a distributional loss
-    adds for its ``K = config.distribution_size`` outputs per action: the ``[B, K, K]`` pairwise
-    array (C51's projection weights, QR-DQN's target-minus-quantile differences), its
-    gradient and one temporary of it, over the sampled batch of ``B = batch_size``."""
-    base = offpolicy.memory_model(config, state, obs_bytes, action_bytes)
-    k = config.distribution_size
-    pairwise = 3 * config.batch_size * k * k * 4
-    return memory.Footprint(base.replay_bytes, base.working_bytes + pairwise)
-
-
-init = offpolicy.make_init(make_init_learner(make_network))
-explore = make_explore(q_values)
-learn = make_learn(td_loss)
-train_step = offpolicy.make_train_step(explore, learn)
-make_value, make_agent_action = make_acting(q_values)
-# greedy, or epsilon-greedy at the current epsilon when deterministic=False
-make_act = offpolicy.make_act_from(make_agent_action, explore)
+ALGORITHM = q_learner.algorithm("dqn", DQNConfig, default_config, make_network, q_values, td_loss)

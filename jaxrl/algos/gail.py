@@ -202,4 +202,5 @@ def init(key: jax.Array, env, env_params, config, hparams: GAILHparams | None = 
     return GAILState(**fields, disc=Discriminator(params, disc_optimizer(hp).init(params)))
 
 
-train_step = onpolicy.make_train_step(ppo.update, relabel=relabel)
+ALGORITHM = onpolicy.algorithm("gail", GAILConfig, default_config, ppo.update, ppo.optimizers,
+                               relabel=relabel, init=init, imitation=True)

@@ -119,5 +119,4 @@ def update(state, batch: onpolicy.Batch, key, static: PPOStatic, network) -> onp
     return onpolicy.Updated(params, onpolicy.ParamGroups(all=opt_state), metrics)
 
 
-train_step = onpolicy.make_train_step(update)
-init = onpolicy.make_init(optimizers)
+ALGORITHM = onpolicy.algorithm("ppo", PPOConfig, default_config, update, optimizers)

@@ -23,7 +23,7 @@ divided by it again, so they are in the env's reward units.
 
 Shared: the rollout (`jaxrl.rollout.collect`), minibatch SGD and the LR annealing
 (`onpolicy`), the lambda-return op (`jaxrl.ops.lambda_returns`, which with ``next_values =
-max_a Q`` is Peng's Q(lambda)), epsilon-greedy and greedy acting (`dqn`), and the on-policy
+max_a Q`` is Peng's Q(lambda)), epsilon-greedy and greedy acting (`q_learner`), and the on-policy
 memory model (a rollout, no replay).
 """
 
@@ -41,7 +41,8 @@ from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
-from jaxrl.algos import dqn, offpolicy, onpolicy
+from jaxrl.algos import offpolicy, onpolicy, q_learner
+from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
 from jaxrl.networks import QNetwork, check_network_fields
@@ -237,7 +238,7 @@ def td_loss(params, network, batch: Batch):
     """``0.5 E[(Q(s, a) - y)^2]`` on a minibatch; ``-> (loss, metrics)``."""
     chex.assert_rank([batch.action, batch.target], 1)
     chex.assert_equal_shape_prefix([batch.obs, batch.action, batch.target], 1)
-    q_taken = dqn.take_action(network.apply(params, batch.obs), batch.action)
+    q_taken = q_learner.take_action(network.apply(params, batch.obs), batch.action)
     td = batch.target - q_taken
     if batch.weight is None:
         loss = 0.5 * jnp.mean(jnp.square(td))
@@ -266,7 +267,7 @@ def train_step(state: PQNState, static: PQNStatic, env, env_params):
         static.minibatches_per_pass, static.verbosity)
     env_steps = state.env_steps + static.steps_per_update
     metrics = {**aux, **diag.describe(targets, "target"),
-               "epsilon": dqn.epsilon(state), "learning_rate": lr,
+               "epsilon": q_learner.epsilon(state), "learning_rate": lr,
                **completed_episode_summary(traj.info), "env_steps": env_steps.astype(jnp.float32)}
     new_state = dataclasses.replace(state, params=params, opt_state=opt_state, replay=replay,
                                     carry=carry,
@@ -286,7 +287,8 @@ def memory_model(config: PQNStatic, state: PQNState, obs_bytes: int, action_byte
                             working_bytes=(config.replay_rollouts + 1) * one.working_bytes)
 
 
-explore = dqn.make_explore(q_values)
-make_value, make_agent_action = dqn.make_acting(q_values)
-# greedy, or epsilon-greedy at the current epsilon when deterministic=False
-make_act = offpolicy.make_act_from(make_agent_action, explore)
+explore = q_learner.make_explore(q_values)
+make_value, make_agent_action = q_learner.make_acting(q_values)
+ALGORITHM = Algorithm("pqn", PQNConfig, default_config, init, train_step,
+                      offpolicy.make_act_from(make_agent_action, explore), make_value,
+                      make_agent_action, memory_model, ("discrete",))

@@ -1,5 +1,5 @@
 """QR-DQN, distributional DQN by quantile regression (Dabney, Rowland, Bellemare & Munos, 2018),
-on DQN's replay machinery (`jaxrl.algos.dqn`: uniform or prioritized n-step replay, target
+on the replay Q-learners' kit (`jaxrl.algos.q_learner`: uniform or prioritized n-step replay, target
 network, epsilon schedule, double Q).
 
     the network gives, per action, N quantiles theta_i(s, a) of the return at the fractions
@@ -23,20 +23,17 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.spaces import Discrete
-from jaxrl.algos import dqn, offpolicy
+from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.config import AlgoConfig, static, traced
 from jaxrl.networks import DistributionalQNetwork
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
 
 
 @dataclasses.dataclass(frozen=True)
-class QRDQNStatic(dqn.QLearnerStatic):
+class QRDQNStatic(q_learner.DistributionalStatic):
     """QR-DQN's static fields: DQN's (less its loss switch) and the number of quantiles."""
 
-    double_q: bool = static(False, "select the next action with the online net (the paper: "
-                            "the target net selects)")
     num_quantiles: int = static(200, "N quantiles per action, at tau_i = (2i - 1) / (2N)")
 
     @property
@@ -46,7 +43,7 @@ class QRDQNStatic(dqn.QLearnerStatic):
 
 
 @struct.dataclass(frozen=True)
-class QRDQNHparams(dqn.DQNHparams):
+class QRDQNHparams(q_learner.QLearnerHparams):
     """QR-DQN's traced hyperparameters: DQN's and the Huber threshold."""
 
     kappa: float = traced(1.0, "the quantile Huber loss's threshold")
@@ -62,12 +59,9 @@ def default_config(env_name: str) -> QRDQNConfig:
     return QRDQNConfig(**family_defaults("qrdqn", env_name))
 
 
-def make_network(static: QRDQNStatic, space: Discrete) -> DistributionalQNetwork:
+def make_network(static: QRDQNStatic, space) -> DistributionalQNetwork:
     """Quantiles ``[B, A, num_quantiles]``."""
-    if not isinstance(space, Discrete):
-        raise ConfigError(f"QR-DQN needs a discrete action space, got {space!r}")
-    return DistributionalQNetwork(space.n, static.num_quantiles, tuple(static.hidden),
-                                  static.activation, static.dueling, static.torso)
+    return q_learner.distributional_network(static, space, "QR-DQN")
 
 
 def q_values(params, hp: QRDQNHparams, obs: jax.Array, static: QRDQNStatic, space
@@ -80,28 +74,24 @@ def q_values(params, hp: QRDQNHparams, obs: jax.Array, static: QRDQNStatic, spac
 def target_quantiles(params, target_params, network, batch, static: QRDQNStatic) -> jax.Array:
     """``[B, N]`` ``T_j = R + discount * theta_j(s', a*)`` (no gradient flows into it)."""
     mean = lambda quantiles: quantiles.mean(axis=-1)
-    next_q = dqn.next_outputs(params, target_params, network, batch.next_obs, static, mean)
+    next_q = q_learner.next_outputs(params, target_params, network, batch.next_obs, static, mean)
     return jax.lax.stop_gradient(batch.reward[:, None] + batch.discount[:, None] * next_q)
 
 
 def qr_loss(params, state, batch, weights, static: QRDQNStatic, space):
-    """`dqn.make_learn`'s loss: the importance-weighted quantile Huber loss of the online
+    """`q_learner.make_learn`'s loss: the importance-weighted quantile Huber loss of the online
     quantiles at the taken action against the target samples. The priority is the per-sample
     loss ``[B]``; the TD metrics compare the two means."""
     offpolicy.check_transitions(batch, weights)
     network = make_network(static, space)
     targets = target_quantiles(state.params, state.target_params, network, batch, static)
-    quantiles = dqn.take_action(cast(jax.Array, network.apply(params, batch.obs)), batch.action)
+    quantiles = q_learner.take_action(cast(jax.Array, network.apply(params, batch.obs)), batch.action)
     per_sample = quantile_huber_loss(quantiles, targets, quantile_midpoints(static.num_quantiles),
                                      state.hparams.kappa)
     q_taken, target_mean = quantiles.mean(axis=-1), targets.mean(axis=-1)
-    metrics = dqn.q_metrics(target_mean - q_taken, q_taken, target_mean)
+    metrics = q_learner.q_metrics(target_mean - q_taken, q_taken, target_mean)
     return jnp.mean(weights * per_sample), (per_sample, metrics)
 
 
-init = offpolicy.make_init(dqn.make_init_learner(make_network))
-explore = dqn.make_explore(q_values)
-learn = dqn.make_learn(qr_loss)
-train_step = offpolicy.make_train_step(explore, learn)
-make_value, make_agent_action = dqn.make_acting(q_values)
-make_act = offpolicy.make_act_from(make_agent_action, explore)
+ALGORITHM = q_learner.algorithm("qrdqn", QRDQNConfig, default_config, make_network,
+                                q_values, qr_loss, q_learner.distributional_memory_model)

@@ -183,7 +183,5 @@ def make_value(static: SACStatic, env, env_params):
     return value
 
 
-init = offpolicy.make_init(init_learner)
-train_step = offpolicy.make_train_step(explore, learn)
-# tanh(mean), or a sample of the policy when deterministic=False
-make_act = offpolicy.make_act_from(make_agent_action, explore)
+ALGORITHM = offpolicy.algorithm("sac", SACConfig, default_config, init_learner, explore, learn,
+                                make_agent_action, make_value)

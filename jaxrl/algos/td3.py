@@ -5,6 +5,8 @@ The learner itself is `jaxrl.algos.ddpg`; this module is TD3's defaults."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from jaxrl.algos import ddpg
 from jaxrl.algos.ddpg import DDPGConfig as TD3Config  # noqa: F401  (same fields)
 from jaxrl.algos.ddpg import DDPGHparams as TD3Hparams  # noqa: F401
@@ -17,8 +19,4 @@ def default_config(env_name: str) -> ddpg.DDPGConfig:
     return ddpg.default_config(env_name).replace(**TD3_SWITCHES)
 
 
-init = ddpg.init
-train_step = ddpg.train_step
-explore = ddpg.explore
-learn = ddpg.learn
-make_act, make_value, make_agent_action = ddpg.make_act, ddpg.make_value, ddpg.make_agent_action
+ALGORITHM = dataclasses.replace(ddpg.ALGORITHM, name="td3", default_config=default_config)

@@ -176,5 +176,4 @@ def update(state, batch: onpolicy.Batch, key, static: TRPOStatic, network) -> on
     return onpolicy.Updated(params, onpolicy.ParamGroups(value=value_opt), metrics)
 
 
-train_step = onpolicy.make_train_step(update)
-init = onpolicy.make_init(optimizers)
+ALGORITHM = onpolicy.algorithm("trpo", TRPOConfig, default_config, update, optimizers)

@@ -87,5 +87,4 @@ def update(state, batch: onpolicy.Batch, key, static: VPGStatic, network) -> onp
                             metrics)
 
 
-train_step = onpolicy.make_train_step(update)
-init = onpolicy.make_init(optimizers)
+ALGORITHM = onpolicy.algorithm("vpg", VPGConfig, default_config, update, optimizers)

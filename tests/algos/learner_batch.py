@@ -33,8 +33,8 @@ def state_and_batch(algo: str, env_name: str, **overrides):
     return state, batch, config, space
 
 
-def jitted_learn(module, config, space):
-    """``module.learn`` (one learning step) with the config and action space fixed, jitted: run
-    op by op it took several seconds."""
-    return jax.jit(lambda state, batch, weights, key: module.learn(state, batch, weights, key,
-                                                                  config, space))
+def jitted_learn(learn, config, space):
+    """``learn`` (one learning step: ``ddpg.learn``, ``q_learner.make_learn(dqn.td_loss)``) with
+    the config and action space fixed, jitted: run op by op it took several seconds."""
+    return jax.jit(lambda state, batch, weights, key: learn(state, batch, weights, key, config,
+                                                           space))

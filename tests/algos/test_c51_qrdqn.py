@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrl.algos import c51, qrdqn
+from jaxrl.algos import c51, q_learner, qrdqn
 from jaxrl.buffers import nstep
 from tests.algos.learner_batch import jitted_learn, state_and_batch
 
@@ -129,8 +129,9 @@ def test_a_learner_step_returns_its_per_sample_loss_as_priorities(module, size):
     state, batch, config, space = state_and_batch(name, "CartPole-v1", target_update_period=3,
                                                   **size)
     weights = jnp.linspace(0.2, 1.0, 16)
-    out = jitted_learn(module, config, space)(state, batch, weights, jax.random.key(0))
     loss_fn = module.c51_loss if module is c51 else module.qr_loss
+    out = jitted_learn(q_learner.make_learn(loss_fn), config, space)(state, batch, weights,
+                                                                     jax.random.key(0))
     _, (per_sample, _) = loss_fn(state.params, state, batch, weights, config, space)
     np.testing.assert_allclose(out.td_error, per_sample, rtol=1e-5)
     assert (np.asarray(out.td_error) > 0).all()

@@ -40,7 +40,7 @@ def test_target_uses_the_target_actor_and_critic():
 def test_the_actor_and_targets_move_at_every_update():
     state, batch, config, space = state_and_batch("ddpg", "Pendulum-v1")
     assert config.policy_delay == 1
-    out = jitted_learn(ddpg, config, space)(state, batch, jnp.ones((16,)), jax.random.key(0))
+    out = jitted_learn(ddpg.learn, config, space)(state, batch, jnp.ones((16,)), jax.random.key(0))
     for new, old in ((out.params.actor, state.params.actor),
                      (out.target_params, state.target_params)):
         assert not jax.tree.all(jax.tree.map(jnp.array_equal, new, old))

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrl.algos import dqn
+from jaxrl.algos import dqn, q_learner
 from jaxrl.buffers import nstep
 from jaxrl.networks import QNetwork
 from tests.algos.learner_batch import jitted_learn, state_and_batch
@@ -57,7 +57,7 @@ def test_dueling_head_is_value_plus_mean_zero_advantage():
 
 def test_a_dueling_learner_step_is_finite_and_moves_the_net():
     state, batch, config, space = state_and_batch("dqn", "CartPole-v1", dueling=True)
-    out = jitted_learn(dqn, config, space)(state, batch, jnp.ones((16,)), jax.random.key(0))
+    out = jitted_learn(q_learner.make_learn(dqn.td_loss), config, space)(state, batch, jnp.ones((16,)), jax.random.key(0))
     assert np.isfinite(float(out.metrics["loss"]))
     assert not jax.tree.all(jax.tree.map(jnp.array_equal, out.params, state.params))
 
@@ -66,7 +66,7 @@ def test_epsilon_decays_linearly_then_holds():
     state, _, _, _ = state_and_batch("dqn", "CartPole-v1", eps_start=1.0, eps_end=0.1,
                                      eps_decay_fraction=0.5)
     state = state.replace(hparams=state.hparams.replace(total_steps=jnp.float32(1000)))
-    at = lambda steps: float(dqn.epsilon(state.replace(env_steps=jnp.int32(steps))))
+    at = lambda steps: float(q_learner.epsilon(state.replace(env_steps=jnp.int32(steps))))
     assert at(0) == pytest.approx(1.0)
     assert at(250) == pytest.approx(0.55)  # halfway through the 500-step decay
     assert at(500) == pytest.approx(0.1) and at(900) == pytest.approx(0.1)
@@ -89,7 +89,7 @@ def test_target_network_moves_only_every_period():
     state, batch, config, space = state_and_batch("dqn", "CartPole-v1", target_update_period=3,
                                                   tau=1.0)
     weights, key = jnp.ones((16,)), jax.random.key(0)
-    learn = jitted_learn(dqn, config, space)
+    learn = jitted_learn(q_learner.make_learn(dqn.td_loss), config, space)
     early = learn(state, batch, weights, key)  # update 1 of 3
     assert jax.tree.all(jax.tree.map(jnp.array_equal, early.target_params, state.target_params))
     due = learn(state.replace(update_step=jnp.int32(2)), batch, weights, key)
@@ -102,7 +102,7 @@ def test_rmsprop_is_torchs_rmsprop_with_momentum():
     theta <- theta - lr b, worked here in numpy."""
     config = dqn.DQNConfig(optimizer="rmsprop", rmsprop_style="pytorch", max_grad_norm=1e9,
                            rmsprop_decay=0.95, rmsprop_eps=0.1, rmsprop_momentum=0.95)
-    tx = dqn.optimizer(config.hparams(), config.static(), 2.5e-4)
+    tx = q_learner.optimizer(config.hparams(), config.static(), 2.5e-4)
     params = {"w": jnp.zeros(3)}
     opt_state = tx.init(params)
     v, b = np.zeros(3), np.zeros(3)

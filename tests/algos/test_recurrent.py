@@ -25,7 +25,7 @@ def test_the_unroll_replays_the_rollout_and_starts_episodes_from_zero_memory(rnn
     config = ppo.PPOConfig(rnn=rnn, rnn_size=16, hidden=(16,), num_envs=4, num_steps=64,
                            normalize_obs=False)
     static = config.static()
-    state = ppo.init(jax.random.PRNGKey(0), env, params, config)
+    state = ppo.ALGORITHM.init(jax.random.PRNGKey(0), env, params, config)
     network = onpolicy.make_network(static, env, params)
 
     @jax.jit

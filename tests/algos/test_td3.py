@@ -22,7 +22,7 @@ def test_td3_switches_change_the_learner():
 def test_td3_delays_the_actor():
     state, batch, config, space = state_and_batch("td3", "Pendulum-v1")
     weights = jnp.ones((16,))
-    learn = jitted_learn(ddpg, config, space)
+    learn = jitted_learn(ddpg.learn, config, space)
     first = learn(state, batch, weights, jax.random.key(7))  # update 1 of 2
     assert jax.tree.all(jax.tree.map(jnp.array_equal, first.params.actor,
                                      state.params.actor))

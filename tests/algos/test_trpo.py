@@ -89,10 +89,10 @@ def test_every_update_respects_the_trust_region(env_name):
     env = envs.EpisodeStatistics(env)
     config = trpo.default_config(env_name).replace(num_envs=4, num_steps=64, value_minibatches=4,
                                                    hidden=(16, 16))
-    state = jax.jit(lambda k: trpo.init(k, env, env_params, config))(jax.random.key(0))
+    state = jax.jit(lambda k: trpo.ALGORITHM.init(k, env, env_params, config))(jax.random.key(0))
     network = onpolicy.make_network(config, env, env_params)
     # each piece compiled once (op by op, the loop would compile hundreds of small programs)
-    step = jax.jit(lambda s: trpo.train_step(s, config, env, env_params))
+    step = jax.jit(lambda s: trpo.ALGORITHM.train_step(s, config, env, env_params))
     rollout = jax.jit(lambda s: _rollout_batch(s, config, env, env_params)[1])
     update = jax.jit(lambda s, b, k: trpo.update(s, b, k, config, network))
     kl_between = jax.jit(lambda old, new, obs: _kl_between(network, old, new, obs))
@@ -119,7 +119,7 @@ def test_a_step_that_cannot_improve_is_rejected_and_params_are_unchanged():
     env, env_params = envs.make("CartPole-v1")
     config = trpo.default_config("CartPole-v1").replace(num_envs=2, num_steps=32,
                                                         normalize_advantages=False)
-    state = trpo.init(jax.random.key(0), env, env_params, config)
+    state = trpo.ALGORITHM.init(jax.random.key(0), env, env_params, config)
     network, batch = _rollout_batch(state, config, env, env_params)
     batch = batch.replace(advantage=jnp.zeros_like(batch.advantage))  # no direction improves
     update = jax.jit(lambda s, b, k: trpo.update(s, b, k, config, network))
@@ -139,7 +139,7 @@ def test_the_entropy_bonus_alone_moves_the_policy_towards_more_entropy():
     env, env_params = envs.make("CartPole-v1")
     config = trpo.default_config("CartPole-v1").replace(num_envs=2, num_steps=32,
                                                         normalize_advantages=False, ent_coef=0.1)
-    state = trpo.init(jax.random.key(0), env, env_params, config)
+    state = trpo.ALGORITHM.init(jax.random.key(0), env, env_params, config)
     network, batch = _rollout_batch(state, config, env, env_params)
     batch = batch.replace(advantage=jnp.zeros_like(batch.advantage))
     # a peaked policy (p ~ 0.95 / 0.05), so a step of KL delta does not overshoot the uniform one

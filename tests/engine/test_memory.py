@@ -8,7 +8,7 @@ import jax
 import pytest
 
 from jaxrl import algos, api, memory
-from jaxrl.algos import acer, bc, dqn, offpolicy, onpolicy, pqn
+from jaxrl.algos import acer, bc, offpolicy, onpolicy, pqn, q_learner
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
@@ -44,7 +44,7 @@ def test_each_family_states_its_memory_model():
         family = bc if name == "bc" else family  # no env steps: a batch of expert steps
         model = family.memory_model
         if name in ("c51", "qrdqn"):  # off-policy, plus the [B, K, K] pairwise arrays
-            model = dqn.distributional_memory_model
+            model = q_learner.distributional_memory_model
         if name == "pqn":  # its kept rollouts, plus the on-policy working set per rollout
             model = pqn.memory_model
         assert algorithm.memory_model is model, name

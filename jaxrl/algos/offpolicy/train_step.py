@@ -1,0 +1,95 @@
+"""The shared off-policy train step (`make_train_step`): act, store, sample, learn."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from envs.spaces import Box, Discrete
+from envs.wrappers import completed_episode_summary
+from jaxrl.algos.offpolicy.config import OffPolicyStatic, warmup_rounds
+from jaxrl.algos.offpolicy.replay import keep_if, reprioritize, sample, store
+from jaxrl.algos.offpolicy.state import OffPolicyState, buffer_module
+from jaxrl.ops import noise
+from jaxrl.rollout import env_step
+
+
+def random_action(key, space, num_envs: int) -> jax.Array:
+    """Uniform random agent actions ``[N, ...]`` (Box actions in the agent's ``[-1, 1]``)."""
+    if isinstance(space, Discrete):
+        return jax.random.randint(key, (num_envs,), 0, space.n, dtype=jnp.int32)
+    if isinstance(space, Box):
+        return jax.random.uniform(key, (num_envs, *space.shape), jnp.float32, -1.0, 1.0)
+    raise TypeError(f"unsupported action space {space!r}")
+
+
+def make_train_step(explore, learn):
+    """``train_step(state, static, env, env_params) -> (state, metrics)``: ``log_interval``
+    rounds of acting, storing and learning (see the module docstring)."""
+
+    def train_step(state: OffPolicyState, static: OffPolicyStatic, env, env_params):
+        space = env.action_space(env_params)
+        warmup = warmup_rounds(static)
+
+        def learn_once(carry, key):
+            state, learning = carry
+            sample_key, learn_key = jax.random.split(key)
+            batch, indices, weights = sample(state, sample_key, static, env, env_params)
+            out = learn(state, batch, weights, learn_key, static, space)
+            kept = keep_if(learning, (out.params, out.target_params, out.opt_state),
+                           (state.params, state.target_params, state.opt_state))
+            buffer = reprioritize(state.buffer, indices, out.td_error, learning,
+                                  state.hparams, static)
+            staleness = buffer_module(static).staleness(state.buffer, indices,
+                                                        state.update_step)
+            metrics = {**out.metrics, "sample_staleness": staleness.astype(jnp.float32).mean()}
+            if static.prioritized:
+                metrics["importance_weight_mean"] = weights.mean()
+            state = dataclasses.replace(state, params=kept[0], target_params=kept[1],
+                                        opt_state=kept[2], buffer=buffer,
+                                        update_step=state.update_step + learning)
+            return (state, learning), metrics
+
+        def one_round(state: OffPolicyState, _):
+            key, act_key, random_key, env_key, learn_key = jax.random.split(state.key, 5)
+            warming = state.rounds < warmup
+            if state.noise is not None:  # the OU processes step on, every round
+                act_key, step_key, reset_key = jax.random.split(act_key, 3)
+                hp: Any = state.hparams  # DDPG's or SAC's: they have ou_theta and ou_dt
+                rho = noise.ou_correlation(hp.ou_theta, hp.ou_dt)
+                state = dataclasses.replace(state, noise=noise.ou_step(state.noise, step_key, rho))
+            action = jnp.where(warming, random_action(random_key, space, static.num_envs),
+                               explore(state, state.carry.obs, act_key, static, space))
+            carry, row, info = env_step(env_key, env, env_params, state.carry, action)
+            if state.noise is not None:  # an ended episode's process restarts afresh
+                state = dataclasses.replace(state, noise=noise.ou_reset(
+                    state.noise, reset_key, row.terminated | row.truncated))
+            buffer, window, frame_store, mismatches = store(state, row, static)
+            state = dataclasses.replace(state, buffer=buffer, window=window, carry=carry,
+                                        frames=frame_store,
+                                        key=key, rounds=state.rounds + 1,
+                                        env_steps=state.env_steps + static.num_envs)
+            learning = ~warming
+            (state, _), metrics = jax.lax.scan(
+                learn_once, (state, learning), jax.random.split(learn_key, static.gradient_steps))
+            metrics = jax.tree.map(jnp.mean, metrics)
+            return state, (metrics, info, learning, mismatches)
+
+        state, (metrics, info, learning, mismatches) = jax.lax.scan(one_round, state, None,
+                                                                    static.log_interval)
+        weight = learning.astype(jnp.float32)
+        count = jnp.maximum(weight.sum(), 1.0)
+        out = {k: jnp.sum(v * weight) / count for k, v in metrics.items()}
+        out.update(completed_episode_summary(info))
+        out["learning_fraction"] = weight.mean()
+        out["buffer_fill"] = buffer_module(static).fill_fraction(state.buffer)
+        if static.frame_replay:  # stacks the frame store could not rebuild: must stay 0
+            out["frame_mismatches"] = mismatches.sum().astype(jnp.float32)
+        out["env_steps"] = state.env_steps.astype(jnp.float32)
+        out["gradient_updates"] = state.update_step.astype(jnp.float32)
+        return state, out
+
+    return train_step

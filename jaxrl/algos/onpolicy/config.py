@@ -1,0 +1,98 @@
+"""The on-policy configs: static fields and traced hyperparameters every on-policy algorithm has
+(`OnPolicyStatic`, `OnPolicyHparams`), and those of the methods that fit their value apart
+(`SeparateValueStatic`, `SeparateValueHparams`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from flax import struct
+
+from jaxrl import diagnostics as diag
+from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
+from jaxrl.networks import check_network_fields
+from jaxrl.recurrent import RNNS
+
+
+@dataclasses.dataclass(frozen=True)
+class OnPolicyStatic(StaticConfig):
+    """Static fields every on-policy algorithm has."""
+
+    num_envs: int = static(4, "parallel envs per seed")
+    num_steps: int = static(128, "rollout length T per env per update")
+    hidden: tuple[int, ...] = static((64, 64), "MLP widths (policy and value nets)")
+    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small"
+                        " (auto: by observation shape; a conv torso ends in its own dense layer"
+                        " and replaces hidden)")
+    activation: str = static("tanh")
+    init_log_std: float = static(0.0, "initial log-std of Gaussian policies")
+    normalize_obs: bool = static(True, "running mean/var observation normalization")
+    normalize_reward: bool = static(False, "scale rewards by the running std of returns")
+    popart: bool = static(False, "PopArt: the value head learns targets normalized by running "
+                          "statistics, its last layer rescaled to preserve outputs")
+    bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
+    shared_network: bool = static(False, "one torso for policy and value (else two MLPs)")
+    asymmetric_critic: bool = static(False, "the value net also sees the env's privileged "
+                                     "observation, the policy only its own part (an env that "
+                                     "declares one: playground:TASK with env_kwargs critic_key)")
+    rnn: str = static("none", "none | gru | lstm: a recurrent core between the torso and the "
+                      "heads (PPO, A2C); minibatches are then made of whole envs")
+    rnn_size: int = static(128, "units of the recurrent core")
+    normalize_advantages: bool = static(True, "standardize advantages (per minibatch)")
+    anneal_lr: bool = static(True, "linearly anneal the learning rate(s) to 0")
+    verbosity: str = static("basic", "diagnostics level: basic | debug | full")
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def recurrent(self) -> bool:
+        return self.rnn != "none"
+
+    def validate(self) -> None:
+        check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
+        if self.rnn not in RNNS:
+            raise ConfigError(f"rnn must be one of {RNNS}, got {self.rnn!r}")
+        if self.asymmetric_critic and (self.shared_network or self.recurrent):
+            raise ConfigError("asymmetric_critic needs separate feed-forward policy and value "
+                              "nets (shared_network=False, rnn=none)")
+
+
+@struct.dataclass(frozen=True)
+class OnPolicyHparams(Hparams):
+    """Traced hyperparameters every on-policy algorithm has."""
+
+    gamma: float = traced(0.99)
+    gae_lambda: float = traced(0.95)
+    max_grad_norm: float = traced(0.5, "global-norm gradient clipping")
+    adam_eps: float = traced(1e-5, "Adam epsilon (added outside the square root)")
+    total_steps: float = traced(0.0, "env steps per seed; the LR anneal horizon (set by train)")
+    popart_beta: float = traced(0.03, "PopArt: step of the target statistics per update")
+
+
+@dataclasses.dataclass(frozen=True)
+class SeparateValueStatic(OnPolicyStatic):
+    """On-policy methods whose value MLP is regressed apart from the policy (VPG, TRPO)."""
+
+    value_epochs: int = static(5, "passes of value regression per update")
+    value_minibatches: int = static(4, "minibatches per value-regression pass")
+
+    def validate(self) -> None:
+        super().validate()
+        if self.shared_network:
+            raise ConfigError("shared_network=True needs a joint loss; this algorithm fits the "
+                              "policy and the value function separately")
+        if self.recurrent:
+            raise ConfigError(f"rnn={self.rnn!r}: recurrent policies are trained by PPO and A2C; "
+                              "this algorithm fits the policy and the value on flattened samples")
+        if self.steps_per_update % self.value_minibatches:
+            raise ConfigError(f"num_envs * num_steps ({self.steps_per_update}) must be divisible "
+                              f"by value_minibatches ({self.value_minibatches})")
+
+
+@struct.dataclass(frozen=True)
+class SeparateValueHparams(OnPolicyHparams):
+    """Traced hyperparameters of VPG and TRPO (the value regression's own learning rate)."""
+
+    vf_learning_rate: float = traced(1e-3, "Adam learning rate of the value regression")
