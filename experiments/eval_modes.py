@@ -13,6 +13,7 @@ half is stuck on an action that does nothing, a fault of argmax evaluation, not 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 
 import jax
@@ -26,7 +27,8 @@ from jaxrl.evaluate import evaluate
 
 def with_mode(policy: Policy, deterministic: bool) -> Policy:
     """``policy`` with its mode fixed to ``deterministic``."""
-    return Policy(policy.initial, lambda s, m, o, k, _: policy.step(s, m, o, k, deterministic))
+    return dataclasses.replace(
+        policy, step=lambda s, m, o, k, _: policy.step(s, m, o, k, deterministic))
 
 
 def action_probability(policy: Policy, state, memory, obs, samples: int = 1000) -> np.ndarray:

@@ -134,8 +134,7 @@ def load_policy(run_id: str, runs_dir: str | None = None) -> StoredPolicy:
     init = lambda k: algorithm.init(k, env, env_params, config)
     like = acting_state(jax.eval_shape(jax.vmap(init), seed_keys(0, int(meta["seeds"]))))
     state = read_acting_state(path, like, run_id)
-    policy = algorithm.policy(config.static(), env, env_params)
-    jitted = acting.Policy(policy.initial, jax.jit(policy.step, static_argnums=4))
+    jitted = acting.jitted(algorithm.policy(config.static(), env, env_params))
     return StoredPolicy(run_id, meta["algo"], meta["env"], env_kwargs, algorithm, env,
                         env_params, config, state, jitted)
 

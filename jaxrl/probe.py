@@ -67,8 +67,9 @@ def run_rung(algo: str, probe_cls, seeds: int = 4, total_steps: int = PROBE_STEP
     answer = env.answer(gamma, params)
     obs = np.asarray(answer.observations)
     static = result.config.static()
-    value_fn = jax.jit(jax.vmap(algorithm.make_value(static, env, params), (0, None)))
-    mode_fn = jax.jit(jax.vmap(algorithm.make_agent_action(static, env, params), (0, None)))
+    policy = algorithm.policy(static, env, params)
+    value_fn = jax.jit(jax.vmap(policy.value, (0, None)))
+    mode_fn = jax.jit(jax.vmap(policy.mode, (0, None)))
     values = np.asarray(value_fn(result.state, obs))  # [seeds, K]
     ok = True
     measured, expected = {}, {}

@@ -27,7 +27,7 @@ Adam or, as in the paper and reading 002's runs, RMSProp (``optimizer``), clippe
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 import chex
 import jax
@@ -324,35 +324,28 @@ def train_step(state: ACERState, static: ACERStatic, env, env_params):
 
 
 # -- acting -------------------------------------------------------------------------------------
-def _heads(static: ACERStatic, env, env_params):
+def make_policy(static: ACERStatic, env, env_params) -> acting.Policy:
+    """Acting by the policy's most probable action ``[K]`` (a sample of it when not
+    deterministic); its value ``V(s) = sum_a pi(a|s) Q(s, a)`` ``[K]``."""
     network = make_network(static, env, env_params)
     obs_space = env.observation_space(env_params)
-    return lambda state, obs: network.apply(state.params, flatten_obs(obs, obs_space))
 
+    def heads(state, obs) -> tuple[jax.Array, jax.Array]:
+        """``(policy logits, Q-values)``, each ``[K, A]``."""
+        return cast(tuple[jax.Array, jax.Array],
+                    network.apply(state.params, flatten_obs(obs, obs_space)))
 
-def make_value(static: ACERStatic, env, env_params):
-    """``V(s) = sum_a pi(a|s) Q(s, a)`` ``[K]``."""
-    heads = _heads(static, env, env_params)
+    def mode(state, obs):
+        return jnp.argmax(heads(state, obs)[0], axis=-1).astype(jnp.int32)
+
+    def sample(state, obs, key):
+        return jax.random.categorical(key, heads(state, obs)[0])
 
     def value(state, obs):
         logits, q = heads(state, obs)
         return jnp.sum(jax.nn.softmax(logits) * q, axis=-1)
 
-    return value
-
-
-def make_agent_action(static: ACERStatic, env, env_params):
-    """``mode(state, obs) -> [K]`` the policy's most probable action."""
-    heads = _heads(static, env, env_params)
-    return lambda state, obs: jnp.argmax(heads(state, obs)[0], axis=-1).astype(jnp.int32)
-
-
-def make_act(static: ACERStatic, env, env_params):
-    """``act(state, obs, key, deterministic)``: the policy's mode, or a sample of it."""
-    heads = _heads(static, env, env_params)
-    sample = lambda state, obs, key: jax.random.categorical(key, heads(state, obs)[0])
-    return acting.make_act(make_agent_action(static, env, env_params), sample,
-                           env.action_space(env_params))
+    return acting.feed_forward(mode, sample, value, env.action_space(env_params))
 
 
 # -- memory model -------------------------------------------------------------------------------
@@ -375,5 +368,5 @@ def memory_model(config: ACERStatic, state: ACERState, obs_bytes: int,
     return memory.Footprint(replay_bytes=replay, working_bytes=work)
 
 
-ALGORITHM = Algorithm("acer", ACERConfig, default_config, init, train_step, make_act, make_value,
-                      make_agent_action, memory_model, ("discrete",))
+ALGORITHM = Algorithm("acer", ACERConfig, default_config, init, train_step, make_policy,
+                      memory_model, ("discrete",))

@@ -1,18 +1,20 @@
-"""Acting, apart from learning: an algorithm's ``act`` from its two action rules.
+"""Acting, apart from learning: an algorithm's one `Policy`.
 
-Every algorithm acts on raw env observations ``obs [..., *obs_shape]`` by one of two rules, both
-returning an action in the agent's space (Box actions in ``[-1, 1]``):
+Every algorithm makes one `Policy` (``Algorithm.make_policy(static, env, env_params)``); all of
+its rules read raw env observations ``obs [..., *obs_shape]``:
 
-* ``mode(state, obs)``: the deterministic action (evaluation, probes);
-* ``sample(state, obs, key)``: the exploring action, the one training takes (a policy sample,
-  epsilon-greedy, Gaussian noise).
+* ``mode(state, obs)``: the deterministic action in the agent's space (Box actions in
+  ``[-1, 1]``): evaluation, probes, the expert actions of demonstrations;
+* ``value(state, obs [K, *obs_shape]) -> [K]``: the value the agent estimates (probes,
+  notebooks);
+* ``initial(n)``: the memory of ``n`` envs at an episode start (``()`` without memory);
+* ``step(state, memory, obs, key, deterministic) -> (memory, env action)``: the action in the
+  env's space, the mode or (``deterministic=False``) the exploring action training takes (a
+  policy sample, epsilon-greedy, Gaussian noise). The caller zeroes the memory of an env whose
+  episode ended (`jaxrl.networks.reset_memory`).
 
-`make_act` picks one and maps it to the env's action space (`jaxrl.networks.to_env_action`).
-
-A policy with memory (a recurrent one) also carries state from step to step: a `Policy` is the
-pair ``initial(n)`` (the memory of ``n`` envs at an episode start) and ``step(state, memory,
-obs, key, deterministic) -> (memory, env action)``; the caller zeroes the memory of an env whose
-episode ended (`jaxrl.networks.reset_memory`). `feed_forward` makes a memoryless ``act`` one.
+`feed_forward` makes the memoryless policy of a ``mode`` and a ``sample(state, obs, key)``;
+``Policy.act`` is its step without memory.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from jaxrl.ops import RunningMeanStd, popart
 
 
 class PolicyStatic(Protocol):
-    """The static fields that acting with an `ActorCritic` reads (`make_network`, `make_act`,
+    """The static fields that acting with an `ActorCritic` reads (`make_network`, `make_policy`,
     ...): `onpolicy.OnPolicyStatic`'s, and those of algorithms that train the same policy another
     way (BC)."""
 
@@ -73,35 +75,46 @@ class PolicyState(Protocol):
 
 Mode = Callable[..., jax.Array]  # (state, obs) -> agent action
 Sample = Callable[..., jax.Array]  # (state, obs, key) -> agent action
-
-
-def make_act(mode: Mode, sample: Sample, action_space: Space) -> Callable:
-    """``act(state, obs, key, deterministic=True) -> env action`` ``[..., *action_shape]``:
-    ``mode(state, obs)``, or ``sample(state, obs, key)`` when ``deterministic`` is False (a
-    Python bool; ``key`` is unused when it is True)."""
-
-    def act(state, obs: jax.Array, key: jax.Array, deterministic: bool = True) -> jax.Array:
-        action = mode(state, obs) if deterministic else sample(state, obs, key)
-        return to_env_action(action_space, action)
-
-    return act
+Value = Callable[..., jax.Array]  # (state, obs [K, *obs_shape]) -> [K]
 
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
-    """A policy that carries memory between steps (see the module docstring)."""
+    """An algorithm's acting policy (see the module docstring)."""
 
     initial: Callable[[int], Any]  # n -> memory of n envs at an episode start
     step: Callable[..., tuple[Any, jax.Array]]  # (state, memory, obs, key, det) -> (memory, a)
+    mode: Mode  # (state, obs) -> deterministic agent action
+    value: Value  # (state, obs [K, *obs_shape]) -> [K]
+
+    def act(self, state, obs: jax.Array, key: jax.Array, deterministic: bool = True
+            ) -> jax.Array:
+        """The env action ``[..., *action_shape]`` of a memoryless policy (``deterministic``: a
+        Python bool; ``key`` is unused when it is True)."""
+        return self.step(state, (), obs, key, deterministic)[1]
 
 
-def feed_forward(act: Callable) -> Policy:
-    """The `Policy` of a memoryless ``act(state, obs, key, deterministic)``: memory ``()``."""
+def no_memory(n: int) -> tuple:
+    """The memory of a feed-forward policy: none."""
+    del n
+    return ()
 
-    def step(state, memory, obs, key, deterministic: bool = True):
-        return memory, act(state, obs, key, deterministic)
 
-    return Policy(lambda n: (), step)
+def feed_forward(mode: Mode, sample: Sample, value: Value, action_space: Space) -> Policy:
+    """The memoryless `Policy` acting by ``mode(state, obs)``, or by ``sample(state, obs, key)``
+    when ``deterministic`` is False, mapped to the env's action space
+    (`jaxrl.networks.to_env_action`)."""
+
+    def step(state, memory, obs: jax.Array, key: jax.Array, deterministic: bool = True):
+        action = mode(state, obs) if deterministic else sample(state, obs, key)
+        return memory, to_env_action(action_space, action)
+
+    return Policy(no_memory, step, mode, value)
+
+
+def jitted(policy: Policy) -> Policy:
+    """``policy`` with its step jitted (``deterministic`` static), for acting from the host."""
+    return dataclasses.replace(policy, step=jax.jit(policy.step, static_argnums=4))
 
 
 def act_with(policy: Policy, config, state, obs, key, seed: int, deterministic: bool, memory,

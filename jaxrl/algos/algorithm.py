@@ -18,12 +18,8 @@ class Algorithm:
 
     init(key, env, env_params, config, hparams=None) -> state
     train_step(state, static, env, env_params) -> (state, metrics)
-    make_act(static, env, env_params) -> act(state, obs, key, deterministic) -> env action
-    make_value(static, env, env_params) -> value(state, obs) -> [K]
-    make_agent_action(static, env, env_params) -> mode(state, obs) -> agent action
-    imitation: learns from an expert's demonstrations, named by its config's ``demos``
-    make_policy(static, env, env_params) -> acting.Policy, for a policy that carries memory
-        between steps (recurrent); None: ``make_act``'s, memoryless (see `policy`)
+    make_policy(static, env, env_params) -> acting.Policy: how the algorithm acts (its mode,
+        its exploring action, its value estimate, its memory; `jaxrl.algos.acting`)
     memory_model(config, state, obs_bytes, action_bytes) -> jaxrl.memory.Footprint: the
         family's memory model (`onpolicy.memory_model`, `offpolicy.memory_model`), read by the
         memory plan before anything compiles
@@ -39,16 +35,24 @@ class Algorithm:
     default_config: Callable[[str], Any]
     init: Callable
     train_step: Callable
-    make_act: Callable
-    make_value: Callable
-    make_agent_action: Callable
+    make_policy: Callable[..., acting.Policy]
     memory_model: Callable
     action_kinds: tuple[str, ...] = ("discrete", "continuous")
-    make_policy: Callable | None = None
     imitation: bool = False  # learns from demonstrations (config field ``demos``)
 
     def policy(self, static, env, env_params) -> acting.Policy:
-        """The policy as evaluation runs it: ``make_policy``'s, or ``make_act`` without memory."""
-        if self.make_policy is not None:
-            return self.make_policy(static, env, env_params)
-        return acting.feed_forward(self.make_act(static, env, env_params))
+        """The algorithm's `acting.Policy` for ``env``."""
+        return self.make_policy(static, env, env_params)
+
+    # views of the one policy, by the names earlier versions gave them
+    def make_act(self, static, env, env_params) -> Callable:
+        """``act(state, obs, key, deterministic=True) -> env action`` (`acting.Policy.act`)."""
+        return self.policy(static, env, env_params).act
+
+    def make_value(self, static, env, env_params) -> acting.Value:
+        """``value(state, obs [K, *obs_shape]) -> [K]``."""
+        return self.policy(static, env, env_params).value
+
+    def make_agent_action(self, static, env, env_params) -> acting.Mode:
+        """``mode(state, obs) -> agent action``."""
+        return self.policy(static, env, env_params).mode

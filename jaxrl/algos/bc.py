@@ -99,7 +99,7 @@ class BCState:
     params: Any  # the `ActorCritic`'s flax variables (the value head is not trained)
     opt_state: Any
     obs_stats: RunningMeanStd  # the expert's observation statistics [obs_dim]
-    value_stats: popart.PopArtStats  # unused (no value learning); read by `onpolicy.make_value`
+    value_stats: popart.PopArtStats  # unused (no value learning); read by `onpolicy.make_policy`'s value
     key: jax.Array
     update_step: jax.Array  # [] int32
     env_steps: jax.Array  # [] int32: expert samples drawn so far
@@ -176,6 +176,5 @@ def memory_model(config: BCStatic, state, obs_bytes: int, action_bytes: int) -> 
     return memory.Footprint(replay_bytes=0, working_bytes=work)
 
 
-ALGORITHM = Algorithm("bc", BCConfig, default_config, init, train_step, onpolicy.make_act,
-                      onpolicy.make_value, onpolicy.make_agent_action, memory_model,
-                      make_policy=onpolicy.make_policy, imitation=True)
+ALGORITHM = Algorithm("bc", BCConfig, default_config, init, train_step, onpolicy.make_policy,
+                      memory_model, imitation=True)

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxrl.algos import offpolicy
+from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.families import family_defaults
 from jaxrl.algos.offpolicy import ActorCriticGroups
 from jaxrl.config import AlgoConfig, ConfigError, static, traced
@@ -91,7 +91,7 @@ def init_learner(key, obs_dim: int, space, static: DDPGStatic, hp: DDPGHparams):
 
 def explore(state, obs, key, static: DDPGStatic, space):
     """``[N, action_dim]`` deterministic action plus Gaussian noise of std
-    ``exploration_noise``, clipped to the agent's ``[-1, 1]`` (training, and `make_act` when
+    ``exploration_noise``, clipped to the agent's ``[-1, 1]`` (training, and the policy's step when
     not deterministic). The noise is the state's OU processes where it carries them (training
     with ``action_noise="ou"``: correlated over steps, stationary std ``exploration_noise``),
     else drawn afresh."""
@@ -121,7 +121,7 @@ def actor_loss(actor_params, critic_params, actor, critic, obs):
     chex.assert_rank(obs, 2)
     critic_params = jax.lax.stop_gradient(critic_params)
     q = offpolicy.critic_values(critic, critic_params, obs, actor.apply(actor_params, obs))
-    return -q[0].mean(), {}
+    return -q[0].mean(), ({}, None)
 
 
 def learn(state, batch, weights, key, static: DDPGStatic, space) -> offpolicy.Learned:
@@ -132,10 +132,10 @@ def learn(state, batch, weights, key, static: DDPGStatic, space) -> offpolicy.Le
     critic_params, critic_opt, td, metrics = offpolicy.critic_step(
         state, critic, batch, targets, weights, tx.critic, static)
     loss = lambda p: actor_loss(p, critic_params, actor, critic, batch.obs)
-    actor_params, actor_opt, actor_metrics = offpolicy.actor_step(state, loss, tx.actor, static)
-    metrics.update(actor_metrics)
+    actor_update = offpolicy.actor_step(state, loss, tx.actor, static)
+    metrics.update(actor_update.metrics)
     delayed = (state.update_step + 1) % static.policy_delay == 0
-    actor_params, actor_opt = offpolicy.keep_if(delayed, (actor_params, actor_opt),
+    actor_params, actor_opt = offpolicy.keep_if(delayed, (actor_update.params, actor_update.opt_state),
                                                 (state.params.actor, state.opt_state.actor))
     params = ActorCriticGroups(actor=actor_params, critic=critic_params)
     target_params = offpolicy.keep_if(delayed, polyak_update(state.target_params, params,
@@ -144,23 +144,21 @@ def learn(state, batch, weights, key, static: DDPGStatic, space) -> offpolicy.Le
                              ActorCriticGroups(actor=actor_opt, critic=critic_opt), td, metrics)
 
 
-def make_agent_action(static: DDPGStatic, env, env_params):
-    """``mu(state, obs [K, *obs_shape]) -> [K, action_dim]`` in the agent's ``[-1, 1]``."""
-    actor, _, flat = offpolicy.acting_parts(networks, static, env, env_params)
-    return lambda state, obs: actor.apply(state.params.actor, flat(obs))
-
-
-def make_value(static: DDPGStatic, env, env_params):
-    """``V(s) = min_i Q_i(s, mu(s))`` ``[K]``."""
+def make_policy(static: DDPGStatic, env, env_params) -> acting.Policy:
+    """Acting by ``mu(s) [K, action_dim]`` in the agent's ``[-1, 1]`` (with exploration noise
+    when not deterministic); its value ``V(s) = min_i Q_i(s, mu(s))`` ``[K]``."""
     actor, critic, flat = offpolicy.acting_parts(networks, static, env, env_params)
+
+    def mode(state, obs):
+        return actor.apply(state.params.actor, flat(obs))
 
     def value(state, obs):
         x = flat(obs)
         return offpolicy.critic_values_min(critic, state.params.critic, x,
                                            actor.apply(state.params.actor, x))
 
-    return value
+    return offpolicy.exploring_policy(mode, value, explore, static, env, env_params)
 
 
 ALGORITHM = offpolicy.algorithm("ddpg", DDPGConfig, default_config, init_learner, explore, learn,
-                                make_agent_action, make_value)
+                                make_policy)

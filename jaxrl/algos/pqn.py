@@ -41,7 +41,7 @@ from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
-from jaxrl.algos import offpolicy, onpolicy, q_learner
+from jaxrl.algos import onpolicy, q_learner
 from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
@@ -288,7 +288,5 @@ def memory_model(config: PQNStatic, state: PQNState, obs_bytes: int, action_byte
 
 
 explore = q_learner.make_explore(q_values)
-make_value, make_agent_action = q_learner.make_acting(q_values)
 ALGORITHM = Algorithm("pqn", PQNConfig, default_config, init, train_step,
-                      offpolicy.make_act_from(make_agent_action, explore), make_value,
-                      make_agent_action, memory_model, ("discrete",))
+                      q_learner.make_policy_of(q_values, explore), memory_model, ("discrete",))

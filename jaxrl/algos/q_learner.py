@@ -6,7 +6,7 @@ network and loss.
 * epsilon-greedy exploration at the Q-values (`make_explore`);
 * the next action's selection (`next_outputs`: double Q or not);
 * one optimizer step with the periodic target update (`make_learn`);
-* greedy acting and the greedy policy's value (`make_acting`);
+* greedy acting and the greedy policy's value (`make_policy_of`);
 * `algorithm`: a Q-learner's `Algorithm` from its network, its
   ``q_values(params, hparams, obs, static, action_space) -> [B, A]`` and its loss.
 """
@@ -25,7 +25,7 @@ from flax import struct
 from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
 from jaxrl import memory
-from jaxrl.algos import offpolicy
+from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.algorithm import Algorithm
 from jaxrl.config import ConfigError, static, traced
 from jaxrl.networks import DistributionalQNetwork
@@ -144,7 +144,7 @@ def epsilon_greedy(key, q: jax.Array, eps: jax.Array) -> jax.Array:
 
 def make_explore(values: QValues):
     """``explore(state, obs [N, obs_dim], key, static, space) -> [N]``: epsilon-greedy at the
-    current `epsilon` (training, and ``make_act`` when not deterministic)."""
+    current `epsilon` (training, and the policy's step when not deterministic)."""
 
     def explore(state, obs, key, static, space):
         q = values(state.params, state.hparams, obs, static, space)
@@ -205,25 +205,21 @@ def make_learn(loss_fn: Callable):
     return learn
 
 
-def make_acting(values: QValues):
-    """``(make_value, make_agent_action)`` of a Q-learner: ``V(s) = max_a Q(s, a)`` ``[K]`` (the
-    greedy policy's value) and the greedy action ``[K]``, both at raw env observations
-    ``[K, *obs_shape]``."""
+def make_policy_of(values: QValues, explore: Callable):
+    """``make_policy(static, env, env_params) -> acting.Policy`` of a Q-learner: the greedy
+    action ``argmax_a Q(s, a)`` ``[K]`` (``explore``'s epsilon-greedy one at the current epsilon
+    when not deterministic) and the greedy policy's value ``V(s) = max_a Q(s, a)`` ``[K]``, at
+    raw env observations ``[K, *obs_shape]``."""
 
-    def q_at(static, env, env_params):
+    def make_policy(static, env, env_params) -> acting.Policy:
         obs_space, space = env.observation_space(env_params), env.action_space(env_params)
-        return lambda state, obs: values(state.params, state.hparams,
-                                         flatten_obs(obs, obs_space), static, space)
+        q = lambda state, obs: values(state.params, state.hparams, flatten_obs(obs, obs_space),
+                                      static, space)
+        mode = lambda state, obs: jnp.argmax(q(state, obs), axis=-1)
+        value = lambda state, obs: jnp.max(q(state, obs), axis=-1)
+        return offpolicy.exploring_policy(mode, value, explore, static, env, env_params)
 
-    def make_value(static, env, env_params):
-        q = q_at(static, env, env_params)
-        return lambda state, obs: jnp.max(q(state, obs), axis=-1)
-
-    def make_agent_action(static, env, env_params):
-        q = q_at(static, env, env_params)
-        return lambda state, obs: jnp.argmax(q(state, obs), axis=-1)
-
-    return make_value, make_agent_action
+    return make_policy
 
 
 def distributional_memory_model(config: Any, state: offpolicy.OffPolicyState, obs_bytes: int,
@@ -243,12 +239,8 @@ def algorithm(name: str, config_cls: type, default_config: Callable, network_of:
               memory_model: Callable = offpolicy.memory_model) -> Algorithm:
     """A replay Q-learner's `Algorithm` on the off-policy train step: its network
     ``network_of(static, space)``, its Q-values (`QValues`) and its loss (see `make_learn`);
-    epsilon-greedy in training, greedy when evaluated (epsilon-greedy at the current epsilon
-    with ``deterministic=False``)."""
+    epsilon-greedy in training, greedy when evaluated (`make_policy_of`)."""
     explore = make_explore(values)
-    make_value, make_agent_action = make_acting(values)
-    return Algorithm(name, config_cls, default_config,
-                     offpolicy.make_init(make_init_learner(network_of)),
-                     offpolicy.make_train_step(explore, make_learn(loss_fn)),
-                     offpolicy.make_act_from(make_agent_action, explore), make_value,
-                     make_agent_action, memory_model, ("discrete",))
+    return offpolicy.algorithm(name, config_cls, default_config, make_init_learner(network_of),
+                               explore, make_learn(loss_fn), make_policy_of(values, explore),
+                               ("discrete",), memory_model)

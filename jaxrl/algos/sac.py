@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxrl.algos import offpolicy
+from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, static, traced
 from jaxrl.networks import SquashedGaussianActor
@@ -98,7 +98,7 @@ def init_learner(key, obs_dim: int, space, static: SACStatic, hp: SACHparams):
 
 
 def explore(state, obs, key, static: SACStatic, space):
-    """``[N, action_dim]`` a sample of ``pi(.|s)`` (training, and `make_act` when not
+    """``[N, action_dim]`` a sample of ``pi(.|s)`` (training, and the policy's step when not
     deterministic): ``tanh(mean + std * z)`` with ``z`` the state's OU processes where it
     carries them (training with ``action_noise="ou"``: each ``z`` is still ``N(0, 1)``, but
     correlated over steps, so the behaviour policy explores in long pushes as pink/red-noise SAC
@@ -128,7 +128,7 @@ def actor_loss(actor_params, critic_params, alpha, actor, critic, obs, key):
     critic_params, alpha = jax.lax.stop_gradient((critic_params, alpha))
     action, log_prob = actor.apply(actor_params, obs).sample_and_log_prob(key)
     q = offpolicy.critic_values_min(critic, critic_params, obs, action)
-    return jnp.mean(alpha * log_prob - q), {"entropy": -log_prob.mean(), "log_prob": log_prob}
+    return jnp.mean(alpha * log_prob - q), ({"entropy": -log_prob.mean()}, log_prob)
 
 
 def alpha_loss(log_alpha, log_prob, target_entropy):
@@ -147,41 +147,40 @@ def learn(state, batch, weights, key, static: SACStatic, space) -> offpolicy.Lea
         state, critic, batch, targets, weights, tx.critic, static)
     alpha = jnp.exp(state.params.log_alpha)
     loss = lambda p: actor_loss(p, critic_params, alpha, actor, critic, batch.obs, actor_key)
-    actor_params, actor_opt, actor_metrics = offpolicy.actor_step(state, loss, tx.actor, static)
-    log_prob = actor_metrics.pop("log_prob")
-    metrics.update(actor_metrics)
+    actor_update = offpolicy.actor_step(state, loss, tx.actor, static)
+    metrics.update(actor_update.metrics)
     log_alpha, alpha_opt = state.params.log_alpha, state.opt_state.log_alpha
     if static.autotune_alpha:
         target_entropy = -hp.target_entropy_scale * offpolicy.action_dim(space)
-        value, grad = jax.value_and_grad(alpha_loss)(log_alpha, log_prob, target_entropy)
+        value, grad = jax.value_and_grad(alpha_loss)(log_alpha, actor_update.extra,
+                                                     target_entropy)
         update, alpha_opt = tx.log_alpha.update(grad, alpha_opt, log_alpha)
         log_alpha = log_alpha + update
         metrics["alpha_loss"] = value
     metrics["alpha"] = jnp.exp(log_alpha)
-    params = SACGroups(actor=actor_params, critic=critic_params, log_alpha=log_alpha)
+    params = SACGroups(actor=actor_update.params, critic=critic_params, log_alpha=log_alpha)
     target_params = state.target_params.replace(
         critic=polyak_update(state.target_params.critic, critic_params, hp.tau))
-    opt_state = SACGroups(actor=actor_opt, critic=critic_opt, log_alpha=alpha_opt)
+    opt_state = SACGroups(actor=actor_update.opt_state, critic=critic_opt, log_alpha=alpha_opt)
     return offpolicy.Learned(params, target_params, opt_state, td, metrics)
 
 
-def make_agent_action(static: SACStatic, env, env_params):
-    """``tanh(mean(s))`` ``[K, action_dim]``: the policy's mode, in the agent's ``[-1, 1]``."""
-    actor, _, flat = offpolicy.acting_parts(networks, static, env, env_params)
-    return lambda state, obs: actor.apply(state.params.actor, flat(obs)).mode()
-
-
-def make_value(static: SACStatic, env, env_params):
-    """``min_i Q_i(s, tanh(mean(s)))`` ``[K]`` (soft Q at the deterministic action)."""
+def make_policy(static: SACStatic, env, env_params) -> acting.Policy:
+    """Acting by ``tanh(mean(s))`` ``[K, action_dim]``, the policy's mode in the agent's
+    ``[-1, 1]`` (a sample of the policy when not deterministic); its value
+    ``min_i Q_i(s, tanh(mean(s)))`` ``[K]``, the soft Q at the deterministic action."""
     actor, critic, flat = offpolicy.acting_parts(networks, static, env, env_params)
+
+    def mode(state, obs):
+        return actor.apply(state.params.actor, flat(obs)).mode()
 
     def value(state, obs):
         x = flat(obs)
         action = actor.apply(state.params.actor, x).mode()
         return offpolicy.critic_values_min(critic, state.params.critic, x, action)
 
-    return value
+    return offpolicy.exploring_policy(mode, value, explore, static, env, env_params)
 
 
 ALGORITHM = offpolicy.algorithm("sac", SACConfig, default_config, init_learner, explore, learn,
-                                make_agent_action, make_value)
+                                make_policy)

@@ -165,6 +165,5 @@ def eval_program(algorithm, config, env, env_params, episodes: int, max_steps: i
 def act_program(resolved) -> acting.Policy:
     """The policy of a resolved group with its step jitted (`jaxrl.algos.acting.Policy`:
     ``step(state, memory, obs, key, deterministic) -> (memory, action)``)."""
-    policy = resolved.algorithm.policy(resolved.config.static(), resolved.env,
-                                       resolved.env_params)
-    return acting.Policy(policy.initial, jax.jit(policy.step, static_argnums=4))
+    return acting.jitted(resolved.algorithm.policy(resolved.config.static(), resolved.env,
+                                                   resolved.env_params))

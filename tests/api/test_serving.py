@@ -66,5 +66,5 @@ def test_a_recurrent_policy_is_not_exported(result, tmp_path):
 
     config = types.SimpleNamespace(rnn="gru")
     with pytest.raises(ValueError, match="recurrent policy"):
-        serving.export_policy(acting.Policy(lambda n: (), None), config, None, (3,),
+        serving.export_policy(acting.Policy(lambda n: (), None, None, None), config, None, (3,),
                               np.float32, tmp_path / "x")

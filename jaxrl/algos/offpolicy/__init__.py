@@ -8,9 +8,9 @@ ones on an `OffPolicyHparams` subclass), its networks, an exploration rule and a
 * ``learn(state, batch, weights, key, static, action_space) -> Learned``
 
 Traced values are read from ``state.hparams`` only, static ones from the static view
-``static``. Acting outside training reuses ``explore``: ``make_act =
-make_act_from(make_agent_action, explore)``. DDPG, TD3 and SAC share their networks, critics
-and acting parts here (`ActorCriticGroups`, `actor_critic_networks`, `critic_values_min`,
+``static``. Acting outside training reuses ``explore`` (`exploring_policy`); the family's kit
+(`algorithm`) makes the `Algorithm`. DDPG, TD3 and SAC share their networks, critics and acting
+parts here (`ActorCriticGroups`, `actor_critic_networks`, `critic_values_min`,
 `acting_parts`).
 
 Everything else lives here once (`make_train_step`)::
@@ -35,6 +35,7 @@ stacks are rebuilt exactly before the learner sees them.
 from jaxrl.algos.offpolicy.actor_critic import (
     ActorCriticGroups,
     ActorCriticStatic,
+    ActorStep,
     acting_parts,
     actor_critic_networks,
     actor_step,
@@ -56,7 +57,7 @@ from jaxrl.algos.offpolicy.config import (
 )
 from jaxrl.algos.offpolicy.footprint import memory_model
 from jaxrl.algos.offpolicy.kit import algorithm
-from jaxrl.algos.offpolicy.policy import make_act_from
+from jaxrl.algos.offpolicy.policy import exploring_policy
 from jaxrl.algos.offpolicy.replay import (
     _sample,
     beta_schedule,
@@ -81,6 +82,7 @@ __all__ = [
     "ACTION_NOISES",
     "ActorCriticGroups",
     "ActorCriticStatic",
+    "ActorStep",
     "Learned",
     "OffPolicyHparams",
     "OffPolicyState",
@@ -100,12 +102,12 @@ __all__ = [
     "critic_values",
     "critic_values_min",
     "example_row",
+    "exploring_policy",
     "frame_shape",
     "init_actor_critic",
     "init_critics",
     "init_optimizers",
     "keep_if",
-    "make_act_from",
     "make_init",
     "make_train_step",
     "memory_model",

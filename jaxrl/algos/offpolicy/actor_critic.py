@@ -57,15 +57,28 @@ def critic_step(state, critic, batch, targets, weights, tx, static: OffPolicySta
     return optax.apply_updates(state.params.critic, updates), opt_state, td, metrics
 
 
-def actor_step(state, actor_loss, tx, static: OffPolicyStatic):
-    """One Adam step of the actor on ``actor_loss(actor_params) -> (loss, aux)`` (which must
-    treat the critics as constants). Returns ``(actor params, opt_state, metrics)``."""
-    (value, aux), grads = jax.value_and_grad(actor_loss, has_aux=True)(state.params.actor)
+@struct.dataclass(frozen=True)
+class ActorStep:
+    """What one step of the actor gives: its new parameters and optimizer state, its metrics,
+    and what its loss computed that the learner reads next (SAC: the sampled actions' log-probs
+    ``[B]``, for the temperature; None for DDPG)."""
+
+    params: Any
+    opt_state: Any
+    metrics: dict
+    extra: Any = None
+
+
+def actor_step(state, actor_loss, tx, static: OffPolicyStatic) -> ActorStep:
+    """One Adam step of the actor on ``actor_loss(actor_params) -> (loss, (metrics, extra))``
+    (which must treat the critics as constants)."""
+    (value, (aux, extra)), grads = jax.value_and_grad(actor_loss, has_aux=True)(
+        state.params.actor)
     updates, opt_state = tx.update(grads, state.opt_state.actor, state.params.actor)
     metrics = {"actor_loss": value, **aux}
     metrics.update({f"actor_{k}": v for k, v in
                     diag.gradient_stats(grads, updates, static.verbosity).items()})
-    return optax.apply_updates(state.params.actor, updates), opt_state, metrics
+    return ActorStep(optax.apply_updates(state.params.actor, updates), opt_state, metrics, extra)
 
 
 @struct.dataclass(frozen=True)

@@ -44,13 +44,7 @@ from jaxrl.algos.onpolicy.config import (
 )
 from jaxrl.algos.onpolicy.footprint import memory_model
 from jaxrl.algos.onpolicy.kit import algorithm
-from jaxrl.algos.onpolicy.policy import (
-    make_act,
-    make_agent_action,
-    make_dist,
-    make_policy,
-    make_value,
-)
+from jaxrl.algos.onpolicy.policy import make_policy
 from jaxrl.algos.onpolicy.sgd import (
     fit_value,
     minibatch_sgd,
@@ -103,15 +97,11 @@ __all__ = [
     "initial_memory",
     "loss_flags",
     "lr_scale",
-    "make_act",
-    "make_agent_action",
     "make_batch",
-    "make_dist",
     "make_init",
     "make_network",
     "make_policy",
     "make_train_step",
-    "make_value",
     "memory_model",
     "minibatch_sgd",
     "normalize_obs",

@@ -7,7 +7,7 @@ from typing import Any
 
 from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.onpolicy.footprint import memory_model
-from jaxrl.algos.onpolicy.policy import make_act, make_agent_action, make_policy, make_value
+from jaxrl.algos.onpolicy.policy import make_policy
 from jaxrl.algos.onpolicy.state import make_init
 from jaxrl.algos.onpolicy.train_step import make_train_step
 
@@ -24,5 +24,5 @@ def algorithm(name: str, config_cls: type, default_config: Callable[[str], Any],
     demonstrations (config field ``demos``)."""
     return Algorithm(name, config_cls, default_config,
                      make_init(optimizers) if init is None else init,
-                     make_train_step(update, relabel), make_act, make_value, make_agent_action,
-                     memory_model, make_policy=make_policy, imitation=imitation)
+                     make_train_step(update, relabel), make_policy, memory_model,
+                     imitation=imitation)
