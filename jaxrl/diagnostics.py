@@ -20,10 +20,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrl.metric_names import nan_allowed
+
 LEVELS = ("basic", "debug", "full")
-# Metrics that are NaN by design when there is nothing to measure (never a fake 0): no episode
-# finished in an update, no evaluation yet, no replayed update yet (ACER before replay_start).
-NAN_ALLOWED_PREFIXES = ("episode_", "eval_", "replay_")
 
 
 def level_at_least(verbosity: str, level: str) -> bool:
@@ -77,13 +76,14 @@ def first_env_fault(metrics: Mapping[str, np.ndarray]) -> tuple[int, int] | None
 def first_non_finite(metrics: Mapping[str, np.ndarray]) -> tuple[str, int, int] | None:
     """Host side: ``(metric, seed, update_index)`` of the first non-finite entry, else None.
 
-    ``metrics`` maps names to ``[seeds, updates]`` arrays. Episode/eval statistics may be NaN
-    by design (no finished episode) and are skipped; residual variance is NaN when targets are
-    constant and is skipped too. "First" is the earliest update, then the lowest seed.
+    ``metrics`` maps names to ``[seeds, updates]`` arrays. Metrics that are NaN by design when
+    there is nothing to measure (no finished episode, no evaluation or replayed update yet,
+    constant value targets: `jaxrl.metric_names.nan_allowed`) are skipped. "First" is the
+    earliest update, then the lowest seed.
     """
     first = None
     for name, value in metrics.items():
-        if name.startswith(NAN_ALLOWED_PREFIXES) or name == "residual_variance":
+        if nan_allowed(name):
             continue
         arr = np.asarray(value)
         if arr.dtype.kind != "f":
