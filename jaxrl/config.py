@@ -14,10 +14,10 @@ two as one flat frozen dataclass (`AlgoConfig`), which splits back into a static
 (``config.hparams()``). Configs are never mutated: use ``config.replace(**overrides)``
 (validated).
 
-Every numeric field is checked against one table, `RANGES` (field name -> `Interval`, shared by
-all algorithms), whenever a config is built: by `jaxrl.train`, the CLI, each point of a sweep
-and each bench entry, before anything compiles. An ``int`` field not in the table is a count
-(>= 1), and every ``int`` field is at most `INT32_MAX`; a value that is not a finite number
+Every numeric field is checked against the `Interval` declared with it (``valid=``: learning
+rates > 0, gamma and lambda in [0, 1], ...), whenever a config is built: by `jaxrl.train`, the
+CLI, each point of a sweep and each bench entry, before anything compiles. An ``int`` field
+declared without one is a count (>= 1), and every ``int`` field is at most `INT32_MAX`; a value that is not a finite number
 (``1e309`` is infinite) is one line naming its key. `check_run_args` holds the same kind of
 rule for a run's ``seeds``, ``total_steps``, root ``seed`` and ``env_kwargs``.
 """
@@ -42,16 +42,19 @@ class ConfigError(ValueError):
     """A bad config key or value. The message is one line that names the problem."""
 
 
-def static(default: Any, doc: str = "") -> Any:
+def static(default: Any, doc: str = "", valid: Interval | None = None) -> Any:
     """A field that fixes shapes, loop counts or code paths (part of the compile key); declared
-    on a `StaticConfig` subclass."""
-    return dataclasses.field(default=default, metadata={"static": True, "doc": doc})
+    on a `StaticConfig` subclass. ``valid``: its values' `Interval` where a number is not a
+    count (>= 1)."""
+    return dataclasses.field(default=default,
+                             metadata={"static": True, "doc": doc, "valid": valid})
 
 
-def traced(default: float, doc: str = "") -> Any:
+def traced(default: float, doc: str = "", valid: Interval | None = None) -> Any:
     """A numeric hyperparameter carried as a float32 array in the train state; declared on an
-    `Hparams` subclass."""
-    return dataclasses.field(default=default, metadata={"static": False, "doc": doc})
+    `Hparams` subclass with its values' `Interval` (``valid``; `ANY`: any finite number)."""
+    return dataclasses.field(default=default,
+                             metadata={"static": False, "doc": doc, "valid": valid})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +72,7 @@ class StaticConfig:
 
     def validate(self) -> None:
         """Raise `ConfigError` for inconsistent values (choices, divisibility). Numeric ranges
-        are not checked here but in `RANGES`. Subclasses extend this."""
+        are not checked here but by the intervals declared with the fields. Subclasses extend this."""
 
     def static(self) -> Self:
         """The static view: this object itself (a whole `AlgoConfig` gives its static part)."""
@@ -247,63 +250,23 @@ def _number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
+# The intervals config fields declare (``valid=``). Why the bounds: a learning rate, clip range,
+# trust region, clip norm or epsilon of 0 never moves or divides by zero (< 0 ascends the loss);
+# gamma = 1 is the undiscounted finite-horizon return, lambda = 0 TD(0), lambda = 1 Monte Carlo;
+# tau = 1 copies the online net and tau = 0 would freeze the target; epsilon-greedy and PER's
+# alpha / beta are probabilities or exponents in [0, 1]; a loss weight of 0 switches its term
+# off; an average decay of 1 never updates the average; counts that may be 0 (learning_starts,
+# replay_rollouts) are NON_NEGATIVE.
 ANY = Interval()
 POSITIVE = Interval(0.0, low_open=True)
 NON_NEGATIVE = Interval(0.0)
-COUNT = Interval(1)  # every int field not in RANGES: envs, steps, epochs, sizes, periods
+COUNT = Interval(1)  # an int field declared without valid=: envs, steps, epochs, sizes
 UNIT = Interval(0.0, 1.0)  # [0, 1]
 UNIT_NO_ZERO = Interval(0.0, 1.0, low_open=True)  # (0, 1]
 UNIT_NO_ONE = Interval(0.0, 1.0, high_open=True)  # [0, 1)
 UNIT_OPEN = Interval(0.0, 1.0, low_open=True, high_open=True)  # (0, 1)
 
 INT32_MAX = 2**31 - 1  # every int field, whatever its interval: shapes and counts are int32
-
-RANGES: dict[str, Interval] = {
-    # learning rates: 0 never learns, < 0 ascends the loss
-    "learning_rate": POSITIVE, "vf_learning_rate": POSITIVE, "actor_lr": POSITIVE,
-    "critic_lr": POSITIVE, "alpha_lr": POSITIVE, "disc_learning_rate": POSITIVE,
-    # returns: gamma = 1 is the undiscounted finite-horizon return; lambda = 0 is TD(0) and
-    # lambda = 1 Monte Carlo (A2C's n-step)
-    "gamma": UNIT, "gae_lambda": UNIT, "q_lambda": UNIT,
-    # target networks: tau = 1 copies the online net; tau = 0 would freeze the target forever
-    "tau": UNIT_NO_ZERO,
-    # exploration: probabilities, a fraction of the run (0 = no decay), noise scales
-    "eps_start": UNIT, "eps_end": UNIT, "eps_decay_fraction": UNIT,
-    "exploration_noise": NON_NEGATIVE, "target_noise": NON_NEGATIVE,
-    "target_noise_clip": NON_NEGATIVE,
-    # prioritized replay: alpha = 0 is uniform sampling; beta = 1 corrects the bias fully
-    "per_alpha": UNIT, "per_beta": UNIT,
-    # policy steps: a trust region or clip range of 0 never moves; the line search must shrink
-    "clip_eps": POSITIVE, "max_kl": POSITIVE, "backtrack_coef": UNIT_OPEN,
-    "cg_damping": NON_NEGATIVE,
-    # loss weights (0 switches a term off)
-    "ent_coef": NON_NEGATIVE, "vf_coef": NON_NEGATIVE, "q_coef": NON_NEGATIVE,
-    "grad_penalty": NON_NEGATIVE,
-    # ACER: the importance-weight truncation and the trust region's radius must be positive;
-    # an average decay of 1 would never move the average policy
-    "c_bar": POSITIVE, "delta": POSITIVE, "avg_decay": UNIT_NO_ONE,
-    # optimizers: a clip norm of 0 zeroes every update (NaN at a zero gradient); eps = 0
-    # divides by zero wherever a gradient is 0; a decay of 1 never updates the average
-    "max_grad_norm": POSITIVE, "adam_eps": POSITIVE, "rmsprop_eps": POSITIVE,
-    "rmsprop_decay": UNIT_NO_ONE, "rmsprop_momentum": UNIT_NO_ONE,
-    # distributional: C51's support anywhere (v_min < v_max is the config's check), the
-    # quantile Huber loss's threshold; PQN's reward scale (0 learns nothing)
-    "v_min": ANY, "v_max": ANY, "kappa": POSITIVE, "reward_scale": POSITIVE,
-    # SAC: the temperature is learned as its log
-    "init_alpha": POSITIVE, "target_entropy_scale": ANY,
-    # Gaussian policies start at any log-std
-    "init_log_std": ANY,
-    # PopArt: a step of 0 would never move the statistics
-    "popart_beta": UNIT_NO_ZERO,
-    # set by the driver (0 = not yet set)
-    "total_steps": NON_NEGATIVE, "actor_obs": NON_NEGATIVE,
-    # counts that may be 0
-    "learning_starts": NON_NEGATIVE, "segment_restarts": NON_NEGATIVE,
-    "replay_rollouts": NON_NEGATIVE,
-    # the OU exploration process (DDPG, TD3, SAC)
-    "ou_theta": NON_NEGATIVE, "ou_dt": POSITIVE,  # theta 0: the noise holds still
-}
-
 
 @functools.cache
 def numeric_fields(cls: type) -> dict[str, type]:
@@ -320,9 +283,17 @@ def numeric_fields(cls: type) -> dict[str, type]:
     return out
 
 
-def allowed(name: str, typ: type) -> Interval:
-    """The interval of field ``name``: its `RANGES` entry; a count (>= 1) for an int field."""
-    return RANGES.get(name, COUNT if typ is int else ANY)
+@functools.cache
+def declared_intervals(cls: type) -> dict[str, Interval | None]:
+    """``{field: the Interval declared with it (valid=...), or None}`` of a config class."""
+    return {f.name: f.metadata.get("valid") for f in dataclasses.fields(cls)}
+
+
+def allowed(cls: type, name: str, typ: type) -> Interval:
+    """The interval of field ``name`` of config class ``cls``: the one declared with it; a
+    count (>= 1) for an int field declared without one."""
+    declared = declared_intervals(cls).get(name)
+    return declared if declared is not None else (COUNT if typ is int else ANY)
 
 
 def check_ranges(config: Any) -> None:
@@ -330,7 +301,7 @@ def check_ranges(config: Any) -> None:
     of ``config`` outside its interval."""
     for name, typ in numeric_fields(type(config)).items():
         value = getattr(config, name)
-        interval = allowed(name, typ)
+        interval = allowed(type(config), name, typ)
         each = "each element " if isinstance(value, tuple) else ""
         for x in value if isinstance(value, tuple) else (value,):
             if not _is_real(x) or x not in interval:

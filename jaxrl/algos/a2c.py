@@ -23,7 +23,16 @@ from flax import struct
 
 from jaxrl.algos import onpolicy
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.config import (
+    NON_NEGATIVE,
+    POSITIVE,
+    UNIT,
+    UNIT_NO_ONE,
+    AlgoConfig,
+    ConfigError,
+    static,
+    traced,
+)
 from jaxrl.ops import clipped_optimizer, optimizer_problem
 
 
@@ -48,12 +57,13 @@ class A2CStatic(onpolicy.OnPolicyStatic):
 class A2CHparams(onpolicy.OnPolicyHparams):
     """A2C's traced hyperparameters (``state.hparams``)."""
 
-    gae_lambda: float = traced(1.0, "1.0 = n-step advantages")
-    learning_rate: float = traced(7e-4)
-    rmsprop_decay: float = traced(0.99)
-    rmsprop_eps: float = traced(1e-5)
-    ent_coef: float = traced(0.01)
-    vf_coef: float = traced(1.0, "weight of 0.5 (V - R)^2, i.e. baselines' 0.5 x MSE")
+    gae_lambda: float = traced(1.0, "1.0 = n-step advantages", valid=UNIT)
+    learning_rate: float = traced(7e-4, valid=POSITIVE)
+    rmsprop_decay: float = traced(0.99, valid=UNIT_NO_ONE)
+    rmsprop_eps: float = traced(1e-5, valid=POSITIVE)
+    ent_coef: float = traced(0.01, valid=NON_NEGATIVE)
+    vf_coef: float = traced(1.0, "weight of 0.5 (V - R)^2, i.e. baselines' 0.5 x MSE",
+                            valid=NON_NEGATIVE)
 
 
 @dataclasses.dataclass(frozen=True)

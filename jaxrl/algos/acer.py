@@ -45,7 +45,18 @@ from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.families import family_defaults
 from jaxrl.algos.offpolicy import frame_shape
 from jaxrl.buffers import uniform
-from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
+from jaxrl.config import (
+    NON_NEGATIVE,
+    POSITIVE,
+    UNIT,
+    UNIT_NO_ONE,
+    AlgoConfig,
+    ConfigError,
+    Hparams,
+    StaticConfig,
+    static,
+    traced,
+)
 from jaxrl.networks import PolicyAndQ, check_network_fields, resolve_torso
 from jaxrl.ops import (
     categorical_kl_gradient,
@@ -85,7 +96,7 @@ class ACERStatic(StaticConfig):
                                 " + T frames per segment, exact")
     segment_restarts: int = static(1, "frame_replay: episode starts after a segment's first step"
                                    " it has room for; a segment with more is counted in "
-                                   "frame_mismatches")
+                                   "frame_mismatches", valid=NON_NEGATIVE)
     shared_network: bool = static(True, "one torso for the policy and Q heads")
     hidden: tuple[int, ...] = static((64, 64), "MLP widths")
     torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small")
@@ -118,18 +129,21 @@ class ACERStatic(StaticConfig):
 class ACERHparams(Hparams):
     """ACER's traced hyperparameters (``state.hparams``)."""
 
-    gamma: float = traced(0.99)
-    learning_rate: float = traced(7e-4)
-    max_grad_norm: float = traced(10.0, "global-norm gradient clipping")
-    adam_eps: float = traced(1e-5)
-    rmsprop_decay: float = traced(0.99, "RMSProp: decay of the squared-gradient average")
-    rmsprop_eps: float = traced(1e-3, "RMSProp: epsilon (see rmsprop_style)")
-    ent_coef: float = traced(0.01)
-    q_coef: float = traced(0.5, "weight of the Q regression")
-    c_bar: float = traced(10.0, "importance-weight truncation of the policy gradient")
-    delta: float = traced(1.0, "trust-region radius on the linearized KL from the average")
-    avg_decay: float = traced(0.99, "Polyak decay of the average policy network")
-    total_steps: float = traced(0.0, "env steps per seed (set by train)")
+    gamma: float = traced(0.99, valid=UNIT)
+    learning_rate: float = traced(7e-4, valid=POSITIVE)
+    max_grad_norm: float = traced(10.0, "global-norm gradient clipping", valid=POSITIVE)
+    adam_eps: float = traced(1e-5, valid=POSITIVE)
+    rmsprop_decay: float = traced(0.99, "RMSProp: decay of the squared-gradient average",
+                                  valid=UNIT_NO_ONE)
+    rmsprop_eps: float = traced(1e-3, "RMSProp: epsilon (see rmsprop_style)", valid=POSITIVE)
+    ent_coef: float = traced(0.01, valid=NON_NEGATIVE)
+    q_coef: float = traced(0.5, "weight of the Q regression", valid=NON_NEGATIVE)
+    c_bar: float = traced(10.0, "importance-weight truncation of the policy gradient",
+                          valid=POSITIVE)
+    delta: float = traced(1.0, "trust-region radius on the linearized KL from the average",
+                          valid=POSITIVE)
+    avg_decay: float = traced(0.99, "Polyak decay of the average policy network", valid=UNIT_NO_ONE)
+    total_steps: float = traced(0.0, "env steps per seed (set by train)", valid=NON_NEGATIVE)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,7 +30,16 @@ from jaxrl import memory
 from jaxrl.algos import imitation, onpolicy
 from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, Hparams, StaticConfig, static, traced
+from jaxrl.config import (
+    ANY,
+    NON_NEGATIVE,
+    POSITIVE,
+    AlgoConfig,
+    Hparams,
+    StaticConfig,
+    static,
+    traced,
+)
 from jaxrl.networks import check_network_fields
 from jaxrl.ops import (
     RunningMeanStd,
@@ -51,7 +60,7 @@ class BCStatic(StaticConfig):
     hidden: tuple[int, ...] = static((64, 64), "MLP widths")
     torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small")
     activation: str = static("tanh")
-    init_log_std: float = static(0.0, "initial log-std of Gaussian policies")
+    init_log_std: float = static(0.0, "initial log-std of Gaussian policies", valid=ANY)
     normalize_obs: bool = static(True, "standardize observations by the expert's statistics")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 
@@ -74,11 +83,11 @@ class BCStatic(StaticConfig):
 class BCHparams(Hparams):
     """BC's traced hyperparameters (``state.hparams``)."""
 
-    learning_rate: float = traced(1e-3)
-    ent_coef: float = traced(0.0, "entropy bonus")
-    max_grad_norm: float = traced(1.0, "global-norm gradient clipping")
-    adam_eps: float = traced(1e-8)
-    total_steps: float = traced(0.0, "expert samples per seed (set by train)")
+    learning_rate: float = traced(1e-3, valid=POSITIVE)
+    ent_coef: float = traced(0.0, "entropy bonus", valid=NON_NEGATIVE)
+    max_grad_norm: float = traced(1.0, "global-norm gradient clipping", valid=POSITIVE)
+    adam_eps: float = traced(1e-8, valid=POSITIVE)
+    total_steps: float = traced(0.0, "expert samples per seed (set by train)", valid=NON_NEGATIVE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +108,7 @@ class BCState:
     params: Any  # the `ActorCritic`'s flax variables (the value head is not trained)
     opt_state: Any
     obs_stats: RunningMeanStd  # the expert's observation statistics [obs_dim]
-    value_stats: popart.PopArtStats  # unused (no value learning); read by `onpolicy.make_policy`'s value
+    value_stats: popart.PopArtStats  # unused (no value learning); read by the policy's value
     key: jax.Array
     update_step: jax.Array  # [] int32
     env_steps: jax.Array  # [] int32: expert samples drawn so far

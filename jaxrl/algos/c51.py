@@ -1,6 +1,6 @@
 """C51, categorical distributional DQN (Bellemare, Dabney & Munos, 2017), on the replay
-Q-learners' kit (`jaxrl.algos.q_learner`: uniform or prioritized n-step replay, target network, epsilon
-schedule, double Q).
+Q-learners' kit (`jaxrl.algos.q_learner`: uniform or prioritized n-step replay, target network,
+epsilon schedule, double Q).
 
     the network gives, per action, logits over K fixed atoms z_i (v_min .. v_max):
         p_i(s, a) = softmax(logits(s, a))_i,  Q(s, a) = sum_i p_i(s, a) z_i
@@ -25,7 +25,7 @@ from flax import struct
 
 from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.config import ANY, AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import DistributionalQNetwork
 from jaxrl.ops import categorical_projection, categorical_support
 
@@ -54,8 +54,10 @@ class C51Static(q_learner.DistributionalStatic):
 class C51Hparams(q_learner.QLearnerHparams):
     """C51's traced hyperparameters: DQN's and the support's range."""
 
-    v_min: float = traced(-10.0, "the support's lowest atom (returns below it are clipped)")
-    v_max: float = traced(10.0, "the support's highest atom (returns above it are clipped)")
+    v_min: float = traced(-10.0, "the support's lowest atom (returns below it are clipped)",
+                          valid=ANY)
+    v_max: float = traced(10.0, "the support's highest atom (returns above it are clipped)",
+                          valid=ANY)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,15 +90,16 @@ def target_distribution(params, target_params, network, batch, z: jax.Array,
                         static: C51Static) -> jax.Array:
     """``[B, K]`` the projected target ``m`` (no gradient flows into it)."""
     mean = lambda logits: jax.nn.softmax(logits, axis=-1) @ z
-    next_logits = q_learner.next_outputs(params, target_params, network, batch.next_obs, static, mean)
+    next_logits = q_learner.next_outputs(params, target_params, network, batch.next_obs, static,
+                                         mean)
     next_probs = jax.nn.softmax(next_logits, axis=-1)
     return jax.lax.stop_gradient(categorical_projection(next_probs, batch.reward,
                                                         batch.discount, z))
 
 
 def c51_loss(params, state, batch, weights, static: C51Static, space):
-    """`q_learner.make_learn`'s loss: the importance-weighted cross-entropy of the online distribution
-    at the taken action against the projected target. The priority is the cross-entropy
+    """`q_learner.make_learn`'s loss: the importance-weighted cross-entropy of the online
+    distribution at the taken action against the projected target. The priority is the cross-entropy
     ``[B]``; the TD metrics compare the two distributions' means."""
     offpolicy.check_transitions(batch, weights)
     network = make_network(static, space)

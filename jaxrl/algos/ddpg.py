@@ -25,7 +25,15 @@ from flax import struct
 from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.families import family_defaults
 from jaxrl.algos.offpolicy import ActorCriticGroups
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.config import (
+    NON_NEGATIVE,
+    POSITIVE,
+    UNIT_NO_ZERO,
+    AlgoConfig,
+    ConfigError,
+    static,
+    traced,
+)
 from jaxrl.networks import DeterministicActor
 from jaxrl.ops import clipped_adam, polyak_update
 
@@ -52,15 +60,17 @@ class DDPGStatic(offpolicy.ActorCriticStatic):
 class DDPGHparams(offpolicy.OffPolicyHparams):
     """DDPG's (and TD3's) traced hyperparameters (``state.hparams``)."""
 
-    actor_lr: float = traced(1e-3)
-    critic_lr: float = traced(1e-3)
-    tau: float = traced(0.005, "Polyak weight of the target update")
-    exploration_noise: float = traced(0.1, "std of the Gaussian action noise (agent units)")
+    actor_lr: float = traced(1e-3, valid=POSITIVE)
+    critic_lr: float = traced(1e-3, valid=POSITIVE)
+    tau: float = traced(0.005, "Polyak weight of the target update", valid=UNIT_NO_ZERO)
+    exploration_noise: float = traced(0.1, "std of the Gaussian action noise (agent units)",
+                                      valid=NON_NEGATIVE)
     ou_theta: float = traced(0.15, "action_noise=ou: mean-reversion rate; step-to-step "
-                             "correlation exp(-ou_theta ou_dt)")
-    ou_dt: float = traced(0.01, "action_noise=ou: time step of the OU process")
-    target_noise: float = traced(0.2, "std of the target policy smoothing noise")
-    target_noise_clip: float = traced(0.5)
+                             "correlation exp(-ou_theta ou_dt)", valid=NON_NEGATIVE)
+    ou_dt: float = traced(0.01, "action_noise=ou: time step of the OU process", valid=POSITIVE)
+    target_noise: float = traced(0.2, "std of the target policy smoothing noise",
+                                 valid=NON_NEGATIVE)
+    target_noise_clip: float = traced(0.5, valid=NON_NEGATIVE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +145,8 @@ def learn(state, batch, weights, key, static: DDPGStatic, space) -> offpolicy.Le
     actor_update = offpolicy.actor_step(state, loss, tx.actor, static)
     metrics.update(actor_update.metrics)
     delayed = (state.update_step + 1) % static.policy_delay == 0
-    actor_params, actor_opt = offpolicy.keep_if(delayed, (actor_update.params, actor_update.opt_state),
+    actor_params, actor_opt = offpolicy.keep_if(delayed,
+                                                (actor_update.params, actor_update.opt_state),
                                                 (state.params.actor, state.opt_state.actor))
     params = ActorCriticGroups(actor=actor_params, critic=critic_params)
     target_params = offpolicy.keep_if(delayed, polyak_update(state.target_params, params,

@@ -33,7 +33,7 @@ from flax import struct
 from envs.spaces import Discrete
 from jaxrl.algos import imitation, onpolicy, ppo
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.config import NON_NEGATIVE, POSITIVE, AlgoConfig, ConfigError, static, traced
 from jaxrl.networks import MLP
 from jaxrl.ops import clipped_adam, permutation
 
@@ -66,8 +66,10 @@ class GAILStatic(ppo.PPOStatic):
 class GAILHparams(ppo.PPOHparams):
     """PPO's traced hyperparameters and the discriminator's."""
 
-    disc_learning_rate: float = traced(3e-4, "Adam learning rate of the discriminator")
-    grad_penalty: float = traced(0.0, "coefficient of the gradient penalty (0: none)")
+    disc_learning_rate: float = traced(3e-4, "Adam learning rate of the discriminator",
+                                       valid=POSITIVE)
+    grad_penalty: float = traced(0.0, "coefficient of the gradient penalty (0: none)",
+                                 valid=NON_NEGATIVE)
 
 
 @dataclasses.dataclass(frozen=True)

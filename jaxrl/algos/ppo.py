@@ -23,7 +23,7 @@ from flax import struct
 
 from jaxrl.algos import onpolicy
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, ConfigError, static, traced
+from jaxrl.config import NON_NEGATIVE, POSITIVE, AlgoConfig, ConfigError, static, traced
 from jaxrl.ops import clipped_adam
 
 
@@ -54,10 +54,10 @@ class PPOStatic(onpolicy.OnPolicyStatic):
 class PPOHparams(onpolicy.OnPolicyHparams):
     """PPO's traced hyperparameters (``state.hparams``)."""
 
-    learning_rate: float = traced(2.5e-4)
-    clip_eps: float = traced(0.2, "policy (and value) clip range")
-    ent_coef: float = traced(0.01)
-    vf_coef: float = traced(0.5)
+    learning_rate: float = traced(2.5e-4, valid=POSITIVE)
+    clip_eps: float = traced(0.2, "policy (and value) clip range", valid=POSITIVE)
+    ent_coef: float = traced(0.01, valid=NON_NEGATIVE)
+    vf_coef: float = traced(0.5, valid=NON_NEGATIVE)
 
 
 @dataclasses.dataclass(frozen=True)

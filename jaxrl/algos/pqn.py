@@ -44,7 +44,17 @@ from jaxrl import memory
 from jaxrl.algos import onpolicy, q_learner
 from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, ConfigError, Hparams, StaticConfig, static, traced
+from jaxrl.config import (
+    NON_NEGATIVE,
+    POSITIVE,
+    UNIT,
+    AlgoConfig,
+    ConfigError,
+    Hparams,
+    StaticConfig,
+    static,
+    traced,
+)
 from jaxrl.networks import QNetwork, check_network_fields
 from jaxrl.ops import clipped_optimizer, lambda_returns
 from jaxrl.rollout import EnvCarry, collect, reset_envs
@@ -71,7 +81,7 @@ class PQNStatic(StaticConfig):
     optimizer: str = static("radam", "radam | adam")
     anneal_lr: bool = static(True, "linearly anneal the learning rate to 0 over total_steps")
     replay_rollouts: int = static(0, "past rollouts kept and refit with each new one, targets"
-                                  " recomputed (0: none, the paper's default)")
+                                  " recomputed (0: none, the paper's default)", valid=NON_NEGATIVE)
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 
@@ -98,16 +108,20 @@ class PQNStatic(StaticConfig):
 class PQNHparams(Hparams):
     """PQN's traced hyperparameters (``state.hparams``)."""
 
-    learning_rate: float = traced(2.5e-4)
-    gamma: float = traced(0.99)
-    q_lambda: float = traced(0.65, "lambda of the Q(lambda) targets (0: one-step Q-learning)")
-    max_grad_norm: float = traced(10.0, "global-norm gradient clipping")
-    adam_eps: float = traced(1e-8, "(R)Adam epsilon")
-    eps_start: float = traced(1.0, "epsilon-greedy at the start")
-    eps_end: float = traced(0.05, "epsilon-greedy after the decay")
-    eps_decay_fraction: float = traced(0.1, "fraction of total_steps over which eps decays")
-    reward_scale: float = traced(1.0, "rewards are multiplied by this before learning")
-    total_steps: float = traced(0.0, "env steps per seed (set by train; anneal horizon)")
+    learning_rate: float = traced(2.5e-4, valid=POSITIVE)
+    gamma: float = traced(0.99, valid=UNIT)
+    q_lambda: float = traced(0.65, "lambda of the Q(lambda) targets (0: one-step Q-learning)",
+                             valid=UNIT)
+    max_grad_norm: float = traced(10.0, "global-norm gradient clipping", valid=POSITIVE)
+    adam_eps: float = traced(1e-8, "(R)Adam epsilon", valid=POSITIVE)
+    eps_start: float = traced(1.0, "epsilon-greedy at the start", valid=UNIT)
+    eps_end: float = traced(0.05, "epsilon-greedy after the decay", valid=UNIT)
+    eps_decay_fraction: float = traced(0.1, "fraction of total_steps over which eps decays",
+                                       valid=UNIT)
+    reward_scale: float = traced(1.0, "rewards are multiplied by this before learning",
+                                 valid=POSITIVE)
+    total_steps: float = traced(0.0, "env steps per seed (set by train; anneal horizon)",
+                                valid=NON_NEGATIVE)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,7 +27,7 @@ from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.algorithm import Algorithm
-from jaxrl.config import ConfigError, static, traced
+from jaxrl.config import POSITIVE, UNIT, UNIT_NO_ONE, UNIT_NO_ZERO, ConfigError, static, traced
 from jaxrl.networks import DistributionalQNetwork
 from jaxrl.ops import clipped_optimizer, linear_schedule, optimizer_problem, polyak_update
 from jaxrl.rollout import flatten_obs
@@ -83,14 +83,17 @@ class QLearnerHparams(offpolicy.OffPolicyHparams):
     """The traced hyperparameters of the replay Q-learners (``state.hparams``): DQN's, and
     those C51 and QR-DQN build on."""
 
-    learning_rate: float = traced(2.5e-4)
-    rmsprop_decay: float = traced(0.95, "RMSProp: decay of the squared-gradient average")
-    rmsprop_eps: float = traced(0.01, "RMSProp: epsilon (see rmsprop_style)")
-    rmsprop_momentum: float = traced(0.0, "RMSProp: momentum on the normalized step")
-    tau: float = traced(1.0, "target update weight (1 = copy)")
-    eps_start: float = traced(1.0, "epsilon-greedy at the start")
-    eps_end: float = traced(0.05, "epsilon-greedy after the decay")
-    eps_decay_fraction: float = traced(0.5, "fraction of total_steps over which eps decays")
+    learning_rate: float = traced(2.5e-4, valid=POSITIVE)
+    rmsprop_decay: float = traced(0.95, "RMSProp: decay of the squared-gradient average",
+                                  valid=UNIT_NO_ONE)
+    rmsprop_eps: float = traced(0.01, "RMSProp: epsilon (see rmsprop_style)", valid=POSITIVE)
+    rmsprop_momentum: float = traced(0.0, "RMSProp: momentum on the normalized step",
+                                     valid=UNIT_NO_ONE)
+    tau: float = traced(1.0, "target update weight (1 = copy)", valid=UNIT_NO_ZERO)
+    eps_start: float = traced(1.0, "epsilon-greedy at the start", valid=UNIT)
+    eps_end: float = traced(0.05, "epsilon-greedy after the decay", valid=UNIT)
+    eps_decay_fraction: float = traced(0.5, "fraction of total_steps over which eps decays",
+                                       valid=UNIT)
 
 
 QValues = Callable[..., jax.Array]

@@ -1,6 +1,6 @@
 """QR-DQN, distributional DQN by quantile regression (Dabney, Rowland, Bellemare & Munos, 2018),
-on the replay Q-learners' kit (`jaxrl.algos.q_learner`: uniform or prioritized n-step replay, target
-network, epsilon schedule, double Q).
+on the replay Q-learners' kit (`jaxrl.algos.q_learner`: uniform or prioritized n-step replay,
+target network, epsilon schedule, double Q).
 
     the network gives, per action, N quantiles theta_i(s, a) of the return at the fractions
     tau_i = (2i - 1) / (2N);  Q(s, a) = mean_i theta_i(s, a)
@@ -25,7 +25,7 @@ from flax import struct
 
 from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, static, traced
+from jaxrl.config import POSITIVE, AlgoConfig, static, traced
 from jaxrl.networks import DistributionalQNetwork
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
 
@@ -46,7 +46,7 @@ class QRDQNStatic(q_learner.DistributionalStatic):
 class QRDQNHparams(q_learner.QLearnerHparams):
     """QR-DQN's traced hyperparameters: DQN's and the Huber threshold."""
 
-    kappa: float = traced(1.0, "the quantile Huber loss's threshold")
+    kappa: float = traced(1.0, "the quantile Huber loss's threshold", valid=POSITIVE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +85,8 @@ def qr_loss(params, state, batch, weights, static: QRDQNStatic, space):
     offpolicy.check_transitions(batch, weights)
     network = make_network(static, space)
     targets = target_quantiles(state.params, state.target_params, network, batch, static)
-    quantiles = q_learner.take_action(cast(jax.Array, network.apply(params, batch.obs)), batch.action)
+    quantiles = q_learner.take_action(cast(jax.Array, network.apply(params, batch.obs)),
+                                      batch.action)
     per_sample = quantile_huber_loss(quantiles, targets, quantile_midpoints(static.num_quantiles),
                                      state.hparams.kappa)
     q_taken, target_mean = quantiles.mean(axis=-1), targets.mean(axis=-1)

@@ -28,7 +28,7 @@ from flax import struct
 
 from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, static, traced
+from jaxrl.config import ANY, NON_NEGATIVE, POSITIVE, UNIT_NO_ZERO, AlgoConfig, static, traced
 from jaxrl.networks import SquashedGaussianActor
 from jaxrl.ops import clipped_adam, polyak_update
 
@@ -51,15 +51,15 @@ class SACStatic(offpolicy.ActorCriticStatic):
 class SACHparams(offpolicy.OffPolicyHparams):
     """SAC's traced hyperparameters (``state.hparams``)."""
 
-    actor_lr: float = traced(3e-4)
-    critic_lr: float = traced(3e-4)
-    alpha_lr: float = traced(3e-4)
-    tau: float = traced(0.005)
-    init_alpha: float = traced(1.0, "initial temperature (fixed if not autotuned)")
-    target_entropy_scale: float = traced(1.0, "target entropy = -scale * dim(A)")
+    actor_lr: float = traced(3e-4, valid=POSITIVE)
+    critic_lr: float = traced(3e-4, valid=POSITIVE)
+    alpha_lr: float = traced(3e-4, valid=POSITIVE)
+    tau: float = traced(0.005, valid=UNIT_NO_ZERO)
+    init_alpha: float = traced(1.0, "initial temperature (fixed if not autotuned)", valid=POSITIVE)
+    target_entropy_scale: float = traced(1.0, "target entropy = -scale * dim(A)", valid=ANY)
     ou_theta: float = traced(0.15, "action_noise=ou: mean-reversion rate; step-to-step "
-                             "correlation exp(-ou_theta ou_dt)")
-    ou_dt: float = traced(0.01, "action_noise=ou: time step of the OU process")
+                             "correlation exp(-ou_theta ou_dt)", valid=NON_NEGATIVE)
+    ou_dt: float = traced(0.01, "action_noise=ou: time step of the OU process", valid=POSITIVE)
 
 
 @dataclasses.dataclass(frozen=True)

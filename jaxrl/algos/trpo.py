@@ -29,7 +29,7 @@ from jax.flatten_util import ravel_pytree
 
 from jaxrl.algos import onpolicy
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, static, traced
+from jaxrl.config import NON_NEGATIVE, POSITIVE, UNIT_OPEN, AlgoConfig, static, traced
 from jaxrl.ops import clipped_adam, conjugate_gradient
 
 
@@ -47,10 +47,13 @@ class TRPOStatic(onpolicy.SeparateValueStatic):
 class TRPOHparams(onpolicy.SeparateValueHparams):
     """TRPO's traced hyperparameters (``state.hparams``)."""
 
-    max_kl: float = traced(0.01, "trust region radius delta on the mean KL(old || new)")
-    cg_damping: float = traced(0.1, "damping added to the Fisher-vector product")
-    backtrack_coef: float = traced(0.8, "line-search shrink factor c")
-    ent_coef: float = traced(0.0, "entropy bonus c_H in the surrogate (and its line search)")
+    max_kl: float = traced(0.01, "trust region radius delta on the mean KL(old || new)",
+                           valid=POSITIVE)
+    cg_damping: float = traced(0.1, "damping added to the Fisher-vector product",
+                               valid=NON_NEGATIVE)
+    backtrack_coef: float = traced(0.8, "line-search shrink factor c", valid=UNIT_OPEN)
+    ent_coef: float = traced(0.0, "entropy bonus c_H in the surrogate (and its line search)",
+                             valid=NON_NEGATIVE)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,7 +19,7 @@ from flax import struct
 
 from jaxrl.algos import onpolicy
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import AlgoConfig, static, traced
+from jaxrl.config import NON_NEGATIVE, POSITIVE, AlgoConfig, static, traced
 from jaxrl.ops import clipped_adam
 
 
@@ -34,8 +34,8 @@ class VPGStatic(onpolicy.SeparateValueStatic):
 class VPGHparams(onpolicy.SeparateValueHparams):
     """VPG's traced hyperparameters (``state.hparams``)."""
 
-    learning_rate: float = traced(3e-4, "policy Adam learning rate")
-    ent_coef: float = traced(0.0)
+    learning_rate: float = traced(3e-4, "policy Adam learning rate", valid=POSITIVE)
+    ent_coef: float = traced(0.0, valid=NON_NEGATIVE)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Bad input is refused before anything compiles: out-of-range hyperparameters (one table,
-`jaxrl.config.RANGES`), run arguments that are not whole numbers, output paths that cannot be
+"""Bad input is refused before anything compiles: out-of-range hyperparameters (the intervals
+declared with the fields), run arguments that are not whole numbers, output paths that cannot be
 written. The Python API raises a `ConfigError` (or `OutputPathError`) whose one-line message
 names the problem; the CLI prints one line on stderr and exits 2. Nothing here trains."""
 
@@ -13,7 +13,7 @@ import pytest
 import jaxrl
 from jaxrl import algos
 from jaxrl.cli import main
-from jaxrl.config import RANGES, ConfigError, allowed, check_run_args, numeric_fields
+from jaxrl.config import ConfigError, allowed, check_run_args, declared_intervals, numeric_fields
 from jaxrl.output_paths import OutputPathError, check_file, check_folder
 
 UNWRITABLE = "/proc/x.json"  # a folder that exists, where nothing can be created (even by root)
@@ -29,7 +29,7 @@ def fields_with_bounds():
     bound (the ones a wrong value can cross)."""
     for name in algos.ALGORITHMS:
         for field, typ in numeric_fields(algos.get(name).config_cls).items():
-            interval = allowed(field, typ)
+            interval = allowed(algos.get(name).config_cls, field, typ)
             if math.isfinite(interval.low) or math.isfinite(interval.high):
                 yield pytest.param(name, field, typ, interval, id=f"{name}.{field}")
 
@@ -51,12 +51,14 @@ def closed_ends(interval):
 
 # -- the range table ----------------------------------------------------------------------------
 def test_every_float_field_of_every_algorithm_has_a_range():
-    """A new hyperparameter cannot go unchecked: it needs a `RANGES` entry (``ANY`` if it may
-    be any finite number). Int fields are counts (>= 1) unless the table says otherwise."""
+    """A new hyperparameter cannot go unchecked: it is declared with its interval (``valid=``;
+    ``ANY`` if it may be any finite number). Int fields are counts (>= 1) unless declared
+    otherwise."""
     missing = sorted({f"{name}.{field}" for name in algos.ALGORITHMS
                       for field, typ in numeric_fields(algos.get(name).config_cls).items()
-                      if typ is float and field not in RANGES})
-    assert not missing, f"add these fields to jaxrl.config.RANGES: {missing}"
+                      if typ is float
+                      and declared_intervals(algos.get(name).config_cls)[field] is None})
+    assert not missing, f"declare these fields with valid=...: {missing}"
 
 
 @pytest.mark.parametrize("name, field, typ, interval", list(fields_with_bounds()))
@@ -92,7 +94,7 @@ def test_closed_ends_of_every_float_range_are_legal():
         config = default_config(name)
         for field, typ in numeric_fields(type(config)).items():
             if typ is float:
-                for end in closed_ends(allowed(field, typ)):
+                for end in closed_ends(allowed(type(config), field, typ)):
                     assert getattr(config.replace(**{field: end}), field) == end
 
 

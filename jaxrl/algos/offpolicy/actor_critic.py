@@ -16,7 +16,7 @@ from jaxrl import diagnostics as diag
 from jaxrl.algos import acting
 from jaxrl.algos.offpolicy.config import OffPolicyStatic, action_dim
 from jaxrl.algos.offpolicy.state import check_transitions
-from jaxrl.config import ConfigError, static
+from jaxrl.config import NON_NEGATIVE, ConfigError, static
 from jaxrl.networks import Critic
 from jaxrl.rollout import flatten_obs
 
@@ -114,7 +114,7 @@ class ActorCriticStatic(OffPolicyStatic):
                                      "observation, the actor only its own part (an env that "
                                      "declares one: playground:TASK with env_kwargs critic_key)")
     actor_obs: int = static(0, "leading observation entries the actor sees (0: all); the "
-                            "driver sets it from the env (asymmetric_critic)")
+                            "driver sets it from the env (asymmetric_critic)", valid=NON_NEGATIVE)
 
     def validate(self) -> None:
         super().validate()

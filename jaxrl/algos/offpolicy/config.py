@@ -11,7 +11,16 @@ from flax import struct
 from envs.spaces import Box
 from jaxrl import diagnostics as diag
 from jaxrl.buffers import her
-from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
+from jaxrl.config import (
+    NON_NEGATIVE,
+    POSITIVE,
+    UNIT,
+    ConfigError,
+    Hparams,
+    StaticConfig,
+    static,
+    traced,
+)
 from jaxrl.networks import check_network_fields
 
 
@@ -22,7 +31,8 @@ class OffPolicyStatic(StaticConfig):
     num_envs: int = static(1, "parallel envs per seed")
     buffer_size: int = static(100_000, "replay capacity per seed (transitions)")
     batch_size: int = static(256)
-    learning_starts: int = static(1_000, "env steps of uniform random actions before learning")
+    learning_starts: int = static(1_000, "env steps of uniform random actions before learning",
+                                  valid=NON_NEGATIVE)
     gradient_steps: int = static(1, "updates per env-step round (UTD ratio = this / num_envs)")
     log_interval: int = static(50, "env-step rounds per train step (metrics averaged)")
     n_step: int = static(1, "n of the n-step return")
@@ -63,12 +73,14 @@ class OffPolicyStatic(StaticConfig):
 class OffPolicyHparams(Hparams):
     """Traced hyperparameters every off-policy algorithm has."""
 
-    gamma: float = traced(0.99)
-    max_grad_norm: float = traced(10.0, "global-norm gradient clipping")
-    adam_eps: float = traced(1e-8)
-    per_alpha: float = traced(0.6, "priority exponent")
-    per_beta: float = traced(0.4, "importance-weight exponent at the start (annealed to 1)")
-    total_steps: float = traced(0.0, "env steps per seed (set by train; anneal horizon)")
+    gamma: float = traced(0.99, valid=UNIT)
+    max_grad_norm: float = traced(10.0, "global-norm gradient clipping", valid=POSITIVE)
+    adam_eps: float = traced(1e-8, valid=POSITIVE)
+    per_alpha: float = traced(0.6, "priority exponent", valid=UNIT)
+    per_beta: float = traced(0.4, "importance-weight exponent at the start (annealed to 1)",
+                             valid=UNIT)
+    total_steps: float = traced(0.0, "env steps per seed (set by train; anneal horizon)",
+                                valid=NON_NEGATIVE)
 
 
 #: ``action_noise`` values of the continuous-action learners (DDPG, TD3, SAC)

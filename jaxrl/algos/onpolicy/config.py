@@ -9,7 +9,18 @@ import dataclasses
 from flax import struct
 
 from jaxrl import diagnostics as diag
-from jaxrl.config import ConfigError, Hparams, StaticConfig, static, traced
+from jaxrl.config import (
+    ANY,
+    NON_NEGATIVE,
+    POSITIVE,
+    UNIT,
+    UNIT_NO_ZERO,
+    ConfigError,
+    Hparams,
+    StaticConfig,
+    static,
+    traced,
+)
 from jaxrl.networks import check_network_fields
 from jaxrl.recurrent import RNNS
 
@@ -25,7 +36,7 @@ class OnPolicyStatic(StaticConfig):
                         " (auto: by observation shape; a conv torso ends in its own dense layer"
                         " and replaces hidden)")
     activation: str = static("tanh")
-    init_log_std: float = static(0.0, "initial log-std of Gaussian policies")
+    init_log_std: float = static(0.0, "initial log-std of Gaussian policies", valid=ANY)
     normalize_obs: bool = static(True, "running mean/var observation normalization")
     normalize_reward: bool = static(False, "scale rewards by the running std of returns")
     popart: bool = static(False, "PopArt: the value head learns targets normalized by running "
@@ -63,12 +74,14 @@ class OnPolicyStatic(StaticConfig):
 class OnPolicyHparams(Hparams):
     """Traced hyperparameters every on-policy algorithm has."""
 
-    gamma: float = traced(0.99)
-    gae_lambda: float = traced(0.95)
-    max_grad_norm: float = traced(0.5, "global-norm gradient clipping")
-    adam_eps: float = traced(1e-5, "Adam epsilon (added outside the square root)")
-    total_steps: float = traced(0.0, "env steps per seed; the LR anneal horizon (set by train)")
-    popart_beta: float = traced(0.03, "PopArt: step of the target statistics per update")
+    gamma: float = traced(0.99, valid=UNIT)
+    gae_lambda: float = traced(0.95, valid=UNIT)
+    max_grad_norm: float = traced(0.5, "global-norm gradient clipping", valid=POSITIVE)
+    adam_eps: float = traced(1e-5, "Adam epsilon (added outside the square root)", valid=POSITIVE)
+    total_steps: float = traced(0.0, "env steps per seed; the LR anneal horizon (set by train)",
+                                valid=NON_NEGATIVE)
+    popart_beta: float = traced(0.03, "PopArt: step of the target statistics per update",
+                                valid=UNIT_NO_ZERO)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,4 +108,5 @@ class SeparateValueStatic(OnPolicyStatic):
 class SeparateValueHparams(OnPolicyHparams):
     """Traced hyperparameters of VPG and TRPO (the value regression's own learning rate)."""
 
-    vf_learning_rate: float = traced(1e-3, "Adam learning rate of the value regression")
+    vf_learning_rate: float = traced(1e-3, "Adam learning rate of the value regression",
+                                     valid=POSITIVE)
