@@ -51,11 +51,11 @@ import tarfile
 import time
 from pathlib import Path
 
-from jaxrl.throughput import load_ladder, run_rungs, write_figure, write_report
-from jaxrl.throughput.ladder import RESULTS_FILE, Rung, load_results, measure_rung
-from jaxrl.throughput.point import PROFILE_VAR
-from jaxrl.throughput.report import whole_run_rate
-from jaxrl.throughput.workloads import Workload
+from jaxrl.studies.throughput import load_ladder, run_rungs, write_figure, write_report
+from jaxrl.studies.throughput.ladder import RESULTS_FILE, Rung, load_results, measure_rung
+from jaxrl.studies.throughput.point import PROFILE_VAR
+from jaxrl.studies.throughput.report import whole_run_rate
+from jaxrl.studies.throughput.workloads import Workload
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = Path("benchmarks") / "throughput-gpu"

@@ -3,7 +3,7 @@
     python experiments/ray_head_rss.py [--groups 50 200] [--cpus 2] [--out benchmarks/ray-head-rss]
 
 For each group count N, a fresh process runs what ``jaxrl sweep ... --backend ray
---configs-per-group 1`` runs (`jaxrl.sweeps.sweep` with ``keep_results=False``) on a local Ray
+--configs-per-group 1`` runs (`jaxrl.studies.sweep.runner.sweep` with ``keep_results=False``) on a local Ray
 instance of ``--cpus`` CPUs: PPO CartPole, N learning rates, one config per group, one seed,
 one update of 4 envs x 16 steps per group, one evaluation episode; every group recorded in a
 fresh run store as its task ends. A thread samples the head's resident set (VmRSS) every
@@ -46,7 +46,7 @@ def one(groups: int, cpus: int) -> dict:
     """Run one sweep of ``groups`` groups in this process; its memory figures."""
     import ray
 
-    from jaxrl.sweeps import sweep
+    from jaxrl.studies.sweep.runner import sweep
 
     store = Path(tempfile.mkdtemp(prefix="ray-head-rss-"))
     samples, stop = [], threading.Event()

@@ -1,4 +1,4 @@
-"""The coverage study behind `jaxrl.verdicts`: how candidate intervals of the mean cover it, and
+"""The coverage study behind `jaxrl.studies.verdicts`: how candidate intervals of the mean cover it, and
 how often each verdict rule calls a side, on synthetic seeds shaped like RL returns.
 
     python experiments/verdict_study.py --out benchmarks/verdict-study
@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxrl import stats, verdicts
+from jaxrl import stats
+from jaxrl.studies import verdicts
 
 
 def mixture(fail_share: float):

@@ -9,13 +9,12 @@ from collections.abc import Callable
 
 import jax
 
-from envs.core import frames_per_step
 from jaxrl.algos import acting
 from jaxrl.config import ConfigError
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.members import seed_keys
 from jaxrl.engine.programs import act_program
-from jaxrl.engine.recorded import resume_group, run_recorded
+from jaxrl.engine.recorded import new_group_runs, resume_group, run_recorded
 from jaxrl.engine.spec import plan_memory, resolve, resolve_group, single_spec
 from jaxrl.runs.demos import load_demos, with_demos_found
 from jaxrl.runs.run_lock import held
@@ -75,10 +74,7 @@ def train(
     run_store.ensure_writable(first_chunks_bytes(1, spec.seeds, spec.max_chunk_updates))
     resolved = resolve_group(spec)
     plan_memory(spec, resolved)  # refuse before a run is recorded
-    run = run_store.new_run(resolved.algorithm.name, env, resolved.config.to_dict(), seeds,
-                            total_steps, command, frames_per_step=frames_per_step(resolved.env))
-    run.meta.update(extra)
-    run.set_group(spec, [run.run_id], run.folder / "checkpoints" if spec.checkpoint_every else None)
+    run, = new_group_runs(run_store, spec, resolved, command, [extra])
     lock = held(run.folder, run.run_id) if spec.checkpoint_every else contextlib.nullcontext()
     with lock:  # a checkpointed run: no `resume` of it while it trains
         return run_recorded(spec, resolved, [run], progress=progress, on_chunk=on_chunk)[0]

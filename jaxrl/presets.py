@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from jaxrl import named_yaml
+from jaxrl.repo_data import PRESETS_DIR
 
 __all__ = ["PRESETS_DIR", "PresetError", "entry_config", "is_name", "load", "names",
            "preset_path"]
 
-PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
 _NAME = re.compile(r"^[a-z0-9_]+/[a-z0-9_.-]+$")
 
 
@@ -75,7 +75,7 @@ def load(name: str) -> dict[str, Any]:
 def entry_config(entry: dict) -> dict[str, Any]:
     """A benchmark suite entry's config keys as it runs them: its ``preset``'s keys (if it
     names one), then its ``config`` overrides on top. The one reading of an entry's config,
-    for the suite loader (`jaxrl.bench_suite`) and the reports' staleness check alike."""
+    for the suite loader (`jaxrl.studies.bench.suite`) and the reports' staleness check alike."""
     config = entry.get("config") or {}
     if entry.get("preset") is None:
         return dict(config)

@@ -57,7 +57,7 @@ def _imported_by(module: str) -> list[str]:
 
 
 @pytest.mark.parametrize("module", ["jaxrl.runs.store", "jaxrl.runs.report", "jaxrl.runs.query",
-                                    "jaxrl.runs.bench_report", "jaxrl.cli", "jaxrl.cli.store",
+                                    "jaxrl.studies.bench.report", "jaxrl.cli", "jaxrl.cli.store",
                                     "jaxrl.cli.listing"])
 def test_the_run_store_does_not_load_the_engine(module):
     loaded = _imported_by(module)
@@ -196,7 +196,7 @@ def test_the_import_graph_sees_imports_and_submodules():
     # from jaxrl.engine import programs
     assert "jaxrl.engine.programs" in graph["jaxrl.engine.loop"]
     assert "jaxrl.algos.ppo" in graph["jaxrl.algos"]  # from jaxrl.algos import (..., ppo)
-    assert "envs.core" in graph["jaxrl.api"]
+    assert "envs.core" in graph["jaxrl.engine.recorded"]  # from envs.core import ...
 
 
 @pytest.mark.parametrize("depth", [None, 2, 1], ids=["modules", "subpackages", "packages"])
@@ -206,3 +206,53 @@ def test_no_import_cycles(depth):
     graph = import_graph() if depth is None else collapse(import_graph(), depth)
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+# ---- what each wing may import ----------------------------------------------------------------
+
+#: wing -> the wings it must not import (at module level; by name prefix). The house, bottom up:
+#: envs; the algorithm layer (algos and the ops, networks, buffers under it); the engine; the
+#: run store (runs); trained results; the API; the studies wing (sweeps, benches, ladders);
+#: the CLI on top. docs/architecture.md draws it.
+WING_RULES: dict[str, tuple[str, ...]] = {
+    "envs": ("jaxrl",),
+    "jaxrl.ops": ("jaxrl.algos", "jaxrl.engine", "jaxrl.runs", "jaxrl.trained", "jaxrl.api",
+                  "jaxrl.studies", "jaxrl.cli"),
+    "jaxrl.algos": ("jaxrl.engine", "jaxrl.trained", "jaxrl.api", "jaxrl.studies", "jaxrl.cli"),
+    "jaxrl.runs": ("jaxrl.algos", "jaxrl.engine", "jaxrl.trained", "jaxrl.api", "jaxrl.studies",
+                   "jaxrl.cli"),
+    "jaxrl.engine": ("jaxrl.api", "jaxrl.studies", "jaxrl.cli"),
+    "jaxrl.trained": ("jaxrl.engine", "jaxrl.api", "jaxrl.studies", "jaxrl.cli"),
+    "jaxrl.api": ("jaxrl.studies", "jaxrl.cli"),
+    "jaxrl.studies": ("jaxrl.cli",),
+}
+
+
+def _in(module: str, wing: str) -> bool:
+    return module == wing or module.startswith(wing + ".")
+
+
+@pytest.mark.parametrize("wing", sorted(WING_RULES))
+def test_each_wing_imports_only_what_it_may(wing):
+    graph = import_graph()
+    found = sorted(f"{m} -> {t}" for m, targets in graph.items() if _in(m, wing)
+                   for t in targets for banned in WING_RULES[wing] if _in(t, banned))
+    assert not found, f"{wing} may not import {WING_RULES[wing]}: {found}"
+
+
+def test_the_studies_wing_is_imported_only_by_the_cli():
+    """Sweeps, benches and ladders sit on top: the engine, the store and the trained results
+    never reach up into them (the public ``jaxrl.sweep`` / ``jaxrl.bench`` load lazily)."""
+    graph = import_graph()
+    found = sorted(f"{m} -> {t}" for m, targets in graph.items()
+                   if not (_in(m, "jaxrl.studies") or _in(m, "jaxrl.cli"))
+                   for t in targets if _in(t, "jaxrl.studies"))
+    assert not found, found
+
+
+def test_repository_data_is_found_in_one_place():
+    """Only `jaxrl.repo_data` locates the checkout's data folders (presets, suites, ladders,
+    peers): no other module climbs from its own file to the repository."""
+    climbing = sorted(str(p.relative_to(ROOT)) for p in _modules()
+                      if ".parents[" in p.read_text() and p.name != "repo_data.py")
+    assert not climbing, climbing

@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--adaptive", dest="handler", action="store_const",
                     const=("training", "cmd_compare_adaptive"),
                     help="AdaStop: train more seeds of both runs, a batch at a time, until the "
-                         "comparison is decided or --max-batches is reached (jaxrl.adaptive)")
+                         "comparison is decided or --max-batches is reached (jaxrl.studies.adaptive)")
     cp.add_argument("--batch", type=int, default=5, help="--adaptive: seeds per side per batch")
     cp.add_argument("--max-batches", type=int, default=4, help="--adaptive: the cap (batches)")
     cp.add_argument("--alpha", type=float, default=0.05, help="--adaptive: family-wise error")

@@ -1,12 +1,12 @@
-"""``jaxrl ladder``: the throughput ladder (`jaxrl.throughput`), its report and figure."""
+"""``jaxrl ladder``: the throughput ladder (`jaxrl.studies.throughput`), its report and figure."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from jaxrl.output_paths import check_folder
-from jaxrl.throughput import load_ladder, run_ladder, select, write_figure, write_report
-from jaxrl.throughput.workloads import LadderError
+from jaxrl.studies.throughput import load_ladder, run_ladder, select, write_figure, write_report
+from jaxrl.studies.throughput.workloads import LadderError
 
 
 def cmd_ladder(args) -> int:

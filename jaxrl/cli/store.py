@@ -10,14 +10,15 @@ import numpy as np
 
 from jaxrl import stats
 from jaxrl.cli.common import UsageError, bench_view, check_writable, one_line_warnings, print_frame
-from jaxrl.runs import bench_report, query
+from jaxrl.runs import query
 from jaxrl.runs.demos import list_demos
 from jaxrl.runs.export import to_tensorboard, to_wandb
 from jaxrl.runs.plots import plot_runs
 from jaxrl.runs.runmeta import strict_json
 from jaxrl.runs.store import RunStore
-from jaxrl.runs.sweep_table import format_table, load_sweep
 from jaxrl.runs.text_table import clip_cells
+from jaxrl.studies.bench import report as bench_report
+from jaxrl.studies.sweep.table import format_table, load_sweep
 
 
 def _store(args) -> RunStore:

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxrl import adaptive
 from jaxrl.api import resume, train
-from jaxrl.benchmarks import bench
 from jaxrl.cli.common import (
     UsageError,
     bench_view,
@@ -25,9 +23,11 @@ from jaxrl.cli.common import (
 )
 from jaxrl.measures import MEASURES
 from jaxrl.output_paths import check_folder
-from jaxrl.probe import PROBE_STEPS, run_ladder
 from jaxrl.runs.store import RunStore
-from jaxrl.sweeps import format_table, parse_grid, parse_random, sweep
+from jaxrl.studies import adaptive
+from jaxrl.studies.bench.runner import bench
+from jaxrl.studies.probe import PROBE_STEPS, run_ladder
+from jaxrl.studies.sweep.runner import format_table, parse_grid, parse_random, sweep
 from jaxrl.trained.results import NonFiniteMetricError
 
 
@@ -176,7 +176,7 @@ def cmd_probe(args) -> int:
 
 def cmd_compare_adaptive(args) -> int:
     """`jaxrl compare RUN_A RUN_B --adaptive`: AdaStop over two stored runs, training more
-    seeds of each as the test asks (`jaxrl.adaptive`)."""
+    seeds of each as the test asks (`jaxrl.studies.adaptive`)."""
     store = RunStore(args.runs_dir)
     if args.measure not in MEASURES:
         raise UsageError(f"--measure must be one of {sorted(MEASURES)}, got {args.measure!r}")

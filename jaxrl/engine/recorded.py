@@ -8,6 +8,7 @@ import contextlib
 
 import numpy as np
 
+from envs.core import frames_per_step
 from jaxrl.engine.loop import GroupOutcome, run_group
 from jaxrl.engine.members import Members
 from jaxrl.engine.programs import act_program
@@ -69,6 +70,25 @@ def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: b
     if stop_on_non_finite and outcome.failures:
         raise NonFiniteMetricError(outcome.failures[0], results[0])
     return results
+
+
+def new_group_runs(store: RunStore, spec: GroupSpec, resolved: Resolved, command,
+                   metas: list[dict], checkpoints=None, **new_run) -> list:
+    """One new run in ``store`` per config of a resolved group (``metas``: each run's extra
+    ``run.json`` fields; ``new_run``: `RunStore.new_run`'s keywords, e.g. ``sweep_id``), each
+    recorded as a member of the group: its spec, its runs and its ``checkpoints`` folder (None:
+    the first run's own folder when the spec checkpoints, else none). The one way a train, a
+    sweep group or a bench entry creates its runs."""
+    runs = [store.new_run(resolved.algorithm.name, spec.env, config.to_dict(), spec.seeds,
+                          spec.total_steps, command,
+                          frames_per_step=frames_per_step(resolved.env), **new_run)
+            for config in resolved.configs]
+    if checkpoints is None and spec.checkpoint_every:
+        checkpoints = runs[0].folder / "checkpoints"
+    for run, meta in zip(runs, metas, strict=True):
+        run.meta.update(meta)
+        run.set_group(spec, [r.run_id for r in runs], checkpoints)
+    return runs
 
 
 def end_run(run, status: str, message: str) -> None:

@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from envs import families
+from jaxrl.repo_data import REPO
 from jaxrl.runs.files import (  # noqa: F401  (re-exported: the store's file helpers)
     StoreError,
     atomic_write_bytes,
@@ -99,7 +100,7 @@ def _now() -> str:
 
 def code_provenance() -> dict:
     """Git commit and dirty diff of the jaxrl checkout that is running (if it is one)."""
-    repo = Path(__file__).resolve().parents[2]
+    repo = REPO
 
     def git(*args: str) -> str:
         try:

@@ -137,7 +137,7 @@ def test_the_atari_presets_rmsprop_climbs_the_truncation_rung():
     applies an RMSProp state, not Adam's."""
     import optax
 
-    from jaxrl.probe import run_ladder
+    from jaxrl.studies.probe import run_ladder
 
     a = acer.default_config("atari:Pong")
     assert (a.optimizer, a.rmsprop_style, a.learning_rate) == ("rmsprop", "pytorch", 7e-4)

@@ -117,7 +117,7 @@ def test_rmsprop_is_torchs_rmsprop_with_momentum():
 def test_the_atari_presets_rmsprop_climbs_the_truncation_rung():
     """The Atari preset's optimizer (vel's RMSProp: lr 2.5e-4, alpha 0.95, momentum 0.95,
     eps 0.1) learns the value of a truncated episode on the probe ladder."""
-    from jaxrl.probe import run_ladder
+    from jaxrl.studies.probe import run_ladder
 
     d = dqn.default_config("atari:Pong")
     assert (d.optimizer, d.rmsprop_style, d.learning_rate) == ("rmsprop", "pytorch", 2.5e-4)

@@ -5,7 +5,7 @@ truncation rung. (`jaxrl probe ALGO` runs every rung; docs/measured.md has the m
 import pytest
 
 from envs.probes import PROBES
-from jaxrl.probe import run_ladder, supports
+from jaxrl.studies.probe import run_ladder, supports
 
 # On-policy: per-observation action choice, bootstrapping through truncation, continuous
 # actions, credit over several steps. Off-policy: discrete rungs for DQN, C51, QR-DQN and ACER

@@ -13,7 +13,7 @@ from jaxrl.config import ConfigError
 from jaxrl.engine import programs
 from jaxrl.runs.runmeta import process_identity
 from jaxrl.runs.store import StoreError
-from jaxrl.sweeps import (
+from jaxrl.studies.sweep.runner import (
     load_sweep,
     make_configs,
     parse_distribution,

@@ -8,9 +8,9 @@ import shutil
 import jax
 import numpy as np
 
-from jaxrl.backends import group_dir
-from jaxrl.backends.ray import stream_groups, task_env
 from jaxrl.engine.spec import group_spec
+from jaxrl.studies import group_dir
+from jaxrl.studies.ray import stream_groups, task_env
 
 SMALL = dict(num_envs=4, num_steps=16, hidden=(16, 16), update_epochs=2, num_minibatches=2)
 

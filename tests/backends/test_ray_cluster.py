@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from jaxrl import cli
-from jaxrl.backends import group_dir
-from jaxrl.runs.sweep_manifest import stored_runs
-from jaxrl.sweeps import sweep
+from jaxrl.studies import group_dir
+from jaxrl.studies.sweep.manifest import stored_runs
+from jaxrl.studies.sweep.runner import sweep
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")

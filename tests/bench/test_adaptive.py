@@ -1,4 +1,4 @@
-"""Seeds bought until a comparison is decided (`jaxrl.adaptive`): AdaStop as jaxrl drives it
+"""Seeds bought until a comparison is decided (`jaxrl.studies.adaptive`): AdaStop as jaxrl drives it
 gives the decisions of AdaStop's own tutorial on its own data, decides a clear difference at
 the first interim, and runs to its cap on two equal sides. No training (scores are given)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxrl import adaptive
+from jaxrl.studies import adaptive
 
 WALKER = json.loads((Path(__file__).parents[1] / "fixtures" / "adastop_walker.json").read_text())
 
@@ -121,7 +121,7 @@ def test_an_adaptive_entry_adds_batches_until_a_side_is_found_or_the_cap(monkeyp
 def test_the_sequential_level_is_stricter_than_one_look():
     """Seven of 8 seeds a little above: one look at 0.05 finds a side (p = 0.016 < 0.05);
     four planned looks at 0.0125 each do not."""
-    from jaxrl.runs.bench_judge import judge, sequential_level
+    from jaxrl.studies.bench.judge import judge, sequential_level
 
     values = [101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 99.5]
     row = {"per_seed": values, "reference": 100.0, "reference_budget": None, "run_id": "r",
@@ -137,8 +137,8 @@ def test_a_suite_entry_with_adaptive_seeds(tmp_path):
     (4 seeds can give no verdict), and its row takes every seed, curve included."""
     import yaml
 
-    from jaxrl import benchmarks as benchmod
-    from jaxrl.bench_suite import SuiteError, load_suite
+    from jaxrl.studies.bench import runner as benchmod
+    from jaxrl.studies.bench.suite import SuiteError, load_suite
 
     entry = {"algo": "ppo", "env": "CartPole-v1", "total_steps": 512,
              "config": {"num_envs": 4, "num_steps": 32}, "eval_episodes": 2,

@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 import pytest
 
-from jaxrl import benchmarks as benchmod
 from jaxrl.cli import main
 from jaxrl.engine import programs
-from jaxrl.runs import bench_report
 from jaxrl.runs.store import RunStore
+from jaxrl.studies.bench import report as bench_report
+from jaxrl.studies.bench import runner as benchmod
 
 TINY = """
 name: tiny
@@ -210,7 +210,7 @@ def test_a_preset_entry_runs_the_presets_keys_under_its_own_overrides(tmp_path):
     want = {**presets.load("trpo/baselines-mujoco"), "num_steps": 64}
     assert entry.config == want and want["hidden"] == [32, 32]
     # the reports' staleness check reads the entry's config the same way (no false "stale")
-    from jaxrl.runs import bench_judge
+    from jaxrl.studies.bench import judge as bench_judge
 
     assert bench_judge.suite_entries(None, str(path))["base"]["config"] == want
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxrl.runs import bench_figure
-from jaxrl.runs.bench_markdown import _fmt, markdown
+from jaxrl.studies.bench import figure as bench_figure
+from jaxrl.studies.bench.markdown import _fmt, markdown
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 REPORTS = sorted(p for p in BENCHMARKS.glob("**/results.json")

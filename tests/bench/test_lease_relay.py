@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxrl import benchmarks as benchmod
 from jaxrl.engine.checkpoint import complete_steps
 from jaxrl.runs.runmeta import process_identity
+from jaxrl.studies.bench import runner as benchmod
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = """

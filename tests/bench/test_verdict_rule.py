@@ -1,11 +1,12 @@
-"""The verdict rule (`jaxrl.verdicts`) on the cases that made it and on what the study
+"""The verdict rule (`jaxrl.studies.verdicts`) on the cases that made it and on what the study
 (`experiments/verdict_study.py`, `benchmarks/verdict-study/`) found, at a smaller scale:
 deterministic (fixed seeds), a few seconds."""
 
 import numpy as np
 import pytest
 
-from jaxrl import stats, verdicts
+from jaxrl import stats
+from jaxrl.studies import verdicts
 
 # TRPO inverted_pendulum in baselines' configuration (benchmarks/mujoco-cpu): six seeds at
 # 847-897, one at 927 and one that failed at 60, against baselines' 905.1

@@ -13,8 +13,9 @@ import pytest
 import yaml
 
 from jaxrl.cli import main
-from jaxrl.runs import bench_judge, bench_report
 from jaxrl.runs.store import RunStore
+from jaxrl.studies.bench import judge as bench_judge
+from jaxrl.studies.bench import report as bench_report
 
 ROOT = Path(__file__).resolve().parents[2]
 REF = {"value": 100.0, "measure": "final_eval", "source": "a test", "budget": 100_000}
@@ -173,7 +174,7 @@ def test_a_figure_from_a_tiny_synthetic_store(tmp_path):
     # their own dash styles, each line once in its panel's legend
     import matplotlib
 
-    from jaxrl.runs import bench_figure
+    from jaxrl.studies.bench import figure as bench_figure
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
     drawn = {}
@@ -203,7 +204,7 @@ def test_a_figure_from_a_tiny_synthetic_store(tmp_path):
 
 
 def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
-    from jaxrl.runs import bench_figure
+    from jaxrl.studies.bench import figure as bench_figure
     store, path = synthetic_store(tmp_path)
     bench_report.write(store, "synth-1", out=str(tmp_path / "out"))
     # the suite file changes after the runs: a budget and a reference budget
@@ -306,7 +307,7 @@ def test_the_atari_cpu_run_reports_banner_holds():
 def test_a_field_the_presets_gained_since_a_run_is_not_a_difference():
     """A config key added after a run (``asymmetric_critic``) is absent from its run.json: the
     run is judged on the keys it had."""
-    from jaxrl.runs.bench_judge import preset_reason
+    from jaxrl.studies.bench.judge import preset_reason
 
     preset = {k: v for k, v in __import__("yaml").safe_load(
         (ROOT / "presets" / "ppo" / "discrete.yaml").read_text()).items()}
@@ -322,7 +323,7 @@ def test_a_new_store_carries_the_rows_an_earlier_results_json_measured(tmp_path)
     """A bench resumed in a fresh store keeps what the lost store measured: rows the new store
     has not run come from the earlier results.json, named as carried, and drawn from the
     final values they kept (no empty panel, no band on final values)."""
-    from jaxrl.runs import bench_figure
+    from jaxrl.studies.bench import figure as bench_figure
     store, _ = synthetic_store(tmp_path)
     earlier = bench_report.results(store, "synth-1")
     for row in earlier["entries"]:

@@ -12,7 +12,7 @@ import pytest
 SCRIPT = r"""
 import json, jax, numpy as np
 from jaxrl.engine.members import member_sharding
-from jaxrl.sweeps import sweep
+from jaxrl.studies.sweep.runner import sweep
 small = dict(num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=(16, 16))
 s = sweep("ppo", seeds=2, total_steps=64 * 6, grid={"learning_rate": [1e-3, 3e-3, 1e-2]},
           store=False, progress=False, seed=3, eval_episodes=4, **small)

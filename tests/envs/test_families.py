@@ -29,7 +29,7 @@ def test_family_of_a_name(name, family):
 
 
 def test_the_bench_judge_sorts_names_as_the_registry_does():
-    from jaxrl.runs.bench_judge import _preset_families
+    from jaxrl.studies.bench.judge import _preset_families
 
     for name in ("gymnax:Breakout-MinAtar", "Breakout-MinAtar", "brax:hopper",
                  "playground:FingerSpin", "atari:Pong", "probe:value"):

@@ -604,8 +604,8 @@ def bench_run_json(run_id: str, entry, bench_id: str, seed: int) -> str:
 def test_two_benches_of_one_suite_train_each_entry_once(tmp_path, capsys, monkeypatch):
     """While another process trains an entry (holds its claim), a bench trains the other
     entries first, then waits, and skips the entry the other process finished."""
-    from jaxrl import benchmarks
-    from jaxrl.runs import bench_report
+    from jaxrl.studies.bench import report as bench_report
+    from jaxrl.studies.bench import runner as benchmarks
     from tests.bench.test_bench import TINY
 
     suite = tmp_path / "tiny.yaml"

@@ -18,13 +18,15 @@ import numpy as np
 import pytest
 
 import jaxrl
-from jaxrl import bench_suite, sweeps
 from jaxrl.cli import main
 from jaxrl.cli.common import UsageError, load_config_file
 from jaxrl.config import ConfigError
-from jaxrl.runs import bench_report, query, segments
+from jaxrl.runs import query, segments
 from jaxrl.runs.runmeta import validate_meta
 from jaxrl.runs.store import RunStore, StoreError
+from jaxrl.studies.bench import report as bench_report
+from jaxrl.studies.bench import suite as bench_suite
+from jaxrl.studies.sweep import runner as sweeps
 from tests.runs.test_store_reliability import CHUNK_ROWS, CHUNKS, write_run
 
 RUN = "20260101-000000-ppo-CartPole-v1-abc123"

@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from jaxrl import algos
-from jaxrl.throughput import LadderError, load_ladder, run_ladder, select
-from jaxrl.throughput.point import steady_rate
-from jaxrl.throughput.report import workload_table, write_figure, write_report
+from jaxrl.studies.throughput import LadderError, load_ladder, run_ladder, select
+from jaxrl.studies.throughput.point import steady_rate
+from jaxrl.studies.throughput.report import workload_table, write_figure, write_report
 
 TINY = """
 name: tiny
@@ -190,7 +190,7 @@ def test_a_plan_of_rungs_runs_in_order_and_leaves_what_a_deadline_cuts_to_the_ne
     call's deadline a rung is recorded `skipped`, which the next call measures and replaces."""
     import time
 
-    from jaxrl.throughput import run_rungs
+    from jaxrl.studies.throughput import run_rungs
 
     ladder = load_ladder(str(tiny))
     w = ladder.workloads[0]
@@ -211,7 +211,7 @@ def test_a_plan_of_rungs_runs_in_order_and_leaves_what_a_deadline_cuts_to_the_ne
         ("jaxrl", 64, "ok"), ("rejax", 64, "ok"), ("jaxrl", 1, "ok"), ("rejax", 1, "ok")]
     saved = json.loads((out / "results.json").read_text())["points"]
     assert saved == data["points"] and all(p["measured_at"] for p in saved)
-    from jaxrl.throughput.report import summary_table
+    from jaxrl.studies.throughput.report import summary_table
 
     summary = "\n".join(summary_table(data))  # whole-run rates: 100 vs 50, 10 vs 5
     assert "| ppo-tiny | 10 / 5, 2.00x | 100 / 50, 2.00x |" in summary
@@ -225,7 +225,7 @@ def test_a_plan_of_rungs_runs_in_order_and_leaves_what_a_deadline_cuts_to_the_ne
 def test_every_point_records_the_commit_that_measured_it(tiny, tmp_path, monkeypatch):
     """git's commit where the checkout has a .git; $JAXRL_COMMIT where the tree travelled
     without one (a GPU machine gets a copy of the working tree); None where neither says."""
-    from jaxrl.throughput import ladder as ladder_module
+    from jaxrl.studies.throughput import ladder as ladder_module
 
     ladder = load_ladder(str(tiny))
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,

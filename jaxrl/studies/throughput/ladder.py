@@ -3,7 +3,7 @@ beside it at the same counts, on the same device, in the same minutes.
 
     for each workload:
         for members in 1, 4, 16, 64, ... (ascending):
-            rung = a fresh process trains `members` members (`jaxrl.throughput.point`)
+            rung = a fresh process trains `members` members (`jaxrl.studies.throughput.point`)
             refused by the memory plan -> recorded as the top of the ladder; stop going up
             failed (out of memory, a crash) -> recorded with its one-line reason; stop
             with a peer: the peer's harness at the same count, right after; ratio = ours / its
@@ -17,7 +17,7 @@ members, steps per member and lib) and measures the rest, so a ladder cut short 
 limit goes on in the next call from its ``results.json`` alone. With a deadline, a rung that
 would run past it is recorded ``skipped`` (measured by the next run), and `run_rungs` measures
 a list of rungs in the order given (the GPU plan's order of value) instead of climbing.
-`jaxrl.throughput.report` writes the report and the figure from that file.
+`jaxrl.studies.throughput.report` writes the report and the figure from that file.
 """
 
 from __future__ import annotations
@@ -31,17 +31,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from jaxrl.repo_data import PEERS_DIR, REPO
 from jaxrl.runs.store import code_provenance
-from jaxrl.throughput.point import RESULT_PREFIX
-from jaxrl.throughput.workloads import Ladder, LadderError, Workload
+from jaxrl.studies.throughput.point import RESULT_PREFIX
+from jaxrl.studies.throughput.workloads import Ladder, LadderError, Workload
 
 __all__ = ["PEER_SCRIPTS", "Rung", "checkout_commit", "done_key", "run_ladder", "run_rungs"]
 
-REPO = Path(__file__).resolve().parents[2]
-PEER_SCRIPTS = {"rejax": REPO / "experiments" / "peers" / "rejax_point.py"}
+PEER_SCRIPTS = {"rejax": PEERS_DIR / "rejax_point.py"}
 """The harness that times each peer as it ships, one rung per call (its own venv's Python)."""
 RESULTS_FILE = "results.json"
-POINT_MAIN = "import sys; from jaxrl.throughput.point import main; sys.exit(main(sys.argv[1:]))"
+POINT_MAIN = "import sys; from jaxrl.studies.throughput.point import main; sys.exit(main(sys.argv[1:]))"
 """The child's program (``python -m`` would import the module twice: the package imports it)."""
 
 

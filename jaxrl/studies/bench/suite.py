@@ -1,6 +1,6 @@
 """Benchmark suite files: read, bounded (`jaxrl.named_yaml`: a regular file, its size, its
 aliases) and checked, every problem one `SuiteError` line naming the file and the entry.
-`jaxrl.benchmarks` runs them.
+`jaxrl.studies.bench.runner` runs them.
 
 A suite is YAML::
 
@@ -29,7 +29,7 @@ A suite is YAML::
 being the defaults) buys seeds until the entry's verdict against its reference is decided: the
 entry runs ``batch`` seeds, then another ``batch`` while no side is found, at most
 ``max_batches`` times, each look at ``alpha / max_batches`` (`bench_judge.sequential_verdict`;
-`jaxrl.adaptive.grow_entry`). It needs a reference.
+`jaxrl.studies.adaptive.grow_entry`). It needs a reference.
 
 Every number is finite and whole where it counts (``seeds: .inf`` or ``total_steps: 1e400`` is
 one line), the root ``seed`` and ``env_kwargs`` are checked as `jaxrl.train` checks them
@@ -47,9 +47,9 @@ from typing import Any
 from jaxrl import named_yaml, presets
 from jaxrl.config import ConfigError, check_run_args, shown
 from jaxrl.measures import MEASURES
-from jaxrl.runs.bench_judge import ADAPTIVE_DEFAULTS
+from jaxrl.repo_data import SUITES_DIR
+from jaxrl.studies.bench.judge import ADAPTIVE_DEFAULTS
 
-SUITES_DIR = Path(__file__).resolve().parents[1] / "experiments" / "benchmarks"
 _ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "preset", "reference", "name",
                "eval_episodes", "env_kwargs"}
 _REFERENCE_KEYS = {"value", "measure", "source", "budget", "note", "seeds"}

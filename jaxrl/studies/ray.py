@@ -2,7 +2,7 @@
 
 Each static group (one compiled program: its configs x seeds) becomes one task. The worker
 runs it unrecorded with the engine's chunk loop, checkpointing every chunk into the group's
-folder on storage the head can reach (`jaxrl.backends.group_dir`), so a task that Ray retries
+folder on storage the head can reach (`jaxrl.studies.group_dir`), so a task that Ray retries
 after losing its node continues from the newest checkpoint there. `stream_groups` yields each
 outcome (or the error that stopped its group) as soon as its task ends (``ray.wait``); the
 caller records it and lets it go, so the head holds one outcome at a time.
@@ -20,15 +20,16 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import jax
 import numpy as np
 
-from jaxrl.backends.group_dir import run_resumable
 from jaxrl.config import ConfigError
 from jaxrl.engine.spec import GroupSpec
+from jaxrl.studies import group_dir
+from jaxrl.studies.group_dir import run_resumable
 
 MAX_RETRIES = 3  # attempts after a lost worker or node (each resumes from its checkpoint)
 
@@ -143,3 +144,16 @@ def stream_groups(jobs: list[tuple[GroupSpec, Path]], address: str | None = None
                 outcome.state = from_host(*outcome.state)
                 yield index, outcome, None
             del done
+
+
+def record_as_they_end(jobs: list[tuple[GroupSpec, Path]], record: Callable[..., bool],
+                       ray: dict) -> None:
+    """Run ``jobs`` as Ray tasks (`stream_groups`, with the ``ray`` options) and record each as
+    it ends: ``record(job index, GroupOutcome or None, error line or None) -> bool``, True when
+    the group was recorded to its end; then its folder is released (its checkpoints and chunks
+    are not needed). Each outcome is dropped before the next arrives (its metrics and state can
+    be large). The one consumer of the stream, for sweeps and benches."""
+    for j, outcome, error in stream_groups(jobs, **ray):
+        if record(j, outcome, error):
+            group_dir.release(jobs[j][1])
+        del outcome

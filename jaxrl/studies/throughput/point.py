@@ -1,6 +1,6 @@
 """One rung of the throughput ladder, measured in a process of its own.
 
-    python -c 'import sys; from jaxrl.throughput.point import main; sys.exit(main(sys.argv[1:]))' \
+    python -c 'import sys; from jaxrl.studies.throughput.point import main; sys.exit(main(sys.argv[1:]))' \
         '{"workload": {...Workload fields...}, "members": 64}'
 
 prints one JSON line (`RESULT_PREFIX` then the object) and exits 0, whatever happened:
@@ -21,7 +21,7 @@ prints one JSON line (`RESULT_PREFIX` then the object) and exits 0, whatever hap
 
 A process per rung keeps each rung's peak memory its own, keeps a crash (an allocator failure
 on a GPU, the OOM killer on a CPU) from taking the ladder down, and gives every rung a fresh
-compile. The orchestrating process (`jaxrl.throughput.ladder`) never touches a device, so on a
+compile. The orchestrating process (`jaxrl.studies.throughput.ladder`) never touches a device, so on a
 GPU it holds no memory while a rung runs.
 """
 

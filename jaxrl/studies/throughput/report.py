@@ -162,7 +162,7 @@ def write_report(data: dict, out: Path, title: str = "Throughput ladder") -> Pat
     lines = [f"# {title}", "",
              f"Device: {_devices(data)}. {_provenance(data)}"
              f"Ladder file `{data.get('ladder_file', '?')}`; every "
-             "rung is a fresh process (`jaxrl.throughput.point`) that compiles afresh. "
+             "rung is a fresh process (`jaxrl.studies.throughput.point`) that compiles afresh. "
              "env-steps/s is over all members and the whole run of the rung's steps per member, "
              "compile apart, as the peer's harness times its train call (a replay fill counts "
              "on both sides); \"steady\" leaves jaxrl's warm-up chunks out (the first call; "

@@ -2,7 +2,7 @@
 reference's, its verdict, and whether its report still matches the suite file it came from.
 
 * A verdict (above / below / reference inside the interval / split / inconclusive) is
-  `jaxrl.verdicts.call`: the mean's 95% bootstrap-t interval bounded by the seeds' range and a
+  `jaxrl.studies.verdicts.call`: the mean's 95% bootstrap-t interval bounded by the seeds' range and a
   signed-rank test against the reference must agree, and seeds that split into a failing and
   a succeeding group are never "inside". Only with at least `MIN_SEEDS` (8) finite per-seed
   values; with fewer the row says "too few seeds for a verdict" and the report shows the
@@ -25,13 +25,14 @@ from pathlib import Path
 import numpy as np
 
 from envs import families
-from jaxrl import named_yaml, presets, stats, verdicts
+from jaxrl import named_yaml, presets, stats
+from jaxrl.repo_data import PRESETS_DIR, SUITES_DIR
+from jaxrl.studies import verdicts
 
 CONFIDENCE = 0.95
 BOOTSTRAP_REPS = 2000
 MIN_SEEDS = stats.MIN_SEEDS_FOR_VERDICT
 BUDGET_TOLERANCE = 0.05  # a budget within 5% of the reference's (whole updates) is the same
-SUITES_DIR = Path(__file__).resolve().parents[2] / "experiments" / "benchmarks"
 VERDICTS = ("reference inside CI", "above reference", "below reference", "split",
             "inconclusive")
 
@@ -73,7 +74,7 @@ ADAPTIVE_DEFAULTS = {"batch": 8, "max_batches": 4, "alpha": 0.05}
 def adaptive_plan(seeds) -> dict | None:
     """A suite entry's ``seeds`` as an adaptive plan (`ADAPTIVE_DEFAULTS` filled in: ``seeds:
     adaptive`` or ``{adaptive: {...}}``), None for a number of seeds. Unchecked: the suite
-    reader (`jaxrl.bench_suite`) checks it."""
+    reader (`jaxrl.studies.bench.suite`) checks it."""
     if seeds == "adaptive":
         return dict(ADAPTIVE_DEFAULTS)
     if isinstance(seeds, dict) and "adaptive" in seeds:
@@ -168,7 +169,7 @@ def suite_entries(suite: str | None, suite_path: str | None = None,
     """``{entry name: entry}`` of the suite file as it is today (by path, else by name under
     ``experiments/benchmarks/``; ``by_name``: the other way round, for a results file that
     may come from another machine), with the suite's defaults for seeds and evaluation
-    episodes filled in (as `jaxrl.bench_suite.load_suite` does); None if there is no readable
+    episodes filled in (as `jaxrl.studies.bench.suite.load_suite` does); None if there is no readable
     file."""
     path = _suite_file(suite, suite_path, by_name)
     if path is None:
@@ -213,7 +214,6 @@ def _same(a, b) -> bool:
     return normal(a) == normal(b)
 
 
-PRESETS_DIR = Path(__file__).resolve().parents[2] / "presets"
 def _preset_families(env: str) -> list[str]:
     """The preset families an env may belong to, judged from its name alone (no env is built,
     `envs.families.family_of`): classic control may be ``discrete`` or ``continuous``, which

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxrl import verdicts
 from jaxrl.measures import MEASURES
-from jaxrl.runs.bench_judge import MIN_SEEDS, VERDICTS, budget_text, ratio_text
 from jaxrl.runs.report import compile_text, frames_text
+from jaxrl.studies import verdicts
+from jaxrl.studies.bench.judge import MIN_SEEDS, VERDICTS, budget_text, ratio_text
 
 
 def _fmt(x, digits: int = 1) -> str:

@@ -25,10 +25,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jaxrl import verdicts
 from jaxrl.measures import per_seed
-from jaxrl.runs import bench_figure
-from jaxrl.runs.bench_judge import (
+from jaxrl.runs.store import (
+    RunStore,
+    StoreError,
+    atomic_write_text,
+    json_default,
+    valid_run_id,
+)
+from jaxrl.studies import verdicts
+from jaxrl.studies.bench import figure as bench_figure
+from jaxrl.studies.bench.judge import (
     BOOTSTRAP_REPS,
     CONFIDENCE,
     MIN_SEEDS,
@@ -41,14 +48,7 @@ from jaxrl.runs.bench_judge import (
     suite_entries,
     verdict,
 )
-from jaxrl.runs.bench_markdown import banner, markdown
-from jaxrl.runs.store import (
-    RunStore,
-    StoreError,
-    atomic_write_text,
-    json_default,
-    valid_run_id,
-)
+from jaxrl.studies.bench.markdown import banner, markdown
 
 __all__ = ["BOOTSTRAP_REPS", "CONFIDENCE", "MIN_SEEDS", "VERDICTS", "banner", "bench_dir",
            "bench_runs", "budget_share", "budget_text", "current_references", "entry_result",
@@ -158,7 +158,7 @@ def _wall_seconds(meta: dict) -> float | None:
 
 def added_runs(store: RunStore, run_id: str) -> list[dict]:
     """The finished runs that add seeds to run ``run_id`` (``adds_seeds_to``, written by
-    `jaxrl.adaptive`), oldest first."""
+    `jaxrl.studies.adaptive`), oldest first."""
     added = []
     for folder in store.run_dirs():
         try:

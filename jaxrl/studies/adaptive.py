@@ -30,8 +30,8 @@ import numpy as np
 from jaxrl.api import train
 from jaxrl.measures import per_seed
 from jaxrl.runs import query
-from jaxrl.runs.bench_judge import judge
-from jaxrl.runs.bench_report import added_runs
+from jaxrl.studies.bench.judge import judge
+from jaxrl.studies.bench.report import added_runs
 
 PERMUTATIONS = 10_000  # AdaStop's B: random permutations once the exact ones are too many
 SEED_STRIDE = 100_003  # root seeds of added batches: the first run's + k * this

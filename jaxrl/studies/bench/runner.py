@@ -7,9 +7,9 @@ references, each entry one recorded multi-seed run.
     for entry in entries:
         skip it if the store has a finished run of this bench id and entry
         train(algo, env, seeds, steps, meta={bench_id, bench_entry}, **overrides)
-    report  = jaxrl.runs.bench_report.build(bench id)   # IQM [95% CI] beside each reference
+    report  = jaxrl.studies.bench.report.build(bench id)   # IQM [95% CI] beside each reference
 
-A suite is YAML (`jaxrl.bench_suite`, where it is read and checked).
+A suite is YAML (`jaxrl.studies.bench.suite`, where it is read and checked).
 
 Each entry's request (algorithm, env, budget after ``--budget-scale``, seeds, root seed,
 overrides, evaluation episodes) has a key; a stored bench run with that key finishes the entry,
@@ -33,10 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from jaxrl import algos
-from jaxrl.adaptive import grow_entry
 from jaxrl.api import resume, train
-from jaxrl.bench_ray import run_entries
-from jaxrl.bench_suite import (  # noqa: F401  (re-exported: the suite file's types and reader)
+from jaxrl.config import ConfigError, check_run_args
+from jaxrl.engine import programs
+from jaxrl.engine.spec import resolve
+from jaxrl.runs.run_lock import claim, holder
+from jaxrl.runs.store import Run, RunStore
+from jaxrl.studies.adaptive import grow_entry
+from jaxrl.studies.bench import report as bench_report
+from jaxrl.studies.bench.remote import run_entries
+from jaxrl.studies.bench.suite import (  # noqa: F401  (re-exported: the suite file's types and reader)
     SUITES_DIR,
     Entry,
     Suite,
@@ -44,12 +50,6 @@ from jaxrl.bench_suite import (  # noqa: F401  (re-exported: the suite file's ty
     load_suite,
     suite_path,
 )
-from jaxrl.config import ConfigError, check_run_args
-from jaxrl.engine import programs
-from jaxrl.engine.spec import resolve
-from jaxrl.runs import bench_report
-from jaxrl.runs.run_lock import claim, holder
-from jaxrl.runs.store import Run, RunStore
 from jaxrl.trained.results import NonFiniteMetricError
 
 
@@ -118,7 +118,7 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     checkpointed, and a later call resumes an interrupted entry from its newest checkpoint
     instead of training it again (a killed process, a session that ran out of time).
 
-    ``backend="ray"``: every entry to run is a Ray task (`jaxrl.backends.ray`, ``address``,
+    ``backend="ray"``: every entry to run is a Ray task (`jaxrl.studies.ray`, ``address``,
     ``cpus_per_task``, ``gpus_per_task``), recorded as soon as it ends; its worker checkpoints
     every chunk into ``checkpoint_dir`` (default: the bench's folder of the run store), so a
     retried task, or the same bench run again, resumes the entry from there."""
@@ -232,7 +232,7 @@ def _train_claimed(store: RunStore, bid: str, spec: Suite, entry: Entry, *, wait
 def _grow_claimed(store: RunStore, bid: str, spec: Suite, entry: Entry, *, progress: bool,
                   ran: list) -> None:
     """An entry with ``seeds: adaptive`` whose first batch finished: add batches of seeds until
-    its verdict is decided or the cap (`jaxrl.adaptive.grow_entry`), holding its claim."""
+    its verdict is decided or the cap (`jaxrl.studies.adaptive.grow_entry`), holding its claim."""
     with claim(bench_report.claim_path(store, bid, entry_key(entry, spec.seed)), True):
         meta = bench_report.bench_runs(store, bid).get(entry.name)
         if not meta or meta.get("status") != "finished":

@@ -7,7 +7,7 @@
     a group that fails is recorded `failed` with its error; the others go on
 
 A group re-run by ``resume`` writes into the runs it had (reopened), so a sweep keeps one run
-per config. See `jaxrl.sweeps.sweep` for the request and `jaxrl.backends.ray` for the tasks.
+per config. See `jaxrl.studies.sweep.runner.sweep` for the request and `jaxrl.studies.ray` for the tasks.
 """
 
 from __future__ import annotations
@@ -20,15 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from envs.core import frames_per_step
-from jaxrl.backends import group_dir
-from jaxrl.backends.ray import stream_groups
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.programs import act_program
-from jaxrl.engine.recorded import end_run, run_recorded
-from jaxrl.runs import sweep_manifest
+from jaxrl.engine.recorded import end_run, new_group_runs, run_recorded
 from jaxrl.runs.run_lock import held
 from jaxrl.runs.store import Run, RunStore, StoreError
+from jaxrl.studies.ray import record_as_they_end
+from jaxrl.studies.sweep import manifest as sweep_manifest
 
 
 @dataclasses.dataclass
@@ -129,19 +127,19 @@ def run_recorded_groups(plan: Plan, root: Path, sweep_id: str, *, progress: bool
             record(g, None, None)
         return tally
     folders = {g: group_folder(root, checkpoint_root, sweep_id, g) for g in todo}
-    jobs = [(plan.specs[g], folders[g]) for g in todo]
-    for j, outcome, error in stream_groups(jobs, **ray):
+
+    def record_remote(j: int, outcome, error: str | None) -> bool:
         g = todo[j]
-        if error is not None:
-            runs, _ = group_runs(plan, g, root, sweep_id, stored, folders[g] / "checkpoints")
-            for run in runs:
-                end_run(run, "failed", error)
-            tally.add_failed(g, plan.groups[g], runs, error)
-            _say(progress, f"sweep {sweep_id}: {plan.describe(g)} FAILED: {error}")
-        else:
-            if record(g, outcome, folders[g] / "checkpoints"):  # recorded: drop its checkpoints
-                group_dir.release(folders[g])
-        del outcome
+        if error is None:
+            return record(g, outcome, folders[g] / "checkpoints")
+        runs, _ = group_runs(plan, g, root, sweep_id, stored, folders[g] / "checkpoints")
+        for run in runs:
+            end_run(run, "failed", error)
+        tally.add_failed(g, plan.groups[g], runs, error)
+        _say(progress, f"sweep {sweep_id}: {plan.describe(g)} FAILED: {error}")
+        return False
+
+    record_as_they_end([(plan.specs[g], folders[g]) for g in todo], record_remote, ray)
     return tally
 
 
@@ -202,15 +200,9 @@ def group_runs(plan: Plan, g: int, root: Path, sweep_id: str, stored: dict,
                 for chunk in (run.folder / "metrics").glob("chunk-*.parquet"):
                     chunk.unlink()
         return runs, restore
-    runs = [run_store.new_run(r.algorithm.name, spec.env, c.to_dict(), spec.seeds,
-                              spec.total_steps, plan.command, sweep_id=sweep_id,
-                              frames_per_step=frames_per_step(r.env)) for c in r.configs]
-    if checkpoints is None and spec.checkpoint_every:
-        checkpoints = runs[0].folder / "checkpoints"
-    for run, i in zip(runs, idx):
-        run.meta.update(sweep_params=plan.swept[i], sweep_index=i)
-        run.set_group(spec, [x.run_id for x in runs], checkpoints)
-    return runs, False
+    metas = [{"sweep_params": plan.swept[i], "sweep_index": i} for i in idx]
+    return new_group_runs(run_store, spec, r, plan.command, metas, checkpoints,
+                          sweep_id=sweep_id), False
 
 
 def _say(enabled: bool, text: str) -> None:

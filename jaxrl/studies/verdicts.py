@@ -136,4 +136,4 @@ def method(confidence: float = 0.95, reps: int = 2000, min_seeds: int = 8) -> st
             "it, \"inconclusive\" with the count of seeds under the reference where they "
             "disagree, \"split\" in place of \"inside\" where the seeds split into failing "
             "and succeeding groups; "
-            f"at least {min_seeds} seeds (jaxrl.verdicts, benchmarks/verdict-study)")
+            f"at least {min_seeds} seeds (jaxrl.studies.verdicts, benchmarks/verdict-study)")

@@ -22,14 +22,14 @@ import re
 import numpy as np
 import pandas as pd
 
-from jaxrl import sweep_groups
 from jaxrl.config import ConfigError
 from jaxrl.engine.spec import ENGINE_OPTIONS, group_spec, plan_memory, resolve_group
-from jaxrl.runs import sweep_manifest
 from jaxrl.runs.demos import with_demos_found
 from jaxrl.runs.files import stamped_id
 from jaxrl.runs.store import RunStore, first_chunks_bytes
-from jaxrl.runs.sweep_table import format_table, load_sweep, sweep_table  # noqa: F401
+from jaxrl.studies.sweep import groups as sweep_groups
+from jaxrl.studies.sweep import manifest as sweep_manifest
+from jaxrl.studies.sweep.table import format_table, load_sweep, sweep_table  # noqa: F401
 from jaxrl.trained.results import TrainResult
 
 DISTRIBUTIONS = ("loguniform", "uniform", "randint", "choice")

@@ -1,7 +1,7 @@
 """``jaxrl bench --backend ray``: each benchmark entry one Ray task, recorded as it ends.
 
     for each entry to run:  spec = the request `train` would make of it       # same run key
-    tasks (jaxrl.backends.ray.stream_groups), each checkpointing every chunk into
+    tasks (jaxrl.studies.ray.stream_groups), each checkpointing every chunk into
         <checkpoint root>/<bench id>/<entry key>/   (default: the bench's folder of the store)
     as each task ends: one recorded run (bench id, entry name), its folder's checkpoints dropped
 
@@ -14,14 +14,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from envs.core import frames_per_step
-from jaxrl.backends import group_dir
-from jaxrl.backends.ray import stream_groups
-from jaxrl.engine.recorded import end_run, run_recorded
+from jaxrl.engine.recorded import end_run, new_group_runs, run_recorded
 from jaxrl.engine.spec import resolve_group, single_spec
-from jaxrl.runs import bench_report
 from jaxrl.runs.demos import with_demos_found
 from jaxrl.runs.store import RunStore
+from jaxrl.studies.bench import report as bench_report
+from jaxrl.studies.ray import record_as_they_end
 
 
 def entry_folder(store: RunStore, checkpoint_root, bench_id: str, key: str) -> Path:
@@ -34,7 +32,7 @@ def entry_folder(store: RunStore, checkpoint_root, bench_id: str, key: str) -> P
 def run_entries(entries: list, keys: list[str], seed: int, store: RunStore, bench_id: str,
                 command: list, *, progress: bool, checkpoint_root,
                 ray: dict) -> tuple[list[str], dict[str, str]]:
-    """Run ``entries`` (`jaxrl.bench_suite.Entry`, with their request ``keys``) on Ray,
+    """Run ``entries`` (`jaxrl.studies.bench.suite.Entry`, with their request ``keys``) on Ray,
     recording each as it ends. Returns the names that finished and ``{name: message}`` of
     those that failed."""
     specs = [single_spec(e.algo, e.env, e.seeds, e.total_steps, seed=seed,
@@ -42,7 +40,8 @@ def run_entries(entries: list, keys: list[str], seed: int, store: RunStore, benc
                          **with_demos_found(e.config, str(store.root))) for e in entries]
     folders = [entry_folder(store, checkpoint_root, bench_id, key) for key in keys]
     ran, failed = [], {}
-    for j, outcome, error in stream_groups(list(zip(specs, folders)), **ray):
+
+    def record(j: int, outcome, error: str | None) -> bool:
         error = record_entry(entries[j], specs[j], folders[j], outcome, error, store, bench_id,
                              command)
         if error is None:
@@ -52,7 +51,9 @@ def run_entries(entries: list, keys: list[str], seed: int, store: RunStore, benc
         if progress:
             print(f"bench {bench_id}: {entries[j].name} " + (
                 "recorded" if error is None else f"FAILED: {error}"), file=sys.stderr, flush=True)
-        del outcome
+        return error is None
+
+    record_as_they_end(list(zip(specs, folders, strict=True)), record, ray)
     return ran, failed
 
 
@@ -62,11 +63,9 @@ def record_entry(entry, spec, folder: Path, outcome, error: str | None, store: R
     folder's checkpoints released), or ``error`` recorded as its failure. Returns the failure
     message, or None when the entry finished."""
     resolved = resolve_group(spec)
-    run = store.new_run(resolved.algorithm.name, entry.env, resolved.config.to_dict(),
-                        spec.seeds, spec.total_steps, command,
-                        frames_per_step=frames_per_step(resolved.env))
-    run.meta.update(bench_id=bench_id, bench_entry=entry.name)
-    run.set_group(spec, [run.run_id], folder / "checkpoints")
+    run, = new_group_runs(store, spec, resolved, command,
+                          [{"bench_id": bench_id, "bench_entry": entry.name}],
+                          folder / "checkpoints")
     if error is not None:
         end_run(run, "failed", error)
         return error
@@ -76,5 +75,4 @@ def record_entry(entry, spec, folder: Path, outcome, error: str | None, store: R
                      outcome=outcome)
     except Exception as err:  # recorded failed by run_recorded; the other entries go on
         return f"{type(err).__name__}: {err}".splitlines()[0]
-    group_dir.release(folder)  # recorded: its checkpoints and chunks are not needed
     return run.meta["message"] if run.meta["status"] == "failed" else None

@@ -25,9 +25,9 @@ import pandas as pd
 
 from jaxrl import stats
 from jaxrl.measures import LAST_EPISODES, last_episodes_mean
-from jaxrl.runs.bench_markdown import _fmt
 from jaxrl.runs.plots import curve_band
 from jaxrl.runs.store import RunStore, valid_run_id
+from jaxrl.studies.bench.markdown import _fmt
 
 CURVE_POINTS = 120  # a stored curve keeps at most this many steps, always the last
 MIN_BAND_SEEDS = 3  # fewer seeds get their IQM line alone: no band called a CI

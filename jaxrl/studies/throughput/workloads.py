@@ -33,11 +33,11 @@ from typing import Any
 
 from jaxrl import named_yaml
 from jaxrl.config import ConfigError
+from jaxrl.repo_data import LADDERS_DIR
 
 __all__ = ["LADDERS_DIR", "MEMBER_COUNTS", "Anchor", "Ladder", "LadderError", "Workload",
            "load_ladder", "select"]
 
-LADDERS_DIR = Path(__file__).resolve().parents[2] / "experiments" / "ladders"
 MEMBER_COUNTS = (1, 4, 16, 64, 256, 1024, 2048, 4096, 8192)
 _WORKLOAD_KEYS = {"name", "algo", "env", "steps_per_member", "max_chunk_updates",
                   "warmup_chunks", "config", "env_kwargs", "source", "peer", "anchors"}
