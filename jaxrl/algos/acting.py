@@ -29,36 +29,33 @@ import numpy as np
 
 from envs.core import wrapped_attr
 from envs.spaces import Space
-from jaxrl.config import ConfigError
+from jaxrl.config import ConfigError, StaticConfig
 from jaxrl.networks import to_env_action
 from jaxrl.ops import RunningMeanStd, popart
 
 
-class PolicyStatic(Protocol):
-    """The static fields that acting with an `ActorCritic` reads (`make_network`, `make_policy`,
-    ...): `onpolicy.OnPolicyStatic`'s, and those of algorithms that train the same policy another
-    way (BC)."""
+class PolicyStatic(StaticConfig):
+    """The base of the configs whose agent is an `ActorCritic` (`onpolicy.OnPolicyStatic`, and
+    BC, which trains the same policy another way): the static fields acting with it reads
+    (`onpolicy.make_network`, `onpolicy.make_policy`). Each subclass declares the annotated
+    fields below as its own dataclass fields (their order and docs are its own); the switches
+    with a value here are off for a subclass that does not declare them (BC: no shared torso,
+    no recurrent core, no PopArt, no asymmetric critic)."""
+
+    hidden: tuple[int, ...]
+    torso: str
+    activation: str
+    init_log_std: float
+    normalize_obs: bool
+    shared_network = False
+    rnn = "none"
+    rnn_size = 0
+    popart = False
+    asymmetric_critic = False
 
     @property
-    def hidden(self) -> tuple[int, ...]: ...
-    @property
-    def torso(self) -> str: ...
-    @property
-    def activation(self) -> str: ...
-    @property
-    def init_log_std(self) -> float: ...
-    @property
-    def shared_network(self) -> bool: ...
-    @property
-    def rnn(self) -> str: ...
-    @property
-    def rnn_size(self) -> int: ...
-    @property
-    def recurrent(self) -> bool: ...
-    @property
-    def normalize_obs(self) -> bool: ...
-    @property
-    def popart(self) -> bool: ...
+    def recurrent(self) -> bool:
+        return self.rnn != "none"
 
 
 class PolicyState(Protocol):
@@ -86,6 +83,7 @@ class Policy:
     step: Callable[..., tuple[Any, jax.Array]]  # (state, memory, obs, key, det) -> (memory, a)
     mode: Mode  # (state, obs) -> deterministic agent action
     value: Value  # (state, obs [K, *obs_shape]) -> [K]
+    recurrent: bool = False  # carries memory from step to step
 
     def act(self, state, obs: jax.Array, key: jax.Array, deterministic: bool = True
             ) -> jax.Array:
@@ -117,20 +115,19 @@ def jitted(policy: Policy) -> Policy:
     return dataclasses.replace(policy, step=jax.jit(policy.step, static_argnums=4))
 
 
-def act_with(policy: Policy, config, state, obs, key, seed: int, deterministic: bool, memory,
+def act_with(policy: Policy, state, obs, key, seed: int, deterministic: bool, memory,
              obs_shape: tuple | None = None):
     """One seed's action at raw env observations ``obs [..., *obs_shape]`` (an array or any
     array-like: a list, a NumPy array; `observations`), the rule behind ``TrainResult.act``
     and ``StoredPolicy.act``: ``policy`` (a jitted `Policy`) at ``state`` (that seed's).
-    Stochastic actions (``deterministic=False``) need a ``key``. A recurrent policy
-    (``config.rnn``) returns ``(action, memory)``: pass the memory back with the next
+    Stochastic actions (``deterministic=False``) need a ``key``. A recurrent policy returns ``(action, memory)``: pass the memory back with the next
     observation of the same episodes (None starts them, for ``[N, *obs_shape]`` observations)."""
     obs = observations(obs, obs_shape)
     if key is None:
         if not deterministic:
             raise ValueError("act(deterministic=False) needs a PRNG key")
         key = _unused_key(seed)  # the deterministic policy reads none
-    if getattr(config, "rnn", "none") == "none":
+    if not policy.recurrent:
         return policy.step(state, (), obs, key, deterministic)[1]
     if memory is None:
         memory = policy.initial(obs.shape[0])

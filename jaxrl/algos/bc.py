@@ -27,7 +27,7 @@ from flax import struct
 from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
 from jaxrl import memory
-from jaxrl.algos import imitation, onpolicy
+from jaxrl.algos import acting, imitation, onpolicy
 from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import (
@@ -36,7 +36,6 @@ from jaxrl.config import (
     POSITIVE,
     AlgoConfig,
     Hparams,
-    StaticConfig,
     static,
     traced,
 )
@@ -52,8 +51,9 @@ from jaxrl.rollout import obs_dim
 
 
 @dataclasses.dataclass(frozen=True)
-class BCStatic(StaticConfig):
-    """BC's static fields: the demonstrations, the batch, the policy network."""
+class BCStatic(acting.PolicyStatic):
+    """BC's static fields: the demonstrations, the batch, the policy network (the on-policy
+    network's other switches keep `acting.PolicyStatic`'s values: off)."""
 
     demos: str = static("", imitation.DEMOS_DOC)
     batch_size: int = static(256, "expert steps per update")
@@ -63,13 +63,6 @@ class BCStatic(StaticConfig):
     init_log_std: float = static(0.0, "initial log-std of Gaussian policies", valid=ANY)
     normalize_obs: bool = static(True, "standardize observations by the expert's statistics")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
-
-    # the on-policy network's other options (`acting.PolicyStatic`), fixed for BC
-    shared_network = False
-    rnn = "none"
-    rnn_size = 0
-    recurrent = False
-    popart = False
 
     @property
     def steps_per_update(self) -> int:

@@ -51,7 +51,6 @@ from jaxrl.config import (
     AlgoConfig,
     ConfigError,
     Hparams,
-    StaticConfig,
     static,
     traced,
 )
@@ -65,7 +64,7 @@ OPTIMIZERS = ("radam", "adam")
 
 
 @dataclasses.dataclass(frozen=True)
-class PQNStatic(StaticConfig):
+class PQNStatic(onpolicy.RolloutStatic):
     """PQN's static fields (shapes, loop counts, flags)."""
 
     num_envs: int = static(128, "parallel envs per seed")
@@ -84,10 +83,6 @@ class PQNStatic(StaticConfig):
                                   " recomputed (0: none, the paper's default)", valid=NON_NEGATIVE)
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
-
-    @property
-    def steps_per_update(self) -> int:
-        return self.num_envs * self.num_steps
 
     @property
     def minibatches_per_pass(self) -> int:
@@ -293,12 +288,11 @@ def train_step(state: PQNState, static: PQNStatic, env, env_params):
 def memory_model(config: PQNStatic, state: PQNState, obs_bytes: int, action_bytes: int
                  ) -> memory.Footprint:
     """PQN's memory model (`jaxrl.memory`): the kept rollouts are its replay, and an update
-    works on ``replay_rollouts + 1`` rollouts, so the on-policy working set
-    (`onpolicy.memory_model` of one rollout) is counted that many times over."""
-    # the on-policy model reads only num_envs, num_steps, num_minibatches, params, opt_state
-    one = onpolicy.memory_model(cast(Any, config), cast(Any, state), obs_bytes, action_bytes)
+    works on ``replay_rollouts + 1`` rollouts, so the on-policy working set of one rollout
+    (`onpolicy.working_set`) is counted that many times over."""
+    one = onpolicy.working_set(config, state.params, state.opt_state, obs_bytes, action_bytes)
     return memory.Footprint(replay_bytes=memory.tree_bytes(state.replay),
-                            working_bytes=(config.replay_rollouts + 1) * one.working_bytes)
+                            working_bytes=(config.replay_rollouts + 1) * one)
 
 
 explore = q_learner.make_explore(q_values)

@@ -106,12 +106,12 @@ class StoredPolicy:
         """Write seed ``seed``'s deterministic policy to ``path`` as a serialized JAX program
         that runs without jaxrl (`jaxrl.trained.serving.export_policy`). Returns the path."""
         space = self.env.observation_space(self.env_params)
-        return serving.export_policy(self.policy, self.config, self.seed_state(seed),
+        return serving.export_policy(self.policy, self.seed_state(seed),
                                      tuple(space.shape), space.dtype, path, platforms)
 
     def act(self, obs, key=None, seed: int = 0, deterministic: bool = True, memory=None):
         """As `jaxrl.trained.results.TrainResult.act`."""
-        return acting.act_with(self.policy, self.config, self.seed_state(seed), obs, key, seed,
+        return acting.act_with(self.policy, self.seed_state(seed), obs, key, seed,
                                deterministic, memory,
                                self.env.observation_space(self.env_params).shape)
 

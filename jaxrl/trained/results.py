@@ -58,7 +58,7 @@ class TrainResult:
         state = cached_seed(self._seed_states, self.state, seed)
         shape = None if self._acting_env is None else \
             self._acting_env[0].observation_space(self._acting_env[1]).shape
-        return acting.act_with(self._act, self.config, state, obs, key, seed, deterministic,
+        return acting.act_with(self._act, state, obs, key, seed, deterministic,
                                memory, shape)
 
     def export_policy(self, path, seed: int = 0, platforms: tuple[str, ...] = ("cpu", "cuda")):

@@ -28,13 +28,13 @@ from jaxrl.algos import acting
 from jaxrl.runs.files import atomic_write_bytes
 
 
-def export_policy(policy: acting.Policy, config: Any, state: Any, obs_shape: tuple,
+def export_policy(policy: acting.Policy, state: Any, obs_shape: tuple,
                   obs_dtype: Any, path: str | Path, platforms: tuple[str, ...] = ("cpu", "cuda")
                   ) -> Path:
     """Serialize ``policy`` (an `acting.Policy`) at one seed's acting ``state`` for observations
     ``[b, *obs_shape]`` of ``obs_dtype`` to ``path``, runnable on each of ``platforms``.
     Returns the path. `ValueError` (one line) for a recurrent policy."""
-    if getattr(config, "rnn", "none") != "none":
+    if policy.recurrent:
         raise ValueError("a recurrent policy carries memory between calls; export_policy "
                          "serves feed-forward policies only")
     key = jax.random.key(0)  # read by no deterministic policy

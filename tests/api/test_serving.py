@@ -60,11 +60,8 @@ def test_the_exported_policy_runs_without_jaxrl(result, tmp_path):
 
 
 def test_a_recurrent_policy_is_not_exported(result, tmp_path):
-    import types
-
     from jaxrl.trained import serving
 
-    config = types.SimpleNamespace(rnn="gru")
+    recurrent = acting.Policy(lambda n: (), None, None, None, recurrent=True)
     with pytest.raises(ValueError, match="recurrent policy"):
-        serving.export_policy(acting.Policy(lambda n: (), None, None, None), config, None, (3,),
-                              np.float32, tmp_path / "x")
+        serving.export_policy(recurrent, None, (3,), np.float32, tmp_path / "x")

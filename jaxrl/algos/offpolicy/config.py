@@ -50,6 +50,7 @@ class OffPolicyStatic(StaticConfig):
     her_k: int = static(4, "HER relabels per real transition: a 1 - 1/(1 + k) share of "
                         "sampled transitions gets a hindsight goal")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
+    action_noise = "white"  # a fresh draw each step; a field of `ActorCriticStatic`
 
     @property
     def steps_per_update(self) -> int:
@@ -90,7 +91,7 @@ ACTION_NOISES = ("white", "ou")
 def correlated_noise(static) -> bool:
     """Whether exploration draws its noise from the state's OU processes (``action_noise="ou"``,
     `jaxrl.ops.noise`) rather than independently each step."""
-    return getattr(static, "action_noise", "white") == "ou"
+    return static.action_noise == "ou"
 
 
 def check_action_noise(value: str) -> None:

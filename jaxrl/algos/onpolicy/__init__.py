@@ -39,10 +39,11 @@ from jaxrl.algos.onpolicy.collect import (
 from jaxrl.algos.onpolicy.config import (
     OnPolicyHparams,
     OnPolicyStatic,
+    RolloutStatic,
     SeparateValueHparams,
     SeparateValueStatic,
 )
-from jaxrl.algos.onpolicy.footprint import memory_model
+from jaxrl.algos.onpolicy.footprint import memory_model, working_set
 from jaxrl.algos.onpolicy.kit import algorithm
 from jaxrl.algos.onpolicy.policy import make_policy
 from jaxrl.algos.onpolicy.sgd import (
@@ -58,7 +59,6 @@ from jaxrl.algos.onpolicy.state import (
     ParamGroups,
     Progress,
     RewardScaler,
-    RolloutSwitches,
     Updated,
     action_mask_size,
     initial_memory,
@@ -82,7 +82,7 @@ __all__ = [
     "ParamGroups",
     "Progress",
     "RewardScaler",
-    "RolloutSwitches",
+    "RolloutStatic",
     "SeparateValueHparams",
     "SeparateValueStatic",
     "Updated",
@@ -122,4 +122,5 @@ __all__ = [
     "value_heads",
     "value_of_head",
     "with_param_group",
+    "working_set",
 ]

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxrl.algos.acting import PolicyState, PolicyStatic
-from jaxrl.algos.onpolicy.config import OnPolicyStatic
-from jaxrl.algos.onpolicy.state import OnPolicyState, RewardScaler, RolloutSwitches
+from jaxrl.algos.onpolicy.config import OnPolicyStatic, RolloutStatic
+from jaxrl.algos.onpolicy.state import OnPolicyState, RewardScaler
 from jaxrl.ops import (
     normalize,
     running_stats_update,
@@ -75,7 +75,7 @@ def scale_rewards(scaler: RewardScaler, rewards: jax.Array, static: OnPolicyStat
     return rewards / jnp.sqrt(scaler.stats.var + 1e-8)
 
 
-def loss_flags(traj, static: RolloutSwitches) -> tuple[jax.Array, jax.Array]:
+def loss_flags(traj, static: RolloutStatic) -> tuple[jax.Array, jax.Array]:
     """``(terminated, truncated)`` as the loss sees them. ``bootstrap_truncation=False`` is the
     classic bug (time limit treated as termination), kept as a switch to measure it."""
     if static.bootstrap_truncation:

@@ -9,6 +9,7 @@ import dataclasses
 from flax import struct
 
 from jaxrl import diagnostics as diag
+from jaxrl.algos.acting import PolicyStatic
 from jaxrl.config import (
     ANY,
     NON_NEGATIVE,
@@ -25,8 +26,27 @@ from jaxrl.networks import check_network_fields
 from jaxrl.recurrent import RNNS
 
 
+class RolloutStatic(StaticConfig):
+    """The base of the configs that learn from rollouts of ``num_envs`` envs x ``num_steps``
+    steps (`OnPolicyStatic`, PQN's): the fields the rollout, the batch's loss flags, the
+    annealing and the memory model read. Each subclass declares the annotated fields as its own
+    dataclass fields (their defaults differ: PQN runs 128 envs of 32 steps); ``num_minibatches``
+    is 1 for one that does not declare it (full-batch steps)."""
+
+    num_envs: int
+    num_steps: int
+    anneal_lr: bool
+    bootstrap_truncation: bool
+    verbosity: str
+    num_minibatches = 1
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.num_envs * self.num_steps
+
+
 @dataclasses.dataclass(frozen=True)
-class OnPolicyStatic(StaticConfig):
+class OnPolicyStatic(RolloutStatic, PolicyStatic):
     """Static fields every on-policy algorithm has."""
 
     num_envs: int = static(4, "parallel envs per seed")
@@ -52,14 +72,6 @@ class OnPolicyStatic(StaticConfig):
     normalize_advantages: bool = static(True, "standardize advantages (per minibatch)")
     anneal_lr: bool = static(True, "linearly anneal the learning rate(s) to 0")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
-
-    @property
-    def steps_per_update(self) -> int:
-        return self.num_envs * self.num_steps
-
-    @property
-    def recurrent(self) -> bool:
-        return self.rnn != "none"
 
     def validate(self) -> None:
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)

@@ -42,4 +42,5 @@ def make_policy(static: PolicyStatic, env, env_params) -> acting.Policy:
         action = dist.mode() if deterministic else dist.sample(key)
         return memory, to_env_action(action_space, action)
 
-    return acting.Policy(lambda n: initial_memory(static, network, n), step, mode, value)
+    return acting.Policy(lambda n: initial_memory(static, network, n), step, mode, value,
+                         recurrent=True)

@@ -13,7 +13,7 @@ from flax import struct
 from envs.core import wrapped_attr
 from jaxrl.algos import acting
 from jaxrl.algos.acting import PolicyStatic
-from jaxrl.algos.onpolicy.config import OnPolicyHparams
+from jaxrl.algos.onpolicy.config import OnPolicyHparams, RolloutStatic
 from jaxrl.config import ConfigError
 from jaxrl.networks import ActorCritic, resolve_torso
 from jaxrl.ops import (
@@ -81,7 +81,7 @@ def make_network(static: PolicyStatic, env, env_params) -> ActorCritic | Recurre
     mask = action_mask_size(static, env)
     if static.recurrent:
         return RecurrentActorCritic(*args, static.rnn, static.rnn_size)
-    own = acting.policy_obs_size(getattr(static, "asymmetric_critic", False), env)  # BC: none
+    own = acting.policy_obs_size(static.asymmetric_critic, env)
     return ActorCritic(*args, policy_obs=own, action_mask=mask)
 
 
@@ -135,15 +135,6 @@ class Progress(Protocol):
     def hparams(self) -> Any: ...
 
 
-class RolloutSwitches(Protocol):
-    """The static switches `lr_scale` and `loss_flags` read (an on-policy config's, PQN's)."""
-
-    @property
-    def anneal_lr(self) -> bool: ...
-    @property
-    def bootstrap_truncation(self) -> bool: ...
-
-
 def progress_scale(state: Progress) -> jax.Array:
     """``[]`` the share of the run still ahead: 1 at the start, 0 at ``total_steps`` (1 throughout
     when no horizon is set). The factor every linear annealing multiplies by."""
@@ -151,7 +142,7 @@ def progress_scale(state: Progress) -> jax.Array:
     return jnp.where(horizon > 0, linear_schedule(1.0, 0.0, state.env_steps, horizon), 1.0)
 
 
-def lr_scale(state: Progress, static: RolloutSwitches) -> jax.Array:
+def lr_scale(state: Progress, static: RolloutStatic) -> jax.Array:
     """``[]`` the learning rate's factor: `progress_scale` with ``anneal_lr``, else 1."""
     return progress_scale(state) if static.anneal_lr else jnp.float32(1.0)
 
