@@ -256,3 +256,15 @@ def test_repository_data_is_found_in_one_place():
     climbing = sorted(str(p.relative_to(ROOT)) for p in _modules()
                       if ".parents[" in p.read_text() and p.name != "repo_data.py")
     assert not climbing, climbing
+
+
+ALGOS_MAX_LINES = 300
+
+
+def test_the_algorithm_layer_has_no_module_over_300_lines():
+    """An algorithm module reads like its paper's pseudocode and a kit module holds one step of
+    it: none of them grows past `ALGOS_MAX_LINES` (no 'Length:' escape here)."""
+    modules = sorted((ROOT / "jaxrl" / "algos").rglob("*.py"))
+    long = [f"{p.relative_to(ROOT)} ({n} lines)" for p in modules
+            if (n := p.read_text().count("\n")) > ALGOS_MAX_LINES]
+    assert not long, long
