@@ -94,6 +94,7 @@ METRICS: dict[str, Metric] = _table(
     # imitation
     ("bc_nll", "BC's negative log-likelihood of the expert's actions"),
     ("expert_accuracy", "share of expert steps where BC's mode is the expert's action"),
+    ("expert_action_error", "mean |BC's mode - the expert's action| (Box actions)"),
     ("disc_loss", "GAIL's discriminator binary cross-entropy"),
     ("disc_grad_penalty", "GAIL's discriminator gradient penalty"),
     ("disc_accuracy_expert", "share of expert pairs the discriminator calls expert"),

@@ -43,7 +43,7 @@ from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.algos.acer_config import ACERConfig, ACERHparams, ACERStatic, default_config
 from jaxrl.algos.acer_segments import Segment, from_replay, replay_example, to_replay
-from jaxrl.algos.algorithm import Algorithm
+from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.offpolicy import frame_shape
 from jaxrl.buffers import uniform
 from jaxrl.config import (
@@ -291,5 +291,5 @@ def memory_model(config: ACERStatic, state: ACERState, obs_bytes: int,
     return memory.Footprint(replay_bytes=replay, working_bytes=work)
 
 
-ALGORITHM = Algorithm("acer", ACERConfig, default_config, init, train_step, make_policy,
-                      memory_model, ("discrete",))
+ALGORITHM = standalone("acer", ACERConfig, default_config, init, train_step, make_policy,
+                       memory_model, ("discrete",))

@@ -120,8 +120,9 @@ def act_with(policy: Policy, state, obs, key, seed: int, deterministic: bool, me
     """One seed's action at raw env observations ``obs [..., *obs_shape]`` (an array or any
     array-like: a list, a NumPy array; `observations`), the rule behind ``TrainResult.act``
     and ``StoredPolicy.act``: ``policy`` (a jitted `Policy`) at ``state`` (that seed's).
-    Stochastic actions (``deterministic=False``) need a ``key``. A recurrent policy returns ``(action, memory)``: pass the memory back with the next
-    observation of the same episodes (None starts them, for ``[N, *obs_shape]`` observations)."""
+    Stochastic actions (``deterministic=False``) need a ``key``. A recurrent policy returns
+    ``(action, memory)``: pass the memory back with the next observation of the same episodes
+    (None starts them, for ``[N, *obs_shape]`` observations)."""
     obs = observations(obs, obs_shape)
     if key is None:
         if not deterministic:

@@ -11,6 +11,11 @@ from typing import Any
 
 from jaxrl.algos import acting
 
+#: the ways an `Algorithm` is built: each family's kit (`onpolicy.algorithm`,
+#: `offpolicy.algorithm`, `q_learner.algorithm`) and `standalone`, for one that brings its own
+#: train step (PQN, ACER, BC)
+KITS = ("onpolicy", "offpolicy", "q_learner", "standalone")
+
 
 @dataclasses.dataclass(frozen=True)
 class Algorithm:
@@ -39,6 +44,7 @@ class Algorithm:
     memory_model: Callable
     action_kinds: tuple[str, ...] = ("discrete", "continuous")
     imitation: bool = False  # learns from demonstrations (config field ``demos``)
+    kit: str = "standalone"  # the kit that built it (`KITS`)
 
     def policy(self, static, env, env_params) -> acting.Policy:
         """The algorithm's `acting.Policy` for ``env``."""
@@ -56,3 +62,14 @@ class Algorithm:
     def make_agent_action(self, static, env, env_params) -> acting.Mode:
         """``mode(state, obs) -> agent action``."""
         return self.policy(static, env, env_params).mode
+
+
+def standalone(name: str, config_cls: type, default_config: Callable[[str], Any], init: Callable,
+               train_step: Callable, make_policy: Callable[..., acting.Policy],
+               memory_model: Callable, action_kinds: tuple[str, ...] = ("discrete", "continuous"),
+               imitation: bool = False) -> Algorithm:
+    """The `Algorithm` of one that brings its own ``init`` and ``train_step`` (PQN's Q-learning
+    over rollouts, ACER's replayed segments, BC's supervised steps) and acts by
+    ``make_policy``."""
+    return Algorithm(name, config_cls, default_config, init, train_step, make_policy,
+                     memory_model, action_kinds, imitation, kit="standalone")

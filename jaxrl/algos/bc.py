@@ -28,7 +28,7 @@ from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting, imitation, onpolicy
-from jaxrl.algos.algorithm import Algorithm
+from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import (
     ANY,
@@ -178,5 +178,5 @@ def memory_model(config: BCStatic, state, obs_bytes: int, action_bytes: int) -> 
     return memory.Footprint(replay_bytes=0, working_bytes=work)
 
 
-ALGORITHM = Algorithm("bc", BCConfig, default_config, init, train_step, onpolicy.make_policy,
-                      memory_model, imitation=True)
+ALGORITHM = standalone("bc", BCConfig, default_config, init, train_step, onpolicy.make_policy,
+                       memory_model, imitation=True)

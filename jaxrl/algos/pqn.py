@@ -17,14 +17,14 @@ reference implementation, purejaxql, does). With ``replay_rollouts = K > 0`` the
 rollouts are kept in the state (a FIFO of whole rollouts, so the lambda-returns still run along
 time) and each update fits the new rollout and the K kept ones together: their targets are
 recomputed with the current network, the slots not yet filled weigh nothing, and each pass has
-``(K + 1) * num_minibatches`` minibatches of the usual size. Rewards are multiplied by ``reward_scale`` before
-learning (purejaxql's CartPole setting: 0.1); the Q-values that acting and the probes read are
-divided by it again, so they are in the env's reward units.
+``(K + 1) * num_minibatches`` minibatches of the usual size. Rewards are multiplied by
+``reward_scale`` before learning (purejaxql's CartPole setting: 0.1); the Q-values that acting
+and the probes read are divided by it again, so they are in the env's reward units.
 
 Shared: the rollout (`jaxrl.rollout.collect`), minibatch SGD and the LR annealing
 (`onpolicy`), the lambda-return op (`jaxrl.ops.lambda_returns`, which with ``next_values =
-max_a Q`` is Peng's Q(lambda)), epsilon-greedy and greedy acting (`q_learner`), and the on-policy
-memory model (a rollout, no replay).
+max_a Q`` is Peng's Q(lambda)), epsilon-greedy and greedy acting (`q_learner`), and the
+on-policy memory model (a rollout, no replay).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import onpolicy, q_learner
-from jaxrl.algos.algorithm import Algorithm
+from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import (
     NON_NEGATIVE,
@@ -189,7 +189,8 @@ def init(key: jax.Array, env, env_params, config, hparams: PQNHparams | None = N
     dim = flat_dim(env.observation_space(env_params))
     params = network.init(net_key, jnp.zeros((1, dim)))
     return PQNState(params=params, opt_state=optimizer(hp, static, hp.learning_rate).init(params),
-                    replay=empty_replay(static, dim), carry=reset_envs(env_key, env, env_params, static.num_envs), key=state_key,
+                    replay=empty_replay(static, dim),
+                    carry=reset_envs(env_key, env, env_params, static.num_envs), key=state_key,
                     update_step=jnp.zeros((), jnp.int32), env_steps=jnp.zeros((), jnp.int32),
                     hparams=hp)
 
@@ -279,8 +280,7 @@ def train_step(state: PQNState, static: PQNStatic, env, env_params):
                "epsilon": q_learner.epsilon(state), "learning_rate": lr,
                **completed_episode_summary(traj.info), "env_steps": env_steps.astype(jnp.float32)}
     new_state = dataclasses.replace(state, params=params, opt_state=opt_state, replay=replay,
-                                    carry=carry,
-                                    key=key, update_step=state.update_step + 1,
+                                    carry=carry, key=key, update_step=state.update_step + 1,
                                     env_steps=env_steps)
     return new_state, metrics
 
@@ -296,5 +296,5 @@ def memory_model(config: PQNStatic, state: PQNState, obs_bytes: int, action_byte
 
 
 explore = q_learner.make_explore(q_values)
-ALGORITHM = Algorithm("pqn", PQNConfig, default_config, init, train_step,
-                      q_learner.make_policy_of(q_values, explore), memory_model, ("discrete",))
+ALGORITHM = standalone("pqn", PQNConfig, default_config, init, train_step,
+                       q_learner.make_policy_of(q_values, explore), memory_model, ("discrete",))

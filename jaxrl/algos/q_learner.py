@@ -246,4 +246,4 @@ def algorithm(name: str, config_cls: type, default_config: Callable, network_of:
     explore = make_explore(values)
     return offpolicy.algorithm(name, config_cls, default_config, make_init_learner(network_of),
                                explore, make_learn(loss_fn), make_policy_of(values, explore),
-                               ("discrete",), memory_model)
+                               ("discrete",), memory_model, kit="q_learner")

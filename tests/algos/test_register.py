@@ -1,12 +1,16 @@
 """A user algorithm built from an update and its optimizers on the shared on-policy machinery,
 registered by name, trains like a built-in one; built-in names are refused."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import jaxrl
 from jaxrl import algos
 from jaxrl.algos import vpg
+from jaxrl.algos.algorithm import KITS
 
 
 @pytest.fixture
@@ -32,3 +36,16 @@ def test_built_in_names_are_refused():
         algos.register(algos.get("ppo"))
     with pytest.raises(TypeError):
         algos.register("ppo")
+
+
+def test_every_built_in_algorithm_came_from_a_kit():
+    """One construction path: each family's kit, or `standalone` for an algorithm with its own
+    train step; no module builds an `Algorithm` by hand."""
+    for name in algos.BUILT_IN:
+        assert algos.get(name).kit in KITS, name
+    root = Path(algos.__file__).parent
+    builders = {"algorithm.py", "onpolicy/kit.py", "offpolicy/kit.py"}
+    by_hand = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                     if str(p.relative_to(root)) not in builders
+                     and re.search(r"(?<![\w.])Algorithm\(", p.read_text()))
+    assert not by_hand, by_hand
