@@ -122,13 +122,16 @@ class Environment:
         """Step with auto-reset; see the module docstring for the contract."""
         params = self.default_params if params is None else params
         key_step, key_reset = jax.random.split(key)
-        obs_st, state_st, reward, terminated, truncated, info = self.step_env(
-            key_step, state, action, params
-        )
+        with jax.named_scope("env_step"):  # the scopes a profile reads (experiments/profile_chunk)
+            obs_st, state_st, reward, terminated, truncated, info = self.step_env(
+                key_step, state, action, params
+            )
         terminated = jnp.asarray(terminated, dtype=bool)
         truncated = jnp.asarray(truncated, dtype=bool)
-        obs_re, state_re = self.reset_env(key_reset, params)
-        return auto_reset(obs_st, state_st, obs_re, state_re, reward, terminated, truncated, info)
+        with jax.named_scope("env_reset"):
+            obs_re, state_re = self.reset_env(key_reset, params)
+            return auto_reset(obs_st, state_st, obs_re, state_re, reward, terminated, truncated,
+                              info)
 
 
 def auto_reset(obs_st, state_st, obs_re, state_re, reward, terminated, truncated, info):

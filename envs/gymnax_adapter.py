@@ -192,9 +192,10 @@ class GymnaxEnv(EqualByConstruction, Environment):
 
     def step(self, key: jax.Array, state: Any, action: jax.Array, params: Any = None) -> StepResult:
         params = self.default_params if params is None else params
-        obs, state, reward, terminated, truncated, info = self._env.step(
-            key, state, self._action(action), params
-        )
+        with jax.named_scope("env_step"):  # gymnax's step resets inside: reset counts here
+            obs, state, reward, terminated, truncated, info = self._env.step(
+                key, state, self._action(action), params
+            )
         info = {**info, "final_observation": self._obs(info["final_observation"])}
         return (
             self._obs(obs),

@@ -76,6 +76,7 @@ METRICS: dict[str, Metric] = _table(
      "learning_starts)"),
     ("sample_staleness", "mean age of the sampled transitions, in env-step rounds"),
     ("importance_weight_mean", "mean importance weight of prioritized replay's batch"),
+    ("frame_mismatches", "stacks the frame store could not rebuild exactly (must stay 0)"),
     # SAC's temperature
     ("alpha", "SAC's entropy temperature"),
     ("alpha_loss", "SAC's temperature loss"),

@@ -109,7 +109,8 @@ def collect_with_memory(key: jax.Array, env, env_params, carry: EnvCarry, memory
     def one_step(state, step_key):
         carry, memory = state
         act_key, env_key = jax.random.split(step_key)
-        memory, action, log_prob = act(memory, carry.obs, act_key)
+        with jax.named_scope("act"):
+            memory, action, log_prob = act(memory, carry.obs, act_key)
         new_carry, step, info = env_step(env_key, env, env_params, carry, action)
         memory = reset_memory(memory, jnp.logical_or(step.terminated, step.truncated))
         return (new_carry, memory), RolloutStep(step.obs, step.action, step.reward,

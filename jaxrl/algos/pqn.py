@@ -217,13 +217,13 @@ def q_lambda_targets(params, hp: PQNHparams, steps: Transition, network) -> jax.
     as the loss sees them): `lambda_returns` of the scaled rewards with ``next_values =
     max_a Q(s_{t+1}, a)`` at the true next observations, bootstrapping through truncation and
     never after termination."""
-    next_q = jnp.max(network.apply(params, steps.next_obs), axis=-1)
+    with jax.named_scope("forward"):
+        next_q = jnp.max(network.apply(params, steps.next_obs), axis=-1)
     return lambda_returns(hp.reward_scale * steps.reward, jax.lax.stop_gradient(next_q),
                           steps.terminated, steps.truncated, hp.gamma, hp.q_lambda)
 
 
-def replay_batch(state: PQNState, fresh: Transition, network) -> tuple[Batch, jax.Array,
-                                                                          Replay]:
+def replay_batch(state: PQNState, fresh: Transition, network) -> tuple[Batch, jax.Array, Replay]:
     """The batch an update fits: the new rollout ``fresh`` (leaves ``[T, N, ...]``) and the
     replayed ones, every target from the current network. ``-> (batch [(K+1) T N], targets of
     the new rollout [T, N], the replay with ``fresh`` pushed in and the oldest dropped)``."""

@@ -191,18 +191,22 @@ def make_learn(loss_fn: Callable):
     def learn(state, batch, weights, key, static: QLearnerStatic, space) -> offpolicy.Learned:
         del key  # the update is deterministic given the batch
         hp: QLearnerHparams = state.hparams
-        (loss, (priority, metrics)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            state.params, state, batch, weights, static, space)
+        with jax.named_scope("gradient"):
+            (loss, (priority, metrics)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
+                state.params, state, batch, weights, static, space)
         lr = learning_rate(state, static)
-        updates, opt_state = optimizer(hp, static, lr).update(grads, state.opt_state,
-                                                               state.params)
-        params = optax.apply_updates(state.params, updates)
+        with jax.named_scope("optimizer"):
+            updates, opt_state = optimizer(hp, static, lr).update(grads, state.opt_state,
+                                                                   state.params)
+            params = optax.apply_updates(state.params, updates)
         due = (state.update_step + 1) % static.target_update_period == 0
         target_params = jax.tree.map(lambda new, old: jnp.where(due, new, old),
                                      polyak_update(state.target_params, params, hp.tau),
                                      state.target_params)
+        with jax.named_scope("diagnostics"):
+            stats = diag.gradient_stats(grads, updates, static.verbosity)
         metrics = {"loss": loss, "epsilon": epsilon(state), "learning_rate": lr, **metrics,
-                   **diag.gradient_stats(grads, updates, static.verbosity)}
+                   **stats}
         return offpolicy.Learned(params, target_params, opt_state, priority, metrics)
 
     return learn

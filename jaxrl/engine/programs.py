@@ -78,13 +78,25 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
     with warnings.catch_warnings():  # restores the filters and `showwarning` on exit
         warnings.filterwarnings("always", message=".*persistent compilation cache")
         warnings.showwarning = functools.partial(_on_compile_warning, warnings.showwarning)
-        program = jax.jit(build(), **kw).lower(*example_args).compile()
+        program = jax.jit(named(build(), str(tag[0])), **kw).lower(*example_args).compile()
     seconds, from_disk = time.perf_counter() - start, compile_cache.hits() > hits
     PROGRAMS[key] = program
     COMPILED[tag[0]] += 1
     while len(PROGRAMS) > MAX_PROGRAMS:
         PROGRAMS.popitem(last=False)
     return program, seconds, from_disk
+
+
+def named(fn: Callable, name: str) -> Callable:
+    """``fn`` under ``name``, the name its XLA module carries (``jit_chunk``, ``jit_eval``): each
+    program is told apart in profiles and compile logs."""
+
+    @functools.wraps(fn)
+    def program(*args):
+        return fn(*args)
+
+    program.__name__ = program.__qualname__ = name
+    return program
 
 
 def forget() -> None:
@@ -155,7 +167,8 @@ def eval_program(algorithm, config, env, env_params, episodes: int, max_steps: i
     def build():
         def one_member(state, key, chunk):
             key = jax.random.fold_in(key, chunk)
-            return evaluate(state, key, policy, env, env_params, episodes, max_steps)
+            with jax.named_scope("evaluation"):
+                return evaluate(state, key, policy, env, env_params, episodes, max_steps)
 
         return over_members(one_member, members)
 

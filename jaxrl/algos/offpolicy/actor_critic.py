@@ -46,15 +46,19 @@ def critic_step(state, critic, batch, targets, weights, tx, static: OffPolicySta
         per_critic = 0.5 * jnp.mean(weights * jnp.square(q - targets), axis=-1)
         return per_critic.sum(), q
 
-    (value, q), grads = jax.value_and_grad(loss, has_aux=True)(state.params.critic)
-    updates, opt_state = tx.update(grads, state.opt_state.critic, state.params.critic)
+    with jax.named_scope("gradient"):
+        (value, q), grads = jax.value_and_grad(loss, has_aux=True)(state.params.critic)
+    with jax.named_scope("optimizer"):
+        updates, opt_state = tx.update(grads, state.opt_state.critic, state.params.critic)
+        params = optax.apply_updates(state.params.critic, updates)
     td = targets - q[0]
-    metrics = {"critic_loss": value, "td_error_abs_mean": jnp.abs(td).mean(),
-               "td_error_abs_max": jnp.abs(td).max(), **diag.describe(q, "q"),
-               **diag.describe(targets, "target")}
-    metrics.update({f"critic_{k}": v for k, v in
-                    diag.gradient_stats(grads, updates, static.verbosity).items()})
-    return optax.apply_updates(state.params.critic, updates), opt_state, td, metrics
+    with jax.named_scope("diagnostics"):
+        metrics = {"critic_loss": value, "td_error_abs_mean": jnp.abs(td).mean(),
+                   "td_error_abs_max": jnp.abs(td).max(), **diag.describe(q, "q"),
+                   **diag.describe(targets, "target")}
+        metrics.update({f"critic_{k}": v for k, v in
+                        diag.gradient_stats(grads, updates, static.verbosity).items()})
+    return params, opt_state, td, metrics
 
 
 @struct.dataclass(frozen=True)
@@ -72,13 +76,17 @@ class ActorStep:
 def actor_step(state, actor_loss, tx, static: OffPolicyStatic) -> ActorStep:
     """One Adam step of the actor on ``actor_loss(actor_params) -> (loss, (metrics, extra))``
     (which must treat the critics as constants)."""
-    (value, (aux, extra)), grads = jax.value_and_grad(actor_loss, has_aux=True)(
-        state.params.actor)
-    updates, opt_state = tx.update(grads, state.opt_state.actor, state.params.actor)
+    with jax.named_scope("gradient"):
+        (value, (aux, extra)), grads = jax.value_and_grad(actor_loss, has_aux=True)(
+            state.params.actor)
+    with jax.named_scope("optimizer"):
+        updates, opt_state = tx.update(grads, state.opt_state.actor, state.params.actor)
+        params = optax.apply_updates(state.params.actor, updates)
     metrics = {"actor_loss": value, **aux}
-    metrics.update({f"actor_{k}": v for k, v in
-                    diag.gradient_stats(grads, updates, static.verbosity).items()})
-    return ActorStep(optax.apply_updates(state.params.actor, updates), opt_state, metrics, extra)
+    with jax.named_scope("diagnostics"):
+        metrics.update({f"actor_{k}": v for k, v in
+                        diag.gradient_stats(grads, updates, static.verbosity).items()})
+    return ActorStep(params, opt_state, metrics, extra)
 
 
 @struct.dataclass(frozen=True)

@@ -37,14 +37,16 @@ def make_train_step(explore, learn):
         def learn_once(carry, key):
             state, learning = carry
             sample_key, learn_key = jax.random.split(key)
-            batch, indices, weights = sample(state, sample_key, static, env, env_params)
+            with jax.named_scope("replay"):
+                batch, indices, weights = sample(state, sample_key, static, env, env_params)
             out = learn(state, batch, weights, learn_key, static, space)
             kept = keep_if(learning, (out.params, out.target_params, out.opt_state),
                            (state.params, state.target_params, state.opt_state))
-            buffer = reprioritize(state.buffer, indices, out.td_error, learning,
-                                  state.hparams, static)
-            staleness = buffer_module(static).staleness(state.buffer, indices,
-                                                        state.update_step)
+            with jax.named_scope("replay"):
+                buffer = reprioritize(state.buffer, indices, out.td_error, learning,
+                                      state.hparams, static)
+                staleness = buffer_module(static).staleness(state.buffer, indices,
+                                                            state.update_step)
             metrics = {**out.metrics, "sample_staleness": staleness.astype(jnp.float32).mean()}
             if static.prioritized:
                 metrics["importance_weight_mean"] = weights.mean()
@@ -61,13 +63,15 @@ def make_train_step(explore, learn):
                 hp: Any = state.hparams  # DDPG's or SAC's: they have ou_theta and ou_dt
                 rho = noise.ou_correlation(hp.ou_theta, hp.ou_dt)
                 state = dataclasses.replace(state, noise=noise.ou_step(state.noise, step_key, rho))
-            action = jnp.where(warming, random_action(random_key, space, static.num_envs),
-                               explore(state, state.carry.obs, act_key, static, space))
+            with jax.named_scope("act"):
+                action = jnp.where(warming, random_action(random_key, space, static.num_envs),
+                                   explore(state, state.carry.obs, act_key, static, space))
             carry, row, info = env_step(env_key, env, env_params, state.carry, action)
             if state.noise is not None:  # an ended episode's process restarts afresh
                 state = dataclasses.replace(state, noise=noise.ou_reset(
                     state.noise, reset_key, row.terminated | row.truncated))
-            buffer, window, frame_store, mismatches = store(state, row, static)
+            with jax.named_scope("replay"):
+                buffer, window, frame_store, mismatches = store(state, row, static)
             state = dataclasses.replace(state, buffer=buffer, window=window, carry=carry,
                                         frames=frame_store,
                                         key=key, rounds=state.rounds + 1,

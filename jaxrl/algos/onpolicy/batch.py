@@ -83,8 +83,10 @@ def make_batch(state: OnPolicyState, traj, rewards, static: OnPolicyStatic, netw
     flattened, or kept as sequences for a recurrent policy."""
     obs = normalize_obs(state, traj.obs, static)
     next_obs = normalize_obs(state, traj.next_obs, static)
-    head, next_head = value_heads(state, obs, next_obs, traj, static, network)
-    values, next_values = value_of_head(state, head, static), value_of_head(state, next_head, static)
+    with jax.named_scope("forward"):
+        head, next_head = value_heads(state, obs, next_obs, traj, static, network)
+    values = value_of_head(state, head, static)
+    next_values = value_of_head(state, next_head, static)
     terminated, truncated = loss_flags(traj, static)
     hp = state.hparams
     adv = gae(rewards, values, next_values, terminated, truncated, hp.gamma, hp.gae_lambda)

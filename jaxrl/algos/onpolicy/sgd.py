@@ -55,10 +55,14 @@ def minibatch_sgd(loss_fn, params, opt_state, tx, batch, key, epochs: int, num_m
 
     def step(carry, mb):
         params, opt_state = carry
-        grads, aux = grad_fn(params, mb)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        aux.update(diag.gradient_stats(grads, updates, verbosity))
-        return (optax.apply_updates(params, updates), opt_state), aux
+        with jax.named_scope("gradient"):
+            grads, aux = grad_fn(params, mb)
+        with jax.named_scope("optimizer"):
+            updates, opt_state = tx.update(grads, opt_state, params)
+            params = optax.apply_updates(params, updates)
+        with jax.named_scope("diagnostics"):
+            aux.update(diag.gradient_stats(grads, updates, verbosity))
+        return (params, opt_state), aux
 
     def epoch(carry, epoch_key):
         if num_minibatches == 1:
@@ -94,6 +98,7 @@ def fit_value(params, opt_state, tx, batch: Batch, key, static: SeparateValueSta
 def policy_shift(network, new_params, batch: Batch) -> dict:
     """How far the update moved the policy on the batch: ``approx_kl`` = E[(r - 1) - log r]
     (an unbiased, non-negative estimate of KL(old || new)), r = pi_new(a|s) / pi_old(a|s)."""
-    log_ratio = forward(network, new_params, batch)[0].log_prob(batch.action)
-    log_ratio = log_ratio - batch.log_prob
-    return {"approx_kl": jnp.mean(jnp.expm1(log_ratio) - log_ratio)}
+    with jax.named_scope("diagnostics"):
+        log_ratio = forward(network, new_params, batch)[0].log_prob(batch.action)
+        log_ratio = log_ratio - batch.log_prob
+        return {"approx_kl": jnp.mean(jnp.expm1(log_ratio) - log_ratio)}

@@ -80,9 +80,11 @@ def make_train_step(update, relabel=None):
         batch = make_batch(state, traj, rewards, static, network)
         state, batch, popart_metrics = adapt_value_head(state, batch, static)
         updated = update(state, batch, update_key, static, network)
-        metrics = {**updated.metrics, **popart_metrics, **relabel_metrics, **rollout_metrics(
-            state, traj, batch.value, batch.target, batch.advantage, rewards,
-            updated.metrics["entropy"], static, env, env_params, updated.params)}
+        with jax.named_scope("diagnostics"):
+            diagnostics = rollout_metrics(state, traj, batch.value, batch.target,
+                                          batch.advantage, rewards, updated.metrics["entropy"],
+                                          static, env, env_params, updated.params)
+        metrics = {**updated.metrics, **popart_metrics, **relabel_metrics, **diagnostics}
         new_state = advance(state, traj, carry, memory, updated, key, reward_scaler, static)
         return new_state, metrics
 

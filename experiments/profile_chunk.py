@@ -1,0 +1,239 @@
+"""Where a ladder workload's time goes on this machine: the share of env step, reset, acting,
+forward and backward passes, optimizer, replay, diagnostics and evaluation, from XLA's own
+per-op timings (``jax.profiler``), and the host's share (dispatch, transfers, the chunk loop).
+
+For each workload of the throughput ladder (``experiments/ladders/throughput.yaml``, its config
+as the ladder runs it, at ``--members`` members, with `train`'s default periodic evaluation):
+
+1. run the group once to compile it (the engine keeps its programs in this process);
+2. run it again, timed: its wall time;
+3. run it a third time under ``jax.profiler.trace`` (whose recording slows the host loop, so
+   its wall time is not used) and attribute each XLA op's time (the trace's ``hlo_op`` events) to a category by the named
+   scope it was traced under (``jax.named_scope`` in the code: ``env_step``, ``env_reset``,
+   ``act``, ``forward``, ``gradient``, ``optimizer``, ``replay``, ``diagnostics``,
+   ``evaluation``), read from the op's metadata in the compiled programs' optimized HLO. The backward
+   pass is the ``gradient`` ops under ``transpose(...)``; a fusion counts for the scope of its
+   most expensive op (a dot or convolution when it has one, else its root).
+
+Host = the timed run's wall time less the ops' summed time (0 when the thread pool ran ops
+side by side and the sum exceeds the wall): dispatch, transfers, the chunk loop, the NaN
+guard's reads. gymnax's step resets inside itself, so for gymnax
+envs (CartPole, MinAtar) the reset is inside ``env step``.
+
+    python experiments/profile_chunk.py [--workloads ppo-cartpole ...] [--members 1]
+        [--out benchmarks/profile-cpu]
+
+Writes ``results.json`` (per workload: category seconds and shares, wall, op sum) and
+``report.md`` (the table) under ``--out``. Nothing else may run on the machine meanwhile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+CATEGORIES = ("env_step", "env_reset", "act", "forward", "backward", "optimizer", "replay",
+              "diagnostics", "evaluation", "other")
+SCOPE_ORDER = ("evaluation", "diagnostics", "optimizer", "env_reset", "env_step", "replay",
+               "act", "forward")
+EXPENSIVE = ("dot(", "convolution(", "custom-call(")
+
+
+def category(op_name: str) -> str:
+    """The category of an op from its metadata ``op_name``: its named scopes, as JAX writes
+    them inside the transformations around them (``vmap(env_step)``, ``transpose(jvp(...))``)."""
+    names = set(re.findall(r"[\w.<>\-]+", op_name))
+    for scope in SCOPE_ORDER:
+        if scope in names:
+            return scope
+    if "gradient" in names:
+        return "backward" if "transpose(" in op_name else "forward"
+    return "other"
+
+
+_INSTR = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = .*?metadata=\{op_name=\"([^\"]*)\"")
+_COMP = re.compile(r"^%?([\w.\-]+) .*\{\s*$|^ENTRY %?([\w.\-]+)")
+_CALLS = re.compile(r"calls=%?([\w.\-]+)")
+_CONTAINER = re.compile(r" (while|conditional|call)\(%")
+
+
+def op_categories(texts: list[str]) -> dict[tuple[str, str], str]:
+    """``{(module name, instruction name): category}`` from the compiled programs' optimized
+    HLO texts. A fusion or call takes its called computation's most expensive op's category."""
+    out: dict[tuple[str, str], str] = {}
+    for text in texts:
+        module = re.search(r"^HloModule ([\w.\-]+)", text, re.M).group(1)
+        computations: dict[str, list[str]] = {}
+        current = None
+        for line in text.splitlines():
+            head = _COMP.match(line)
+            if head and "=" not in line.split("{")[0]:
+                current = head.group(1) or head.group(2)
+                computations[current] = []
+            elif current is not None and " = " in line:
+                computations[current].append(line)
+
+        def scope_of(lines: list[str], seen: set) -> str | None:
+            best = None
+            for line in lines:
+                m = _INSTR.match(line)
+                name = m.group(2) if m else None
+                called = _CALLS.search(line)
+                if called and called.group(1) not in seen and called.group(1) in computations:
+                    inner = scope_of(computations[called.group(1)], seen | {called.group(1)})
+                    name = inner or name
+                if name is None:
+                    continue
+                if any(e in line for e in EXPENSIVE):
+                    return name
+                if line.lstrip().startswith("ROOT") or best is None:
+                    best = name
+            return best
+
+        for lines in computations.values():
+            found: dict[str, str] = {}
+            for line in lines:
+                head = re.match(r"^\s*(?:ROOT )?%?([\w.\-]+) = ", line)
+                if head is None:
+                    continue
+                if _CONTAINER.search(line):  # its time is its body's ops' time
+                    found[head.group(1)] = "container"
+                    continue
+                m = _INSTR.match(line)
+                name = m.group(2) if m else None
+                called = _CALLS.search(line)
+                if called and called.group(1) in computations:
+                    name = scope_of(computations[called.group(1)], {called.group(1)}) or name
+                found[head.group(1)] = category(name) if name is not None else ""
+            # an op without metadata (a copy, a tuple) counts for its computation's main scope
+            named = Counter(c for c in found.values() if c not in ("", "container", "other"))
+            main = named.most_common(1)[0][0] if named else "other"
+            for op, kind in found.items():
+                out[(module, op)] = kind or main
+    return out
+
+
+def op_seconds(trace_dir: Path, categories: dict) -> tuple[dict[str, float], float]:
+    """Seconds of XLA op time per category in the trace (and the unattributed share under
+    ``other``), and the summed op time."""
+    files = sorted(trace_dir.rglob("*.trace.json.gz"))
+    with gzip.open(files[-1]) as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    seconds = dict.fromkeys(CATEGORIES, 0.0)
+    for e in events:
+        args = e.get("args") or {}
+        if e.get("ph") != "X" or "hlo_op" not in args:
+            continue
+        key = (args.get("hlo_module", ""), args["hlo_op"])
+        kind = categories.get(key, "other")
+        if kind != "container":
+            seconds[kind] += e.get("dur", 0.0) / 1e6
+    return seconds, sum(seconds.values())
+
+
+def profile(workload, members: int) -> dict:
+    """One workload's profile (runs in this process: `main` starts one process per workload)."""
+    import jax
+
+    from jaxrl import algos
+    from jaxrl.engine import programs
+    from jaxrl.engine.loop import run_group
+    from jaxrl.engine.spec import resolve_group, single_spec
+
+    config = dict(workload.config)
+    steps = max(workload.steps_per_member, algos.get(workload.algo).default_config(
+        workload.env).replace(**config).steps_per_update)
+    spec = single_spec(workload.algo, workload.env, members, steps,
+                       max_chunk_updates=workload.max_chunk_updates,
+                       env_kwargs=dict(workload.env_kwargs or {}) or None, **config)
+    resolved = resolve_group(spec)
+    start = time.perf_counter()
+    run_group(spec, resolved, progress=False)  # compiles
+    compile_run = time.perf_counter() - start
+    start = time.perf_counter()
+    outcome = run_group(spec, resolved, progress=False)  # nothing compiles: the timed run
+    wall = time.perf_counter() - start
+    trace_dir = Path(tempfile.mkdtemp(prefix="jaxrl-trace-"))
+    with jax.profiler.trace(str(trace_dir), create_perfetto_trace=True):
+        run_group(spec, resolved, progress=False)  # the traced run: tracing slows the host
+    texts = [program.as_text() for program in programs.PROGRAMS.values()]
+    seconds, op_sum = op_seconds(trace_dir, op_categories(texts))
+    done = outcome.done_updates() * outcome.steps_per_update * members
+    return {"workload": workload.name, "algo": workload.algo, "env": workload.env,
+            "members": members, "env_steps": int(done), "wall_seconds": wall,
+            "first_run_seconds": compile_run, "op_seconds": op_sum,
+            "host_seconds": max(0.0, wall - op_sum),  # of the untraced run
+            "env_steps_per_second": done / wall, "seconds": seconds,
+            "chunks": len(outcome.chunks), "evaluations": len(outcome.evals),
+            "device": str(jax.devices()[0]), "jax": jax.__version__}
+
+
+def markdown(rows: list[dict], commit: str) -> str:
+    head = ("| workload | members | wall s | env-steps/s | "
+            + " | ".join(c.replace("_", " ") for c in CATEGORIES) + " | host |")
+    lines = [f"# Where a chunk's time goes (CPU, commit {commit})", "",
+             "Made by `python experiments/profile_chunk.py` (its docstring says how): each "
+             "category's share of the traced run's wall time, from XLA's per-op timings "
+             "attributed by named scope; host = wall less the ops' summed time. gymnax envs "
+             "(CartPole, MinAtar) reset inside their step, so their reset is inside env step.",
+             "", head, "|" + "---|" * (len(CATEGORIES) + 5)]
+    for r in rows:
+        wall = r["wall_seconds"]
+        shares = [f"{100 * r['seconds'][c] / wall:.1f}%" for c in CATEGORIES]
+        lines.append(f"| {r['workload']} | {r['members']} | {wall:.2f} | "
+                     f"{r['env_steps_per_second']:,.0f} | " + " | ".join(shares)
+                     + f" | {100 * r['host_seconds'] / wall:.1f}% |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workloads", nargs="*", default=None)
+    parser.add_argument("--members", type=int, nargs="*", default=[1])
+    parser.add_argument("--out", default="benchmarks/profile-cpu")
+    parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # child: workload members
+    args = parser.parse_args(argv)
+    from jaxrl.studies.throughput import load_ladder, select
+
+    ladder = load_ladder("throughput")
+    if args.one:
+        (workload,) = select(ladder, [args.one[0]])
+        print(json.dumps(profile(workload, int(args.one[1]))))
+        return 0
+    rows = []
+    for workload in select(ladder, args.workloads):
+        for members in args.members:
+            env = {**os.environ, "JAXRL_COMPILE_CACHE": "0"}
+            out = subprocess.run([sys.executable, __file__, "--one", workload.name, str(members)],
+                                 env=env, capture_output=True, text=True, check=False)
+            if out.returncode:
+                print(f"{workload.name} x{members}: failed\n{out.stderr[-2000:]}",
+                      file=sys.stderr)
+                continue
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+            rows.append(row)
+            print(f"{workload.name} x{members}: wall {row['wall_seconds']:.2f} s, ops "
+                  f"{row['op_seconds']:.2f} s", file=sys.stderr, flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], capture_output=True,
+                            text=True, check=False).stdout.strip()
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results.json").write_text(json.dumps({"commit": commit, "rows": rows}, indent=1)
+                                         + "\n")
+    (folder / "report.md").write_text(markdown(rows, commit))
+    print(markdown(rows, commit))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
