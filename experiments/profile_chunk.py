@@ -15,16 +15,18 @@ as the ladder runs it, at ``--members`` members, with `train`'s default periodic
    pass is the ``gradient`` ops under ``transpose(...)``; a fusion counts for the scope of its
    most expensive op (a dot or convolution when it has one, else its root).
 
-Host = the timed run's wall time less the ops' summed time (0 when the thread pool ran ops
-side by side and the sum exceeds the wall): dispatch, transfers, the chunk loop, the NaN
-guard's reads. gymnax's step resets inside itself, so for gymnax
+Between ops = the timed run's wall time less the ops' summed time (0 when the thread pool ran
+ops side by side and the sum exceeds the wall): the XLA runtime's work between ops, dispatch,
+transfers, the chunk loop, the NaN guard's reads. gymnax's step resets inside itself, so for gymnax
 envs (CartPole, MinAtar) the reset is inside ``env step``.
 
     python experiments/profile_chunk.py [--workloads ppo-cartpole ...] [--members 1]
         [--out benchmarks/profile-cpu]
 
 Writes ``results.json`` (per workload: category seconds and shares, wall, op sum) and
-``report.md`` (the table) under ``--out``. Nothing else may run on the machine meanwhile.
+``report.md`` (the table) under ``--out``. Nothing else may run on the machine meanwhile. The
+CPU profiler records every op of every loop iteration: at 64 members the trace of PPO CartPole
+outgrew this machine's 24 GB (killed), so the committed profile is at 1 member.
 """
 
 from __future__ import annotations
@@ -180,12 +182,17 @@ def profile(workload, members: int) -> dict:
 
 def markdown(rows: list[dict], commit: str) -> str:
     head = ("| workload | members | wall s | env-steps/s | "
-            + " | ".join(c.replace("_", " ") for c in CATEGORIES) + " | host |")
+            + " | ".join(c.replace("_", " ") for c in CATEGORIES) + " | between ops |")
     lines = [f"# Where a chunk's time goes (CPU, commit {commit})", "",
              "Made by `python experiments/profile_chunk.py` (its docstring says how): each "
-             "category's share of the traced run's wall time, from XLA's per-op timings "
-             "attributed by named scope; host = wall less the ops' summed time. gymnax envs "
-             "(CartPole, MinAtar) reset inside their step, so their reset is inside env step.",
+             "category's op time (XLA's per-op timings of the traced run, attributed by named "
+             "scope) as a share of the timed run's wall time; *between ops* = that wall less "
+             "the ops' summed time: the XLA runtime between ops, dispatch, transfers and the "
+             "host loop (0 where the ops' sum exceeds the wall: ops run side by side, and "
+             "tracing lengthens short ops, so the shares are approximate). gymnax envs "
+             "(CartPole, MinAtar) reset inside their step, so their reset is inside env step. "
+             "Evaluation is `train`'s default schedule (about one per chunk at these short "
+             "ladder budgets, so its share is larger than in a long run).",
              "", head, "|" + "---|" * (len(CATEGORIES) + 5)]
     for r in rows:
         wall = r["wall_seconds"]
@@ -202,7 +209,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--members", type=int, nargs="*", default=[1])
     parser.add_argument("--out", default="benchmarks/profile-cpu")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # child: workload members
+    parser.add_argument("--from-results", help="rewrite report.md from this results.json")
     args = parser.parse_args(argv)
+    if args.from_results:
+        data = json.loads(Path(args.from_results).read_text())
+        Path(args.from_results).with_name("report.md").write_text(
+            markdown(data["rows"], data["commit"]))
+        return 0
     from jaxrl.studies.throughput import load_ladder, select
 
     ladder = load_ladder("throughput")
