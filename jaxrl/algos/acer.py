@@ -46,9 +46,7 @@ from jaxrl.algos.acer_segments import Segment, from_replay, replay_example, to_r
 from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.offpolicy import frame_shape
 from jaxrl.buffers import uniform
-from jaxrl.config import (
-    ConfigError,
-)
+from jaxrl.config import ConfigError
 from jaxrl.networks import PolicyAndQ, resolve_torso
 from jaxrl.ops import (
     categorical_kl_gradient,

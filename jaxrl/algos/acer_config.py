@@ -21,9 +21,7 @@ from jaxrl.config import (
     traced,
 )
 from jaxrl.networks import check_network_fields
-from jaxrl.ops import (
-    optimizer_problem,
-)
+from jaxrl.ops import optimizer_problem
 
 REPLAY_SCHEDULES = ("fixed", "poisson")
 
