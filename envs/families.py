@@ -40,7 +40,9 @@ class Family:
     ``packages``: distributions whose versions every run on the family records;
     ``supported``: ``{distribution: version prefixes}`` the adapter is written for;
     ``facts``: what else every run records about the family (e.g. the physics implementation);
-    ``defaults``: ``{algorithm: config fields}``, the family's own defaults (an algorithm not
+    ``prepared_starts``: the period of `envs.starts.PreparedStarts`, which `make` wraps the
+    family's envs in (0: none, a reset computed at every step; the ``prepared_starts`` option
+    of `make` overrides it); ``defaults``: ``{algorithm: config fields}``, the family's own defaults (an algorithm not
     named gets the classic-control ones). The built-in families before the suites keep theirs
     in `jaxrl.algos.families`, beside the references they cite.
     """
@@ -55,6 +57,7 @@ class Family:
     packages: tuple[str, ...] = ()
     supported: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     facts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    prepared_starts: int = 0
     defaults: Mapping[str, Fields] = dataclasses.field(default_factory=dict)
 
     def install_hint(self) -> str:
@@ -117,6 +120,12 @@ _JUMANJI_PPO: Fields = MappingProxyType(dict(
     gamma=0.99, gae_lambda=0.95, ent_coef=0.01, hidden=(128, 128), activation="tanh",
     normalize_obs=False))
 
+# The suites whose reset costs a good part of a step (MJX and brax compute the physics' forward
+# kinematics, Jumanji, Navix and XLand-MiniGrid generate a level) start episodes from prepared
+# starts, an eighth of the envs drawing theirs at each step (`envs.starts`). Craftax has its
+# own optimistic resets.
+_STARTS = 8
+
 FAMILIES: tuple[Family, ...] = (
     Family("probe", "the probe ladder (envs.probes): each rung has an exact answer",
            "probe:value", "discrete", prefix="probe:"),
@@ -130,7 +139,7 @@ FAMILIES: tuple[Family, ...] = (
            prefix="atari:", adapter="envs.atari", extra="atari", packages=("ale-py",)),
     Family("brax", "brax's locomotion envs (MJX physics by default)", "brax:hopper",
            "continuous", prefix="brax:", adapter="envs.brax_adapter",
-           packages=("mujoco", "mujoco-mjx")),
+           packages=("mujoco", "mujoco-mjx"), prepared_starts=_STARTS),
     Family("craftax", "Craftax (symbolic): Crafter-like open-ended survival, optimistic resets",
            "craftax:Craftax-Symbolic-v1", "discrete", prefix="craftax:", adapter="envs.craftax",
            extra="craftax", packages=("craftax",), supported={"craftax": ("1.6.",)},
@@ -138,19 +147,21 @@ FAMILIES: tuple[Family, ...] = (
     Family("jumanji", "Jumanji: puzzles and combinatorial tasks, action masks honoured",
            "jumanji:Snake-v1", "discrete", prefix="jumanji:", adapter="envs.jumanji",
            extra="jumanji", packages=("jumanji",), supported={"jumanji": ("1.1.",)},
-           defaults={"ppo": _JUMANJI_PPO}),
+           prepared_starts=_STARTS, defaults={"ppo": _JUMANJI_PPO}),
     Family("navix", "Navix: MiniGrid in JAX (symbolic grids)", "navix:Navix-DoorKey-5x5-v0",
            "discrete", prefix="navix:", adapter="envs.navix", extra="navix",
-           packages=("navix",), supported={"navix": ("0.7.",)}, defaults={"ppo": _NAVIX_PPO}),
+           packages=("navix",), supported={"navix": ("0.7.",)}, prepared_starts=_STARTS,
+           defaults={"ppo": _NAVIX_PPO}),
     Family("xminigrid", "XLand-MiniGrid: XLand tasks from rulesets, and MiniGrid ports",
            "xminigrid:MiniGrid-DoorKey-5x5", "discrete", prefix="xminigrid:",
            adapter="envs.xminigrid", extra="xminigrid", packages=("xminigrid",),
-           supported={"xminigrid": ("0.9.",)}, defaults={"ppo": _XMINIGRID_PPO}),
+           supported={"xminigrid": ("0.9.",)}, prepared_starts=_STARTS,
+           defaults={"ppo": _XMINIGRID_PPO}),
     Family("playground", "MuJoCo Playground: DM Control Suite, locomotion, manipulation (MJX)",
            "playground:CartpoleBalance", "continuous", prefix="playground:",
            adapter="envs.playground", extra="playground",
            packages=("playground", "mujoco", "mujoco-mjx"), supported={"playground": ("0.2.",)},
-           facts={"physics": "mjx (impl='jax')"},
+           facts={"physics": "mjx (impl='jax')"}, prepared_starts=_STARTS,
            defaults={"ppo": _PLAYGROUND_PPO, "sac": _PLAYGROUND_SAC}),
 )
 

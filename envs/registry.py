@@ -31,6 +31,7 @@ from typing import Any
 
 from envs import families, goals, probes
 from envs.families import Family
+from envs.starts import PreparedStarts
 from envs.wrappers import ObservationSubset, RewardScale
 
 Factory = Callable[..., tuple[Any, Any]]
@@ -138,14 +139,18 @@ def check_task(family: Family, name: str) -> None:
         raise UnknownEnvironmentError(_closest(name, known))
 
 
-def _make_task(family: Family, name: str, **kwargs) -> tuple[Any, Any]:
+def _make_task(family: Family, name: str, prepared_starts: int | None = None, **kwargs
+               ) -> tuple[Any, Any]:
     """A suite's task by its prefixed name: the closest names for an unknown task, the extra
-    for a missing suite, each one line."""
+    for a missing suite, each one line. Episodes begin from prepared starts (`envs.starts`)
+    at the family's period, or ``prepared_starts`` (0: a reset computed at every step)."""
     check_task(family, name)
+    period = family.prepared_starts if prepared_starts is None else prepared_starts
     try:
-        return suite_adapter(family).make_task(name.removeprefix(family.prefix), **kwargs)
+        env, params = suite_adapter(family).make_task(name.removeprefix(family.prefix), **kwargs)
     except ImportError as err:
         raise SuiteUnavailableError(_missing(family, err)) from None
+    return (PreparedStarts(env, period) if period else env), params
 
 
 def registered_names(suites: tuple[str, ...] = ("brax",)) -> list[str]:

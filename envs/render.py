@@ -37,7 +37,7 @@ from PIL import Image, ImageDraw
 from envs.atari import AtariEnv
 from envs.brax_adapter import BraxEnv
 from envs.families import family_of
-from envs.wrappers import EpisodeStatistics, Wrapper
+from envs.wrappers import Wrapper
 
 CLASSIC = ("CartPole-v1", "Pendulum-v1", "Acrobot-v1", "MountainCar-v0",
            "MountainCarContinuous-v0")
@@ -67,11 +67,10 @@ class Renderer:
 
 
 def unwrapped(env, state):
-    """The innermost env under the wrappers, and its state (`EpisodeStatistics` keeps it in
-    ``env_state``; the other wrappers pass the state through)."""
+    """The innermost env under the wrappers, and its state (each wrapper's ``inner_state``)."""
     while isinstance(env, Wrapper):
-        if isinstance(env, EpisodeStatistics) and state is not None:
-            state = state.env_state
+        if state is not None:
+            state = env.inner_state(state)
         env = env.env
     return env, state
 

@@ -49,6 +49,13 @@ class Wrapper(Environment):
         """What besides the inner env makes this wrapper distinct (none by default)."""
         return ()
 
+    def __getattr__(self, name: str):
+        """A public attribute this wrapper lacks is the inner env's (an adapter's
+        ``action_mask_size``, ``backend``, ...)."""
+        if name.startswith("_") or name == "env":
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
     def __hash__(self):
         return hash((type(self), self.env, self.options()))
 
@@ -69,9 +76,16 @@ class Wrapper(Environment):
     def reset(self, key, params=None):
         return self.env.reset(key, params)
 
+    def inner_state(self, state):
+        """The inner env's state within this wrapper's ``state`` (the same by default)."""
+        return state
+
 
 class EpisodeStatistics(Wrapper):
     """Tracks undiscounted return and length per episode; see the module docstring."""
+
+    def inner_state(self, state):
+        return state.env_state
 
     def reset(self, key, params=None):
         obs, env_state = self.env.reset(key, params)
@@ -157,7 +171,9 @@ def completed_episode_summary(info: dict, prefix: str = "episode_") -> dict[str,
     every statistic is NaN when ``count == 0`` so "no episode finished" is never reported as 0.
     Where the env reports ``info["env_nonfinite"]`` (its physics state turned NaN or infinite:
     `envs.playground`), also ``"env_nonfinite_steps"``, how many such steps the batch holds,
-    which the training loop's NaN guard reads.
+    which the training loop's NaN guard reads; where the env has prepared starts
+    (`envs.starts`), ``"env_reused_starts"``, how many episodes began from a start an earlier
+    one had begun from.
     """
     done = info["episode_done"]
     count = jnp.sum(done)
@@ -167,6 +183,8 @@ def completed_episode_summary(info: dict, prefix: str = "episode_") -> dict[str,
         out.update(_masked_stats(x, done, f"{prefix}{key}"))
     if "env_nonfinite" in info:
         out["env_nonfinite_steps"] = jnp.sum(info["env_nonfinite"]).astype(jnp.float32)
+    if "env_reused_start" in info:
+        out["env_reused_starts"] = jnp.sum(info["env_reused_start"]).astype(jnp.float32)
     return out
 
 

@@ -32,6 +32,8 @@ METRICS: dict[str, Metric] = _table(
     ("env_steps", "env steps per seed so far (at the end of the update)"),
     ("env_steps_per_second", "the chunk's env steps (all seeds) per second of its wall time"),
     ("env_nonfinite_steps", "env steps of the update whose physics state went non-finite"),
+    ("env_reused_starts", "episodes of the update that began from a prepared start an earlier "
+                          "episode had begun from (envs.starts)"),
     # episodes finished during the update (NaN: none finished)
     ("episode_count", "episodes finished during the update"),
     # evaluation (NaN: no evaluation yet, or no episode finished within its step limit)

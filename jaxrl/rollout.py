@@ -20,6 +20,7 @@ import numpy as np
 from flax import struct
 
 from envs.spaces import Space
+from envs.starts import prepared_starts, refresh_starts
 from jaxrl.networks import to_env_action
 from jaxrl.recurrent import reset_memory
 from jaxrl.transition import Transition
@@ -69,15 +70,22 @@ def env_step(key: jax.Array, env, env_params, carry: EnvCarry, action: jax.Array
     """Step N envs with agent actions ``[N, ...]`` from ``carry.obs``. Returns ``(carry,
     transition, info)``: the carry to continue from, the step as a `Transition` (its
     ``next_obs`` the true next observation) and the episode statistics (``episode_*``, and
-    ``env_nonfinite`` where the env reports a non-finite physics state)."""
+    ``env_nonfinite`` where the env reports a non-finite physics state). An env with prepared
+    starts (`envs.starts`) first draws the next starts of some of its envs, and reports
+    ``env_reused_start``."""
     num_envs = carry.obs.shape[0]
+    states = carry.env_state
+    if prepared_starts(env) is not None:
+        key, starts_key = jax.random.split(key)
+        states = refresh_starts(starts_key, env, env_params, states)
     env_action = to_env_action(env.action_space(env_params), action)
     obs, env_state, reward, term, trunc, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-        jax.random.split(key, num_envs), carry.env_state, env_action, env_params
+        jax.random.split(key, num_envs), states, env_action, env_params
     )
     space = env.observation_space(env_params)
     final = flatten_obs(info["final_observation"], space)
-    info = {k: v for k, v in info.items() if k.startswith(("episode_", "env_nonfinite"))}
+    kept = ("episode_", "env_nonfinite", "env_reused")
+    info = {k: v for k, v in info.items() if k.startswith(kept)}
     step = Transition(carry.obs, action, reward, term, trunc, final)
     return EnvCarry(env_state, flatten_obs(obs, space)), step, info
 

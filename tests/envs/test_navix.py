@@ -28,7 +28,7 @@ def rollout(env, params, actions):
                                                       jnp.int32(a), params)
         out.append(dict(obs=np.asarray(obs), reward=float(reward), terminated=bool(term),
                         truncated=bool(trunc), final=np.asarray(info["final_observation"]),
-                        t=int(state.timestep.t)))
+                        t=int(env.inner_state(state).timestep.t)))
     return out
 
 

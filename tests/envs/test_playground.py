@@ -35,7 +35,7 @@ def make_rollout(env, steps=T):
         def body(state, k):
             obs, state, reward, term, trunc, info = env.step(k, state, action, params)
             return state, {"obs": obs, "reward": reward, "terminated": term, "truncated": trunc,
-                           "final_obs": info["final_observation"], "t": state.t,
+                           "final_obs": info["final_observation"], "t": env.inner_state(state).t,
                            "nonfinite": info["env_nonfinite"]}
 
         _, out = jax.lax.scan(body, state, jax.random.split(k1, steps))
@@ -99,15 +99,16 @@ def test_first_observation_matches_playgrounds_own_reset(cartpole):
 
 def test_nan_physics_terminates_and_raises_the_canary(cartpole):
     env, params, _, _ = cartpole
-    _, state = env.reset(jax.random.key(1), params)
+    _, outer = env.reset(jax.random.key(1), params)
+    state = env.inner_state(outer)  # the adapter's, within the prepared starts' (envs.starts)
     data = state.brax_state.data
-    poisoned = state.replace(brax_state=state.brax_state.replace(
-        data=data.replace(qvel=data.qvel.at[0].set(jnp.nan))))
+    poisoned = outer.replace(state=state.replace(brax_state=state.brax_state.replace(
+        data=data.replace(qvel=data.qvel.at[0].set(jnp.nan)))))
     step = jax.jit(env.step)
     _, after, _, term, trunc, info = step(jax.random.key(2), poisoned, jnp.zeros(1), params)
     assert bool(term) and not bool(trunc)  # Playground's done: its DM Control tasks' NaN check
     assert bool(info["env_nonfinite"])
-    assert np.isfinite(np.asarray(after.brax_state.data.qvel)).all()  # reset to a fresh episode
+    assert np.isfinite(np.asarray(env.inner_state(after).brax_state.data.qvel)).all()  # reset
     _, _, _, term, _, info = step(jax.random.key(3), after, jnp.zeros(1), params)
     assert not bool(term) and not bool(info["env_nonfinite"])
 

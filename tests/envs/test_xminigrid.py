@@ -28,7 +28,7 @@ def scan_rollout(env, params, actions):
         k, a = inp
         obs, state, reward, term, trunc, info = env.step(k, state, a, params)
         return state, dict(obs=obs, reward=reward, terminated=term, truncated=trunc,
-                           final=info["final_observation"], t=state.timestep.state.step_num)
+                           final=info["final_observation"], t=env.inner_state(state).timestep.state.step_num)
 
     keys = jax.random.split(jax.random.key(1), len(actions))
     _, out = jax.jit(lambda s: jax.lax.scan(body, s, (keys, jnp.asarray(actions))))(state)
