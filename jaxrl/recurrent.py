@@ -11,7 +11,9 @@ and the memory it carries from step to step.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import Any
 
 import flax.linen as nn
 import jax
@@ -21,8 +23,79 @@ from envs.spaces import Space
 from jaxrl.networks import MLP, PolicyHead, Torso
 from jaxrl.ops.init import orthogonal
 
+
+class Weights(nn.Module):
+    """A dense layer's parameters (``kernel [F, H]``, ``bias [H]`` where ``bias``), named and
+    initialized as `flax.linen.Dense` names and initializes them, returned unapplied."""
+
+    features: int
+    kernel_init: Any
+    bias: bool = True
+
+    @nn.compact
+    def __call__(self, fan_in: int):
+        kernel = self.param("kernel", self.kernel_init, (fan_in, self.features), jnp.float32)
+        if not self.bias:
+            return kernel, jnp.zeros((self.features,), jnp.float32)
+        return kernel, self.param("bias", nn.initializers.zeros_init(), (self.features,),
+                                  jnp.float32)
+
+
+class GRU(nn.Module):
+    """flax's `GRUCell`, its parameters included (same names, same initialization), computed
+    in two parts so that a sequence pays for its inputs once:
+
+        r = sigmoid(W_ir x + b_ir + W_hr h)       project(x) = [W_ir; W_iz; W_in] x + b_i
+        z = sigmoid(W_iz x + b_iz + W_hz h)       (one product for all steps of a sequence)
+        n = tanh(W_in x + b_in + r * (W_hn h + b_hn))
+        h' = (1 - z) * n + z * h                  recur(h, projected): one [H, 3H] product
+
+    ``__call__(h, x)`` is one step, as `GRUCell`'s."""
+
+    features: int
+    recurrent_kernel_init: Any = nn.initializers.orthogonal()
+
+    def setup(self):
+        i = functools.partial(Weights, self.features, nn.initializers.lecun_normal())
+        h = functools.partial(Weights, self.features, self.recurrent_kernel_init)
+        self.ir, self.iz, self.in_ = i(name="ir"), i(name="iz"), i(name="in")
+        self.hr, self.hz = h(bias=False, name="hr"), h(bias=False, name="hz")
+        self.hn = h(name="hn")
+
+    def project(self, x: jax.Array) -> jax.Array:
+        """``x [..., F] -> [..., 3H]``: the three gates' input products."""
+        kernels, biases = zip(*(w(x.shape[-1]) for w in (self.ir, self.iz, self.in_)),
+                              strict=True)
+        return x @ jnp.concatenate(kernels, -1) + jnp.concatenate(biases, -1)
+
+    def recur(self, h: jax.Array, projected: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """One step from the projected input ``[..., 3H]``: ``(h', h')``."""
+        kernels, biases = zip(*(w(h.shape[-1]) for w in (self.hr, self.hz, self.hn)),
+                              strict=True)
+        xr, xz, xn = jnp.split(projected, 3, axis=-1)
+        hr, hz, hn = jnp.split(h @ jnp.concatenate(kernels, -1) + jnp.concatenate(biases, -1),
+                               3, axis=-1)
+        r, z = jax.nn.sigmoid(xr + hr), jax.nn.sigmoid(xz + hz)
+        n = jnp.tanh(xn + r * hn)
+        h = (1.0 - z) * n + z * h
+        return h, h
+
+    def __call__(self, h: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return self.recur(h, self.project(x))
+
+
+class LSTM(nn.OptimizedLSTMCell):
+    """flax's `OptimizedLSTMCell`, with `GRU`'s two parts (its inputs are not projected apart)."""
+
+    def project(self, x: jax.Array) -> jax.Array:
+        return x
+
+    def recur(self, carry, x):
+        return self(carry, x)
+
+
 #: Recurrent cores by config name (``rnn``); "none" is the feed-forward `ActorCritic`.
-CELLS: dict[str, type] = {"gru": nn.GRUCell, "lstm": nn.OptimizedLSTMCell}
+CELLS: dict[str, type] = {"gru": GRU, "lstm": LSTM}
 RNNS = ("none", *CELLS)
 
 
@@ -75,13 +148,17 @@ class RecurrentActorCritic(nn.Module):
         self.value_net = MLP((), 1, self.activation, 1.0)
 
     def features(self, obs: jax.Array) -> tuple:
-        """``obs [..., obs_dim]`` -> each core's torso features ``[..., F]``."""
-        return tuple(torso(obs) for torso in self.torsos)
+        """``obs [..., obs_dim]`` -> each core's input: its torso's features, projected by
+        the core's input weights (a GRU's three gates), ``[..., F]``."""
+        return tuple(cell.project(torso(obs)) for torso, cell in zip(self.torsos, self.cores,
+                                                                     strict=True))
 
     def core(self, memory: tuple, features: tuple, first: jax.Array) -> tuple[tuple, tuple]:
-        """One step of every core: ``(memory, outputs)``, each ``[..., rnn_size]``."""
+        """One step of every core from its input: ``(memory, outputs)``, each
+        ``[..., rnn_size]``."""
         memory = reset_memory(memory, first)
-        stepped = [cell(m, f) for cell, m, f in zip(self.cores, memory, features, strict=True)]
+        stepped = [cell.recur(m, f) for cell, m, f in zip(self.cores, memory, features,
+                                                           strict=True)]
         return tuple(m for m, _ in stepped), tuple(y for _, y in stepped)
 
     def heads(self, outputs: tuple):

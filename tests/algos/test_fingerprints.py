@@ -8,8 +8,10 @@ Wall-clock metrics (`TIMED`) are left out.
 
 Bit equality holds on the machine kind the file was written on (``platform``: JAX, jaxlib and
 the CPU's vector extensions). XLA compiles for the CPU it runs on, so another CPU kind may
-order a reduction differently: there every value is compared at `OTHER_MACHINE_RTOL` instead,
-and the failure message says which comparison ran. Rewrite the file, after a deliberate change
+order a reduction differently: there each seed's first update is compared at
+`OTHER_MACHINE_RTOL` instead (later updates drift past any tolerance), and the failure message
+says which comparison ran. A case rewritten alone on another machine
+kind keeps that kind as its own ``platform``. Rewrite the file, after a deliberate change
 of what an algorithm computes, with ``python -m tests.algos.test_fingerprints``.
 """
 
@@ -101,14 +103,19 @@ def same_bits(x: float, y: float) -> bool:
 
 
 def differences(want: dict, got: dict, rtol: float) -> list[str]:
-    """One line per value that differs (beyond ``rtol``; 0 = bit for bit)."""
+    """One line per value that differs (beyond ``rtol``; 0 = bit for bit). At ``rtol > 0``
+    (another machine kind) only each seed's first update is compared: a few updates of RL
+    amplify a reordered float sum past any tolerance (measured: 6 of 17 cases drift past 1e-4
+    by their later updates on an AVX-512 machine, with the code unchanged)."""
     out: list[str] = []
     if sorted(want["metrics"]) != sorted(got["metrics"]):
         out.append(f"metric names: {sorted(want['metrics'])} != {sorted(got['metrics'])}")
     named = {f"metric {k}": v for k, v in want["metrics"].items()}
-    named["final_eval_return"] = want["final_eval_return"]
     found = {f"metric {k}": v for k, v in got["metrics"].items()}
-    found["final_eval_return"] = got["final_eval_return"]
+    if rtol == 0:
+        named["final_eval_return"] = want["final_eval_return"]
+        found["final_eval_return"] = got["final_eval_return"]
+    seeds = len(want["final_eval_return"])
     for name, values in named.items():
         if name not in found:
             continue
@@ -116,6 +123,8 @@ def differences(want: dict, got: dict, rtol: float) -> list[str]:
             out.append(f"{name}: {len(values)} rows != {len(found[name])}")
             continue
         for row, (a, b) in enumerate(zip(values, found[name], strict=True)):
+            if rtol and row % (len(values) // seeds):
+                continue  # not a seed's first update
             x, y = float.fromhex(a), float.fromhex(b)
             same = same_bits(x, y) if rtol == 0 else (
                 math.isclose(x, y, rel_tol=rtol, abs_tol=rtol) or (math.isnan(x) and math.isnan(y)))
@@ -138,11 +147,12 @@ def demos_for(case: str, request) -> str | None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_metrics_on_fixed_seeds_are_unchanged(case, recorded, request):
     assert case in recorded["cases"], f"{case} has no fingerprint: rewrite fingerprints.json"
-    same_machine = recorded["platform"] == platform()
+    written_on = recorded["cases"][case].get("platform", recorded["platform"])
+    same_machine = written_on == platform()
     rtol = 0.0 if same_machine else OTHER_MACHINE_RTOL
     found = differences(recorded["cases"][case], fingerprint(case, demos_for(case, request)), rtol)
     how = "bit for bit" if same_machine else (
-        f"at rtol {rtol} (written on {recorded['platform']}, running on {platform()})")
+        f"at rtol {rtol} (written on {written_on}, running on {platform()})")
     assert not found, f"{case}: {len(found)} values differ, compared {how}:\n" + "\n".join(
         found[:20])
 
@@ -159,14 +169,17 @@ def write(cases: list[str]) -> None:
     from tests.conftest import make_cartpole_expert
 
     old = json.loads(FINGERPRINTS.read_text()) if FINGERPRINTS.exists() else {"cases": {}}
-    if old.get("platform", platform()) != platform():
-        old["cases"] = {}  # values from another machine kind cannot be mixed in
+    elsewhere = old.get("platform", platform()) != platform()
+    if elsewhere and not cases:
+        old = {"cases": {}, "platform": platform()}  # all cases anew, on this machine kind
     with tempfile.TemporaryDirectory() as scratch:
         demos = make_cartpole_expert(Path(scratch))[2]
         for case in cases or sorted(CASES):
             old["cases"][case] = fingerprint(case, demos)
+            if elsewhere and cases:  # a few cases on another machine kind: each says where
+                old["cases"][case]["platform"] = platform()
             print(f"recorded {case}", flush=True)
-    old["platform"] = platform()
+    old.setdefault("platform", platform())
     FINGERPRINTS.write_text(dumps(old))
 
 
@@ -175,7 +188,10 @@ def dumps(recorded: dict) -> str:
     cases = {}
     for case, found in sorted(recorded["cases"].items()):
         rows = [f'  "{name}": {json.dumps(values)}' for name, values in found["metrics"].items()]
-        cases[case] = ('{"final_eval_return": ' + json.dumps(found["final_eval_return"])
+        where = (f'"platform": {json.dumps(found["platform"], sort_keys=True)}, '
+                 if "platform" in found else "")
+        cases[case] = ('{' + where + '"final_eval_return": '
+                       + json.dumps(found["final_eval_return"])
                        + ', "metrics": {\n' + ",\n".join(rows) + "}}")
     body = ",\n".join(f'"{case}": {text}' for case, text in cases.items())
     return ('{"platform": ' + json.dumps(recorded["platform"], sort_keys=True)

@@ -123,3 +123,24 @@ def test_several_recurrent_seeds_run_sharded():
                    eval_episodes=2)
     assert result.devices == f"{min(2, len(jax.devices()))} x cpu"
     assert np.isfinite(result.final_eval_return).all()
+
+
+def test_the_gru_is_flax_gru_cell_with_its_inputs_projected_apart():
+    """`jaxrl.recurrent.GRU` keeps `GRUCell`'s parameters (names, shapes, initial values: a
+    stored run's policy loads) and computes the same step, and its two parts make that step."""
+    import flax.linen as nn
+
+    from jaxrl.ops.init import orthogonal
+    from jaxrl.recurrent import GRU
+
+    x = jax.random.normal(jax.random.key(1), (5, 7))
+    h = jax.random.normal(jax.random.key(2), (5, 16))
+    ref, new = (cell(16, recurrent_kernel_init=orthogonal()) for cell in (nn.GRUCell, GRU))
+    params = new.init(jax.random.key(0), h, x)
+    assert jax.tree.all(jax.tree.map(lambda a, b: bool((a == b).all()),
+                                     ref.init(jax.random.key(0), h, x), params))
+    want = ref.apply(params, h, x)[0]
+    np.testing.assert_allclose(new.apply(params, h, x)[0], want, rtol=0, atol=1e-6)
+    projected = new.apply(params, x, method=new.project)
+    np.testing.assert_allclose(new.apply(params, h, projected, method=new.recur)[0], want,
+                               rtol=0, atol=1e-6)
