@@ -56,6 +56,15 @@ def wrapped_attr(env, name: str, default):
     return default
 
 
+def wrapped_instance(env, cls: type):
+    """``env`` itself or the first env it wraps (through ``.env``) that is a ``cls``, or None."""
+    while env is not None:
+        if isinstance(env, cls):
+            return env
+        env = getattr(env, "env", None)
+    return None
+
+
 def raw_key(key: jax.Array) -> jax.Array:
     """``key`` as a raw ``uint32`` key (`jax.random.key_data` of a typed one): for suites that
     keep raw keys in their state (brax, Playground, Navix, Jumanji, XLand-MiniGrid)."""

@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.core import Environment
+from envs.core import Environment, wrapped_instance
 from envs.spaces import Box, Discrete
 
 
@@ -90,11 +90,7 @@ class GoalEnv(Environment):
 
 def goal_env(env) -> GoalEnv | None:
     """The goal env ``env`` is or wraps (through ``.env``), or None."""
-    while env is not None:
-        if isinstance(env, GoalEnv):
-            return env
-        env = getattr(env, "env", None)
-    return None
+    return wrapped_instance(env, GoalEnv)
 
 
 def succeeded(returns: jax.Array, max_steps: int) -> jax.Array:

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.core import auto_reset
+from envs.core import auto_reset, wrapped_instance
 from envs.wrappers import Wrapper
 
 #: The default period: each step draws starts for an eighth of the envs.
@@ -98,11 +98,7 @@ class PreparedStarts(Wrapper):
 
 def prepared_starts(env) -> PreparedStarts | None:
     """The `PreparedStarts` wrapper inside ``env`` (through ``.env``), or None."""
-    while env is not None:
-        if isinstance(env, PreparedStarts):
-            return env
-        env = getattr(env, "env", None)
-    return None
+    return wrapped_instance(env, PreparedStarts)
 
 
 def refresh_starts(key: jax.Array, env, params: Any, env_states: Any) -> Any:
