@@ -135,6 +135,9 @@ class BraxEnv(EqualByConstruction, Environment):
         self._env = brax_env
         self.name = name if name is not None else type(brax_env).__name__
         self.backend = backend
+        # the physics (brax's pipelines, MJX) is long XLA-generated fusions, which LLVM's -O3
+        # runs up to ~1.6x faster than the engine's -O2 on a CPU (`jaxrl.platform`)
+        self.cpu_opt_level = 3
         self.action_repeat = int(action_repeat)
         self._episode_length = int(episode_length)
         # Abstract reset state (no compilation): sizes, and the dtypes every state leaf is

@@ -1,4 +1,5 @@
-"""How jaxrl uses a CPU: one JAX device per core, and LLVM at -O2 for its programs.
+"""How jaxrl uses a CPU: one JAX device per core, and LLVM at -O2 for its programs (at -O3 where
+the env asks for it).
 
 One JAX CPU device per core, so multi-seed programs use every core of a CPU-only machine.
 
@@ -23,6 +24,18 @@ wall; -O1 compiles no faster than -O2, and -O0 runs PPO 4x slower. Results are n
 those of -O3 (the machine code differs: PPO CartPole's parameters after 20k steps agree to
 1e-9 relative); ``JAXRL_CPU_OPT_LEVEL``
 (0-3) picks another level, and a level set in ``XLA_FLAGS`` is left alone.
+
+An env whose own step is the heavy, XLA-generated code says so with a ``cpu_opt_level``
+attribute (`envs.core.Environment`), and the engine's programs on it compile at that level
+unless one of the two settings above chooses. brax's pipelines and MJX (brax's and
+Playground's envs) ask for -O3: their physics is long elementwise fusions, not library
+products. Measured on 2 cores, each env's path alone (4 x 32 envs of random actions), -O2
+against -O3: brax hopper positional 18.6-22.8k against 29.3-30.5k env-steps/s, Playground
+CartpoleBalance 421-509k against 731-744k, brax hopper generalized 10.0-10.9k against
+11.6-12.0k; MJX hopper, spring and Playground CheetahRun unchanged; PPO on brax hopper
+positional with rejax's config, 4 members: 16.8k against 23.7k. The level is not one for
+every env: Navix and XLand-MiniGrid step 1.4-1.9x faster at -O2, and gymnax's envs, Craftax
+and Jumanji do not differ (benchmarks/throughput-cpu-ab/opt-level.md).
 
 A program that runs once (the engine's init: network initialization, env reset, empty
 buffers) compiles at -O0 (`RUN_ONCE_OPT_LEVEL`), whatever the level of the others: its run
@@ -121,15 +134,16 @@ def _configure_imported_jax() -> int | None:
     return count
 
 
-def cpu_opt_level() -> int | None:
-    """The LLVM optimization level for jaxrl's CPU programs: ``$JAXRL_CPU_OPT_LEVEL`` (0-3) or
-    `DEFAULT_CPU_OPT_LEVEL`; None when ``XLA_FLAGS`` already sets one (the user's choice
-    stands). A bad value is reported with a warning and the default used."""
+def cpu_opt_level(preferred: int | None = None) -> int | None:
+    """The LLVM optimization level for jaxrl's CPU programs: ``$JAXRL_CPU_OPT_LEVEL`` (0-3),
+    else the env's ``preferred`` level, else `DEFAULT_CPU_OPT_LEVEL`; None when ``XLA_FLAGS``
+    already sets one (the user's choice stands). A bad value is reported with a warning and the
+    default used."""
     if "xla_backend_optimization_level" in os.environ.get("XLA_FLAGS", ""):
         return None
     raw = os.environ.get(OPT_LEVEL_VAR, "").strip()
     if not raw:
-        return DEFAULT_CPU_OPT_LEVEL
+        return DEFAULT_CPU_OPT_LEVEL if preferred is None else preferred
     if raw not in {"0", "1", "2", "3"}:
         warnings.warn(f"ignoring {OPT_LEVEL_VAR}={raw!r} (not 0, 1, 2 or 3); using "
                       f"{DEFAULT_CPU_OPT_LEVEL}", stacklevel=2)
@@ -137,11 +151,12 @@ def cpu_opt_level() -> int | None:
     return int(raw)
 
 
-def compiler_options(platform: str, runs_once: bool = False) -> dict[str, int]:
+def compiler_options(platform: str, runs_once: bool = False,
+                     preferred: int | None = None) -> dict[str, int]:
     """XLA compile options for a jaxrl program that runs on ``platform`` ("cpu", "gpu",
-    ...): the CPU's optimization level (`cpu_opt_level`, or `RUN_ONCE_OPT_LEVEL` for a program
-    that ``runs_once``); nothing elsewhere."""
+    ...): the CPU's optimization level (`cpu_opt_level` with the env's ``preferred`` level, or
+    `RUN_ONCE_OPT_LEVEL` for a program that ``runs_once``); nothing elsewhere."""
     if platform != "cpu":
         return {}
-    level = RUN_ONCE_OPT_LEVEL if runs_once else cpu_opt_level()
+    level = RUN_ONCE_OPT_LEVEL if runs_once else cpu_opt_level(preferred)
     return {} if level is None else {"xla_backend_optimization_level": level}

@@ -26,6 +26,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from envs.core import wrapped_attr
 from jaxrl import compile_cache, platform
 from jaxrl.algos import acting
 from jaxrl.engine.members import over_members
@@ -54,14 +55,15 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
     over (chunk length, eval episodes, ...), which are part of the key alongside the static
     config and the argument shapes. With a seed ``sharding`` every input and output leaf is
     pinned to it (leading axis = member), so chunk outputs can be fed straight back in. On the
-    CPU, programs compile at `jaxrl.platform.cpu_opt_level` (LLVM -O2 unless chosen), and a
-    program that ``runs_once`` (init) at -O0. With ``donate_first`` the program takes over the
+    CPU, programs compile at `jaxrl.platform.cpu_opt_level` (LLVM -O2 unless chosen or the
+    env's ``cpu_opt_level`` asks for another), and a program that ``runs_once`` (init) at -O0. With ``donate_first`` the program takes over the
     buffers of its first argument (the train state a chunk replaces), which must not be used
     again after the call: the state then lives once in memory, not twice."""
     shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype), getattr(x, "sharding", None)),
                           example_args)
     devices = sharding.device_set if sharding is not None else {jax.devices()[0]}
-    options = platform.compiler_options(next(iter(devices)).platform, runs_once)
+    options = platform.compiler_options(next(iter(devices)).platform, runs_once,
+                                        wrapped_attr(env, "cpu_opt_level", None))
     key = (tag, algorithm.name, config.static_key(), env, params_digest(env_params),
            str(jax.tree.structure(example_args)), str(shapes), tuple(sorted(options.items())),
            donate_first)

@@ -87,8 +87,13 @@ def test_cpu_programs_compile_at_o2_unless_chosen(monkeypatch):
     # a program that runs once (init) compiles at -O0, on the CPU only
     assert compiler_options("cpu", runs_once=True) == {"xla_backend_optimization_level": 0}
     assert compiler_options("gpu", runs_once=True) == {}
+    # an env's preferred level (`cpu_opt_level`) replaces the default, not a chosen level
+    assert compiler_options("cpu", preferred=3) == {"xla_backend_optimization_level": 3}
+    assert compiler_options("cpu", True, preferred=3) == {"xla_backend_optimization_level": 0}
+    assert compiler_options("gpu", preferred=3) == {}
     monkeypatch.setenv("JAXRL_CPU_OPT_LEVEL", "3")
     assert compiler_options("cpu") == {"xla_backend_optimization_level": 3}
+    assert compiler_options("cpu", preferred=1) == {"xla_backend_optimization_level": 3}
     monkeypatch.setenv("JAXRL_CPU_OPT_LEVEL", "fast")
     with pytest.warns(UserWarning, match="JAXRL_CPU_OPT_LEVEL='fast'"):
         assert compiler_options("cpu") == {"xla_backend_optimization_level": 2}
@@ -96,6 +101,7 @@ def test_cpu_programs_compile_at_o2_unless_chosen(monkeypatch):
     # (but a run-once program is still compiled at -O0: its run time does not depend on it)
     monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=1")
     assert compiler_options("cpu") == {}
+    assert compiler_options("cpu", preferred=3) == {}
     assert compiler_options("cpu", runs_once=True) == {"xla_backend_optimization_level": 0}
 
 
@@ -124,6 +130,41 @@ def test_engine_compiles_with_the_chosen_level(monkeypatch):
           eval_episodes=0, store=False, progress=False, hidden=(4,))
     assert [opts for opts in seen if opts] == [{"xla_backend_optimization_level": 0},
                                                {"xla_backend_optimization_level": 1}]
+
+
+def test_an_env_chooses_its_programs_level(monkeypatch):
+    """An env's ``cpu_opt_level`` is the level of the engine's programs on it (init stays at
+    -O0); brax's and Playground's physics ask for -O3, gymnax's envs for nothing."""
+    import jax
+
+    import envs
+    from envs.core import Environment, wrapped_attr
+    from jaxrl import platform
+    from jaxrl.engine import programs
+
+    seen = []
+    real = jax.jit
+
+    def spy(fun, **kw):
+        seen.append(kw.get("compiler_options"))
+        return real(fun, **kw)
+
+    monkeypatch.setenv("XLA_FLAGS", platform.FAST_COMPILE_XLA_FLAGS)  # no level (see above)
+    monkeypatch.setattr(programs.jax, "jit", spy)
+    monkeypatch.setattr(Environment, "cpu_opt_level", 3)
+    monkeypatch.delenv("JAXRL_CPU_OPT_LEVEL", raising=False)
+    programs.forget()  # compiled afresh, not this process's copy of an earlier test's init
+    from jaxrl import train
+
+    train("ppo", "probe:obs-action", total_steps=64, num_envs=2, num_steps=8,
+          eval_episodes=0, store=False, progress=False, hidden=(4,))
+    assert [opts for opts in seen if opts] == [{"xla_backend_optimization_level": 0},
+                                               {"xla_backend_optimization_level": 3}]
+    monkeypatch.undo()
+    assert wrapped_attr(envs.make("brax:hopper", backend="positional")[0], "cpu_opt_level",
+                        None) == 3
+    assert wrapped_attr(envs.make("brax:hopper", backend="mjx")[0], "cpu_opt_level", None) == 3
+    assert wrapped_attr(envs.make("CartPole-v1")[0], "cpu_opt_level", None) is None
 
 
 def _train_both() -> dict:
