@@ -103,7 +103,7 @@ class Environment:
     name: str = "Environment"
     #: The LLVM optimization level at which programs stepping this env run fastest on a CPU,
     #: when it differs from the engine's (`jaxrl.platform`): an env whose step is long
-    #: XLA-generated code (brax's and MJX's physics) sets 3. None: no preference.
+    #: XLA-generated code (brax's own physics, Playground's tasks) sets 3. None: no preference.
     cpu_opt_level: int | None = None
 
     @property

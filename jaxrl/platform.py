@@ -27,10 +27,10 @@ those of -O3 (the machine code differs: PPO CartPole's parameters after 20k step
 
 An env whose own step is the heavy, XLA-generated code says so with a ``cpu_opt_level``
 attribute (`envs.core.Environment`), and the engine's programs on it compile at that level
-unless one of the two settings above chooses. brax's pipelines and MJX (brax's and
-Playground's envs) ask for -O3: their physics is long elementwise fusions, not library
-products. Measured on 2 cores, each env's path alone (4 x 32 envs of random actions), -O2
-against -O3: brax hopper positional 18.6-22.8k against 29.3-30.5k env-steps/s, Playground
+unless one of the two settings above chooses. brax's own pipelines and Playground's tasks ask
+for -O3: their physics is long elementwise fusions, not library products. brax's MJX hopper
+does not (PPO at 1 member: 7.5-7.6k env-steps/s at -O2, 6.8-7.1k at -O3). Measured on 2
+cores, each env's path alone (4 x 32 envs of random actions), -O2 against -O3: brax hopper positional 18.6-22.8k against 29.3-30.5k env-steps/s, Playground
 CartpoleBalance 421-509k against 731-744k, brax hopper generalized 10.0-10.9k against
 11.6-12.0k; MJX hopper, spring and Playground CheetahRun unchanged; PPO on brax hopper
 positional with rejax's config, 4 members: 16.8k against 23.7k. The level is not one for

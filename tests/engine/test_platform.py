@@ -134,7 +134,7 @@ def test_engine_compiles_with_the_chosen_level(monkeypatch):
 
 def test_an_env_chooses_its_programs_level(monkeypatch):
     """An env's ``cpu_opt_level`` is the level of the engine's programs on it (init stays at
-    -O0); brax's and Playground's physics ask for -O3, gymnax's envs for nothing."""
+    -O0); brax's own physics asks for -O3, MJX's brax envs and gymnax's for nothing."""
     import jax
 
     import envs
@@ -163,7 +163,7 @@ def test_an_env_chooses_its_programs_level(monkeypatch):
     monkeypatch.undo()
     assert wrapped_attr(envs.make("brax:hopper", backend="positional")[0], "cpu_opt_level",
                         None) == 3
-    assert wrapped_attr(envs.make("brax:hopper", backend="mjx")[0], "cpu_opt_level", None) == 3
+    assert wrapped_attr(envs.make("brax:hopper", backend="mjx")[0], "cpu_opt_level", None) is None
     assert wrapped_attr(envs.make("CartPole-v1")[0], "cpu_opt_level", None) is None
 
 
