@@ -105,12 +105,13 @@ def test_cpu_programs_compile_at_o2_unless_chosen(monkeypatch):
     assert compiler_options("cpu", runs_once=True) == {"xla_backend_optimization_level": 0}
 
 
-def test_engine_compiles_with_the_chosen_level(monkeypatch):
-    """The engine's programs (here init and chunk; no eval) are jitted with the level's
-    compile option, init at -O0; other jits (the act function) are not the engine's programs."""
+def _engine_compile_options(monkeypatch) -> list[dict]:
+    """The compile options of the engine's programs (init, chunk; no eval) for a tiny PPO run,
+    with no level in ``XLA_FLAGS`` or ``JAXRL_CPU_OPT_LEVEL``, compiled afresh. Other jits
+    (the act function) pass no options and are left out."""
     import jax
 
-    from jaxrl import platform
+    from jaxrl import platform, train
     from jaxrl.engine import programs
 
     seen = []
@@ -122,44 +123,31 @@ def test_engine_compiles_with_the_chosen_level(monkeypatch):
 
     monkeypatch.setenv("XLA_FLAGS", platform.FAST_COMPILE_XLA_FLAGS)  # no level (see above)
     monkeypatch.setattr(programs.jax, "jit", spy)
-    monkeypatch.setattr(platform, "DEFAULT_CPU_OPT_LEVEL", 1)
     monkeypatch.delenv("JAXRL_CPU_OPT_LEVEL", raising=False)
-    from jaxrl import train
-
+    programs.forget()  # compiled afresh, not this process's copy of an earlier test's init
     train("ppo", "probe:obs-action", total_steps=64, num_envs=2, num_steps=8,
           eval_episodes=0, store=False, progress=False, hidden=(4,))
-    assert [opts for opts in seen if opts] == [{"xla_backend_optimization_level": 0},
-                                               {"xla_backend_optimization_level": 1}]
+    return [opts for opts in seen if opts]
+
+
+def test_engine_compiles_with_the_chosen_level(monkeypatch):
+    """The engine's programs are jitted with the level's compile option, init at -O0."""
+    from jaxrl import platform
+
+    monkeypatch.setattr(platform, "DEFAULT_CPU_OPT_LEVEL", 1)
+    assert _engine_compile_options(monkeypatch) == [{"xla_backend_optimization_level": 0},
+                                                    {"xla_backend_optimization_level": 1}]
 
 
 def test_an_env_chooses_its_programs_level(monkeypatch):
     """An env's ``cpu_opt_level`` is the level of the engine's programs on it (init stays at
     -O0); brax's own physics asks for -O3, MJX's brax envs and gymnax's for nothing."""
-    import jax
-
     import envs
     from envs.core import Environment, wrapped_attr
-    from jaxrl import platform
-    from jaxrl.engine import programs
 
-    seen = []
-    real = jax.jit
-
-    def spy(fun, **kw):
-        seen.append(kw.get("compiler_options"))
-        return real(fun, **kw)
-
-    monkeypatch.setenv("XLA_FLAGS", platform.FAST_COMPILE_XLA_FLAGS)  # no level (see above)
-    monkeypatch.setattr(programs.jax, "jit", spy)
     monkeypatch.setattr(Environment, "cpu_opt_level", 3)
-    monkeypatch.delenv("JAXRL_CPU_OPT_LEVEL", raising=False)
-    programs.forget()  # compiled afresh, not this process's copy of an earlier test's init
-    from jaxrl import train
-
-    train("ppo", "probe:obs-action", total_steps=64, num_envs=2, num_steps=8,
-          eval_episodes=0, store=False, progress=False, hidden=(4,))
-    assert [opts for opts in seen if opts] == [{"xla_backend_optimization_level": 0},
-                                               {"xla_backend_optimization_level": 3}]
+    assert _engine_compile_options(monkeypatch) == [{"xla_backend_optimization_level": 0},
+                                                    {"xla_backend_optimization_level": 3}]
     monkeypatch.undo()
     assert wrapped_attr(envs.make("brax:hopper", backend="positional")[0], "cpu_opt_level",
                         None) == 3
