@@ -296,7 +296,7 @@ def plot(report: dict, path: str | Path) -> None:
         ax.set_title(textwrap.shorten(panel["env"], 40, placeholder="…"), fontsize=10)
         ax.set_xlabel(panel["x_label"], fontsize=8)
         ax.set_ylabel("return (per seed; bar: their IQM)" if panel["layout"] == "strip"
-                      else f"return (IQM; 95% CI from {MIN_BAND_SEEDS} seeds)", fontsize=8)
+                      else f"return (IQM; 95% CI at {MIN_BAND_SEEDS}+ seeds)", fontsize=8)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6.5)
     for ax in axes[len(panels):]:
