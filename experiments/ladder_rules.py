@@ -13,6 +13,10 @@ rejax's, pair by pair, and the rung's figure the median of its pairs. The rules:
 
 Prints a table (one row per workload, one column per member count, each cell the pairs'
 ratios and their median) and each rule's verdict with the numbers it read.
+
+``--longest``: each rung keeps only its pairs at the largest budget any file gives it (env
+steps per member), so passes at the ladder's budgets and longer passes of some rungs
+(``--budget-scale``) read as one ladder, each rung from its longest, least noisy runs.
 """
 
 from __future__ import annotations
@@ -28,9 +32,11 @@ from jaxrl.studies.throughput.report import whole_run_rate
 AT_ONE_MEMBER = ("ppo-breakout-minatar", "ppo-brax-hopper")
 
 
-def pair_ratios(files: list[Path]) -> dict[tuple[str, int], list[float]]:
-    """``{(workload, members): [jaxrl / rejax per pass]}`` over the passes' ok points."""
-    ratios: dict[tuple[str, int], list[float]] = defaultdict(list)
+def pair_ratios(files: list[Path], longest: bool = False) -> dict[tuple[str, int], list[float]]:
+    """``{(workload, members): [jaxrl / rejax per pass]}`` over the passes' ok points; with
+    ``longest``, each rung's pairs at its largest ``steps_per_member`` only."""
+    by_budget: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(
+        lambda: defaultdict(list))
     for path in files:
         points = json.loads(path.read_text())["points"]
         ok = {(p["workload"], p["members"], p["lib"]): p for p in points
@@ -38,8 +44,11 @@ def pair_ratios(files: list[Path]) -> dict[tuple[str, int], list[float]]:
         for (workload, members, lib), point in ok.items():
             peer = ok.get((workload, members, "rejax"))
             if lib == "jaxrl" and peer is not None:
-                ratios[workload, members].append(whole_run_rate(point) / whole_run_rate(peer))
-    return dict(ratios)
+                by_budget[workload, members][point["steps_per_member"]].append(
+                    whole_run_rate(point) / whole_run_rate(peer))
+    return {rung: (budgets[max(budgets)] if longest
+                   else [r for b in sorted(budgets) for r in budgets[b]])
+            for rung, budgets in by_budget.items()}
 
 
 def verdicts(ratios: dict[tuple[str, int], list[float]]) -> dict:
@@ -75,8 +84,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("results", nargs="+", type=Path)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--longest", action="store_true",
+                        help="each rung from its pairs at the largest budget only")
     args = parser.parse_args()
-    ratios = pair_ratios(args.results)
+    ratios = pair_ratios(args.results, args.longest)
     print(table(ratios))
     found = verdicts(ratios)
     for rule, verdict in found.items():
@@ -85,6 +96,7 @@ def main() -> None:
                   f"({', '.join(f'{k} {v}' for k, v in verdict.items() if k != 'holds')})")
     if args.json:
         args.json.write_text(json.dumps({"passes": [str(p) for p in args.results],
+                                         "longest": args.longest,
                                          "ratios": {f"{w}@{m}": v for (w, m), v in
                                                     sorted(ratios.items())},
                                          **found}, indent=1) + "\n")
