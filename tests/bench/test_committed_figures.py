@@ -28,7 +28,9 @@ OTHER_FIGURES = {"atari-cpu/curves.png": "curves.csv", "atari-cpu/run_curves.png
                  **{f"throughput-cpu-ab/pass{n}/ladder.png": "results.json" for n in range(1, 5)},
                  **{f"throughput-cpu-ab2/pass{n}/ladder.png": "results.json" for n in range(1, 5)},
                  **{f"throughput-cpu-ab3/{rung}-pass{n}/ladder.png": "results.json"
-                    for rung in ("members1", "members4", "minatar16") for n in range(1, 5)}}
+                    for rung in ("members1", "members4", "minatar16") for n in range(1, 5)},
+                 **{f"throughput-cpu-ab3/minatar1-pass{n}/ladder.png": "results.json"
+                    for n in range(5, 9)}}
 
 
 def test_there_are_committed_reports():
