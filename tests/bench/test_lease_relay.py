@@ -1,7 +1,6 @@
 """experiments/lease_relay.py: a bench entry killed on one machine goes on from a store carried
 in parts to another (a new folder here), and bad relays fail with the part they name."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,6 +12,7 @@ import pytest
 from jaxrl.engine.checkpoint import complete_steps
 from jaxrl.runs.runmeta import process_identity
 from jaxrl.studies.bench import runner as benchmod
+from tests import experiment_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = """
@@ -28,15 +28,7 @@ entries:
 """
 
 
-def _relay_module():
-    spec = importlib.util.spec_from_file_location("lease_relay",
-                                                  ROOT / "experiments" / "lease_relay.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-relay = _relay_module()
+relay = experiment_scripts.load("lease_relay")
 
 
 def _run_folder(store: Path) -> Path:

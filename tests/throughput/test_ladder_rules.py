@@ -1,22 +1,17 @@
 """experiments/ladder_rules.py: issue 57's rules read off ladder passes, pair by pair; with
 ``--longest`` each rung keeps only its pairs at the largest budget any pass gave it."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests import experiment_scripts
 
 
 @pytest.fixture(scope="module")
 def rules():
-    spec = importlib.util.spec_from_file_location("ladder_rules",
-                                                  ROOT / "experiments" / "ladder_rules.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment_scripts.load("ladder_rules")
 
 
 def _pass(path: Path, steps: int, rungs: dict[tuple[str, int], tuple[float, float]]) -> Path:
