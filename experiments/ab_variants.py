@@ -10,6 +10,7 @@ count with overrides of its env options and config.
 
 A variant's ``xla_flags`` (a string) is appended to ``XLA_FLAGS`` for its process only, e.g.
 ``--variant 'no YNNPACK dots={"xla_flags": "--xla_cpu_experimental_ynn_fusion_type="}'``.
+A variant's ``cpus`` (a ``taskset -c`` list, e.g. ``"0"``) pins its process to those CPUs.
 
 Writes ``OUT_DIR/results.jsonl`` (one line per run: the variant, its round, the rung's record,
 the commit) and prints each line's rate as it comes. ``--env`` replaces the workload's env.
@@ -46,13 +47,15 @@ def workload(name: str, overrides: dict, env: str | None) -> dict:
     return w
 
 
-def run_point(request: dict, xla_flags: str = "") -> dict:
-    """One rung in its own process, ``xla_flags`` appended to its ``XLA_FLAGS``; its record
-    (``status: failed`` if it printed none)."""
+def run_point(request: dict, xla_flags: str = "", cpus: str = "") -> dict:
+    """One rung in its own process, ``xla_flags`` appended to its ``XLA_FLAGS`` and, with
+    ``cpus``, pinned to those CPUs (``taskset -c``); its record (``status: failed`` if it
+    printed none)."""
     env = dict(os.environ)
     if xla_flags:
         env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {xla_flags}".strip()
-    out = subprocess.run([sys.executable, "-m", "jaxrl.studies.throughput.point",
+    pin = ["taskset", "-c", cpus] if cpus else []
+    out = subprocess.run([*pin, sys.executable, "-m", "jaxrl.studies.throughput.point",
                           json.dumps(request)], capture_output=True, text=True, env=env)
     lines = [x for x in out.stdout.splitlines() if x.startswith(RESULT_PREFIX)]
     if not lines:
@@ -73,7 +76,7 @@ def main() -> None:
     parser.add_argument("--members", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--variant", action="append", required=True,
-                        help="NAME=JSON of env_kwargs / config / steps_per_member / xla_flags")
+                        help="NAME=JSON of env_kwargs / config / steps_per_member / xla_flags / cpus")
     args = parser.parse_args()
     variants = [(v.split("=", 1)[0], json.loads(v.split("=", 1)[1])) for v in args.variant]
     out = Path(args.out)
@@ -82,7 +85,7 @@ def main() -> None:
         for name, overrides in variants:
             w = workload(args.workload, overrides, args.env)
             record = run_point({"workload": w, "members": args.members},
-                               overrides.get("xla_flags", ""))
+                               overrides.get("xla_flags", ""), overrides.get("cpus", ""))
             line = {"variant": name, "round": round_, "workload": args.workload,
                     "env": w["env"], "members": args.members, "overrides": overrides,
                     "commit": commit(), "record": record}
