@@ -21,7 +21,11 @@ transfers, the chunk loop, the NaN guard's reads. gymnax's step resets inside it
 envs (CartPole, MinAtar) the reset is inside ``env step``.
 
     python experiments/profile_chunk.py [--workloads ppo-cartpole ...] [--members 1]
-        [--out benchmarks/profile-cpu]
+        [--out benchmarks/profile-cpu] [--steps N] [--max-chunk-updates N] [--config JSON]
+
+``--steps``, ``--max-chunk-updates`` and ``--config`` (a JSON mapping merged into each
+workload's config) shorten a workload whose trace outgrows the machine's memory, e.g. SAC
+hopper's 128 gradient steps per round: the profile then says what it ran.
 
 Writes ``results.json`` (per workload: category seconds and shares, wall, op sum) and
 ``report.md`` (the table) under ``--out``. Nothing else may run on the machine meanwhile. The
@@ -32,6 +36,7 @@ outgrew this machine's 24 GB (killed), so the committed profile is at 1 member.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import os
@@ -143,6 +148,14 @@ def op_seconds(trace_dir: Path, categories: dict) -> tuple[dict[str, float], flo
     return seconds, sum(seconds.values())
 
 
+def shortened(workload, steps: int | None, max_chunk_updates: int | None, config: dict):
+    """``workload`` with its budget, chunk length and config overridden where given."""
+    return dataclasses.replace(
+        workload, steps_per_member=steps or workload.steps_per_member,
+        max_chunk_updates=max_chunk_updates or workload.max_chunk_updates,
+        config={**workload.config, **config})
+
+
 def profile(workload, members: int) -> dict:
     """One workload's profile (runs in this process: `main` starts one process per workload)."""
     import jax
@@ -173,6 +186,7 @@ def profile(workload, members: int) -> dict:
     done = outcome.done_updates() * outcome.steps_per_update * members
     return {"workload": workload.name, "algo": workload.algo, "env": workload.env,
             "members": members, "env_steps": int(done), "wall_seconds": wall,
+            "config": dict(workload.config), "max_chunk_updates": workload.max_chunk_updates,
             "first_run_seconds": compile_run, "op_seconds": op_sum,
             "host_seconds": max(0.0, wall - op_sum),  # of the untraced run
             "env_steps_per_second": done / wall, "seconds": seconds,
@@ -203,11 +217,24 @@ def markdown(rows: list[dict], commit: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _short_args(args) -> list[str]:
+    """The shortening options, passed on to the child process."""
+    out = ["--config", args.config]
+    if args.steps:
+        out += ["--steps", str(args.steps)]
+    if args.max_chunk_updates:
+        out += ["--max-chunk-updates", str(args.max_chunk_updates)]
+    return out
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workloads", nargs="*", default=None)
     parser.add_argument("--members", type=int, nargs="*", default=[1])
     parser.add_argument("--out", default="benchmarks/profile-cpu")
+    parser.add_argument("--steps", type=int, default=None, help="env steps per member")
+    parser.add_argument("--max-chunk-updates", type=int, default=None)
+    parser.add_argument("--config", default="{}", help="JSON merged into each workload's config")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # child: workload members
     parser.add_argument("--from-results", help="rewrite report.md from this results.json")
     args = parser.parse_args(argv)
@@ -219,15 +246,17 @@ def main(argv: list[str]) -> int:
     from jaxrl.studies.throughput import load_ladder, select
 
     ladder = load_ladder("throughput")
+    short = (args.steps, args.max_chunk_updates, json.loads(args.config))
     if args.one:
         (workload,) = select(ladder, [args.one[0]])
-        print(json.dumps(profile(workload, int(args.one[1]))))
+        print(json.dumps(profile(shortened(workload, *short), int(args.one[1]))))
         return 0
     rows = []
     for workload in select(ladder, args.workloads):
         for members in args.members:
             env = {**os.environ, "JAXRL_COMPILE_CACHE": "0"}
-            out = subprocess.run([sys.executable, __file__, "--one", workload.name, str(members)],
+            out = subprocess.run([sys.executable, __file__, "--one", workload.name, str(members),
+                                  *_short_args(args)],
                                  env=env, capture_output=True, text=True, check=False)
             if out.returncode:
                 print(f"{workload.name} x{members}: failed\n{out.stderr[-2000:]}",
