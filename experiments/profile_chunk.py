@@ -6,18 +6,21 @@ For each workload of the throughput ladder (``experiments/ladders/throughput.yam
 as the ladder runs it, at ``--members`` members, with `train`'s default periodic evaluation):
 
 1. run the group once to compile it (the engine keeps its programs in this process);
-2. run it again, timed: its wall time;
-3. run it a third time under ``jax.profiler.trace`` (whose recording slows the host loop, so
-   its wall time is not used) and attribute each XLA op's time (the trace's ``hlo_op`` events) to a category by the named
-   scope it was traced under (``jax.named_scope`` in the code: ``env_step``, ``env_reset``,
-   ``act``, ``forward``, ``gradient``, ``optimizer``, ``replay``, ``diagnostics``,
-   ``evaluation``), read from the op's metadata in the compiled programs' optimized HLO. The backward
-   pass is the ``gradient`` ops under ``transpose(...)``; a fusion counts for the scope of its
-   most expensive op (a dot or convolution when it has one, else its root).
+2. run it again, timed: its wall time, and so its env-steps/s;
+3. run it a third time under ``jax.profiler.trace``, timed too, and attribute each XLA op's
+   time (every ``hlo_op`` event of the trace's XSpace) to a category by the named scope it
+   was traced under (``jax.named_scope`` in the code: ``env_step``, ``env_reset``, ``act``,
+   ``forward``, ``gradient``, ``optimizer``, ``replay``, ``diagnostics``, ``evaluation``),
+   read from the op's metadata in the compiled programs' optimized HLO. The backward pass is
+   the ``gradient`` ops under ``transpose(...)``; a fusion counts for the scope of its most
+   expensive op (a dot or convolution when it has one, else its root).
 
-Between ops = the timed run's wall time less the ops' summed time (0 when the thread pool ran
-ops side by side and the sum exceeds the wall): the XLA runtime's work between ops, dispatch,
-transfers, the chunk loop, the NaN guard's reads. gymnax's step resets inside itself, so for gymnax
+Shares are of the traced run's wall time, and *between ops* is that wall less the ops' summed
+time (0 when the thread pool ran ops side by side and the sum exceeds the wall): the XLA
+runtime's work between ops, dispatch, transfers, the chunk loop, the NaN guard's reads.
+Tracing lengthens every op by a roughly fixed cost, so a run of many short ops runs several
+times slower traced: the report gives both walls and the op count, and the untraced wall per
+op, the measure of a program of short ops. gymnax's step resets inside itself, so for gymnax
 envs (CartPole, MinAtar) the reset is inside ``env step``.
 
     python experiments/profile_chunk.py [--workloads ppo-cartpole ...] [--members 1]
@@ -37,10 +40,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -129,23 +132,26 @@ def op_categories(texts: list[str]) -> dict[tuple[str, str], str]:
     return out
 
 
-def op_seconds(trace_dir: Path, categories: dict) -> tuple[dict[str, float], float]:
-    """Seconds of XLA op time per category in the trace (and the unattributed share under
-    ``other``), and the summed op time."""
-    files = sorted(trace_dir.rglob("*.trace.json.gz"))
-    with gzip.open(files[-1]) as f:
-        events = json.load(f)
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    seconds = dict.fromkeys(CATEGORIES, 0.0)
-    for e in events:
-        args = e.get("args") or {}
-        if e.get("ph") != "X" or "hlo_op" not in args:
-            continue
-        key = (args.get("hlo_module", ""), args["hlo_op"])
-        kind = categories.get(key, "other")
-        if kind != "container":
-            seconds[kind] += e.get("dur", 0.0) / 1e6
-    return seconds, sum(seconds.values())
+def op_seconds(trace_dir: Path, categories: dict) -> tuple[dict[str, float], dict[str, int]]:
+    """Seconds of XLA op time and op counts per category in the trace (the unattributed ones
+    under ``other``), read from the whole XSpace (``*.xplane.pb``): the trace-viewer JSON beside
+    it keeps only its first 1,000,000 events, which a run of many short ops passes within a
+    second (SAC hopper's 3 s run: 4.5M ops)."""
+    from jax.profiler import ProfileData
+
+    (path,) = sorted(trace_dir.rglob("*.xplane.pb"))[-1:]
+    seconds, counts = dict.fromkeys(CATEGORIES, 0.0), dict.fromkeys(CATEGORIES, 0)
+    for plane in ProfileData.from_file(str(path)).planes:
+        for line in plane.lines:
+            for event in line.events:
+                stats = dict(event.stats)
+                if "hlo_op" not in stats:
+                    continue
+                kind = categories.get((stats.get("hlo_module", ""), stats["hlo_op"]), "other")
+                if kind != "container":
+                    seconds[kind] += event.duration_ns / 1e9
+                    counts[kind] += 1
+    return seconds, counts
 
 
 def shortened(workload, steps: int | None, max_chunk_updates: int | None, config: dict):
@@ -179,41 +185,50 @@ def profile(workload, members: int) -> dict:
     outcome = run_group(spec, resolved, progress=False)  # nothing compiles: the timed run
     wall = time.perf_counter() - start
     trace_dir = Path(tempfile.mkdtemp(prefix="jaxrl-trace-"))
-    with jax.profiler.trace(str(trace_dir), create_perfetto_trace=True):
-        run_group(spec, resolved, progress=False)  # the traced run: tracing slows the host
+    start = time.perf_counter()
+    with jax.profiler.trace(str(trace_dir)):
+        run_group(spec, resolved, progress=False)  # the traced run: tracing lengthens each op
+    traced_wall = time.perf_counter() - start
     texts = [program.as_text() for program in programs.PROGRAMS.values()]
-    seconds, op_sum = op_seconds(trace_dir, op_categories(texts))
+    seconds, counts = op_seconds(trace_dir, op_categories(texts))
+    shutil.rmtree(trace_dir, ignore_errors=True)
+    op_sum = sum(seconds.values())
     done = outcome.done_updates() * outcome.steps_per_update * members
     return {"workload": workload.name, "algo": workload.algo, "env": workload.env,
             "members": members, "env_steps": int(done), "wall_seconds": wall,
             "config": dict(workload.config), "max_chunk_updates": workload.max_chunk_updates,
-            "first_run_seconds": compile_run, "op_seconds": op_sum,
-            "host_seconds": max(0.0, wall - op_sum),  # of the untraced run
+            "first_run_seconds": compile_run, "traced_wall_seconds": traced_wall,
+            "op_seconds": op_sum, "op_counts": counts, "ops": sum(counts.values()),
+            "host_seconds": max(0.0, traced_wall - op_sum),  # between ops, in the traced run
             "env_steps_per_second": done / wall, "seconds": seconds,
             "chunks": len(outcome.chunks), "evaluations": len(outcome.evals),
             "device": str(jax.devices()[0]), "jax": jax.__version__}
 
 
 def markdown(rows: list[dict], commit: str) -> str:
-    head = ("| workload | members | wall s | env-steps/s | "
+    head = ("| workload | members | wall s | env-steps/s | ops | µs per op | traced wall s | "
             + " | ".join(c.replace("_", " ") for c in CATEGORIES) + " | between ops |")
     lines = [f"# Where a chunk's time goes (CPU, commit {commit})", "",
-             "Made by `python experiments/profile_chunk.py` (its docstring says how): each "
-             "category's op time (XLA's per-op timings of the traced run, attributed by named "
-             "scope) as a share of the timed run's wall time; *between ops* = that wall less "
-             "the ops' summed time: the XLA runtime between ops, dispatch, transfers and the "
-             "host loop (0 where the ops' sum exceeds the wall: ops run side by side, and "
-             "tracing lengthens short ops, so the shares are approximate). gymnax envs "
-             "(CartPole, MinAtar) reset inside their step, so their reset is inside env step. "
-             "Evaluation is `train`'s default schedule (about one per chunk at these short "
-             "ladder budgets, so its share is larger than in a long run).",
-             "", head, "|" + "---|" * (len(CATEGORIES) + 5)]
+             "Made by `python experiments/profile_chunk.py` (its docstring says how). *wall s* "
+             "and *env-steps/s*: the run without the profiler; *ops*: the XLA ops it "
+             "executes (counted in the traced run, the same work), and *µs per op*: its wall "
+             "over them. Each category: its ops' time in the traced run as a share of that "
+             "run's wall (*traced wall s*); *between ops* = that wall less the ops' summed "
+             "time: the XLA runtime between ops, dispatch, transfers and the host loop (0 "
+             "where the ops' sum exceeds the wall: ops run side by side). Tracing lengthens "
+             "each op, so where the traced wall is several times the wall the shares "
+             "overstate short ops. gymnax envs (CartPole, MinAtar) reset inside their step, "
+             "so their reset is inside env step. Evaluation is `train`'s default schedule "
+             "(about one per chunk at these short ladder budgets, so its share is larger than "
+             "in a long run).",
+             "", head, "|" + "---|" * (len(CATEGORIES) + 8)]
     for r in rows:
-        wall = r["wall_seconds"]
-        shares = [f"{100 * r['seconds'][c] / wall:.1f}%" for c in CATEGORIES]
-        lines.append(f"| {r['workload']} | {r['members']} | {wall:.2f} | "
-                     f"{r['env_steps_per_second']:,.0f} | " + " | ".join(shares)
-                     + f" | {100 * r['host_seconds'] / wall:.1f}% |")
+        traced = r["traced_wall_seconds"]
+        shares = [f"{100 * r['seconds'][c] / traced:.1f}%" for c in CATEGORIES]
+        lines.append(f"| {r['workload']} | {r['members']} | {r['wall_seconds']:.2f} | "
+                     f"{r['env_steps_per_second']:,.0f} | {r['ops'] / 1e6:.2f}M | "
+                     f"{1e6 * r['wall_seconds'] / max(r['ops'], 1):.2f} | {traced:.2f} | "
+                     + " | ".join(shares) + f" | {100 * r['host_seconds'] / traced:.1f}% |")
     return "\n".join(lines) + "\n"
 
 
@@ -264,7 +279,8 @@ def main(argv: list[str]) -> int:
                 continue
             row = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append(row)
-            print(f"{workload.name} x{members}: wall {row['wall_seconds']:.2f} s, ops "
+            print(f"{workload.name} x{members}: wall {row['wall_seconds']:.2f} s, traced "
+                  f"{row['traced_wall_seconds']:.2f} s, {row['ops']:,} ops taking "
                   f"{row['op_seconds']:.2f} s", file=sys.stderr, flush=True)
     commit = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], capture_output=True,
                             text=True, check=False).stdout.strip()
