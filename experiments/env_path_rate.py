@@ -1,6 +1,6 @@
 """One env's path alone on the CPU: MEMBERS x ENVS envs (default 4 x 32) stepped ``STEPS``
-times with uniform random actions through jaxrl's ``env_step`` (auto-reset, episode statistics, prepared starts
-where the family has them), one jitted program, no learner. Prints the compile time and the
+times with uniform random actions through jaxrl's ``env_step`` (auto-reset, episode
+statistics, prepared starts where the family has them), one jitted program, no learner. Prints the compile time and the
 best of 3 runs' env-steps/s over all members, with ``XLA_FLAGS`` (which is how the LLVM level
 was chosen for benchmarks/throughput-cpu-ab/opt-level):
 
