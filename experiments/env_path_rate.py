@@ -1,8 +1,8 @@
 """One env's path alone on the CPU: MEMBERS x ENVS envs (default 4 x 32) stepped ``STEPS``
 times with uniform random actions through jaxrl's ``env_step`` (auto-reset, episode
-statistics, prepared starts where the family has them), one jitted program, no learner. Prints the compile time and the
-best of 3 runs' env-steps/s over all members, with ``XLA_FLAGS`` (which is how the LLVM level
-was chosen for benchmarks/throughput-cpu-ab/opt-level):
+statistics, prepared starts where the family has them), one jitted program, no learner.
+Prints the compile time and the best of 3 runs' env-steps/s over all members, with
+``XLA_FLAGS`` (which is how the LLVM level was chosen for benchmarks/throughput-cpu-ab/opt-level):
 
     XLA_FLAGS=--xla_backend_optimization_level=3 JAXRL_CPU_DEVICES=1 \\
         python experiments/env_path_rate.py brax:hopper '{"backend": "positional"}' 256 [4 32]
