@@ -10,8 +10,9 @@
 #   bash experiments/gpu_lease.sh second   # what the loan has left (GPU_CALL_SECONDS)
 #
 # Here, once (needs PyPI): `bash experiments/gpu_lease.sh wheels` puts what the calls import and
-# the image lacks into .whl/ (ignored by git): 26.3 MiB, which with the tree (5.8 MiB) and the
-# compilation cache the first call brings back stays well under the 64 MiB a call carries.
+# the image lacks into .whl/ (ignored by git): 39.3 MiB since Playground and Craftax joined,
+# which with the tree and the compilation cache the first call brings back stays under the
+# 64 MiB a call carries (the sizes below).
 # Each call, from this checkout (the tree travels without .git, so the commit goes along):
 #   run(command="JAXRL_COMMIT=<git rev-parse HEAD> bash experiments/gpu_lease.sh first",
 #       carry=[".whl"], timeout_s=540)
@@ -20,29 +21,27 @@
 #   run(command="JAXRL_COMMIT=... GPU_CALL_SECONDS=<status's budget_left_s - 150> \
 #       bash experiments/gpu_lease.sh second", carry=[".whl", ".gpu-cache"])
 #   then give the machine back and commit what `adopt` wrote.
+# What a call carries must stay under 64 MiB: on 2026-11-28 the tree was 9.7 MB, .whl 41.2 MB
+# and .gpu-cache 8.8 MB (57 MiB in all); `du -sb .whl .gpu-cache` first, and leave .gpu-cache
+# out of the second call's carry when the sum would pass the limit (only the cache check needs it).
 #
-# THE ARITHMETIC (an H100; from the CPU ladder's compile times, about 1.5x for a GPU compile,
-# and the anchors' published rates; each pair is one process per library: start and imports
-# ~8-12 s, compile, run):
-#   machine start                                                                   1.5 min
-#   tree and wheels in (32 MiB), at most 8 files back                                0.3 min
+# THE ARITHMETIC (measured on the first loan, one H200, 2026-11-28: benchmarks/throughput-gpu/
+# NOTES.md; each pair is one process per library: start and imports ~8-12 s, compile, run; the
+# PPO workloads with a peer at PPO_GPU_SCALE = 16 times the CPU ladder's budget):
+#   machine start, tree and wheels in (50 MiB)                                      ~0.6 min
 #   first, deadline 7.5 min on the machine:
-#     install of .whl into three folders (4-5 s in the dry run)                      0.1 min
-#     PPO CartPole-v1 at 2,048, jaxrl then rejax (67M env steps each at 1e7/s)      1.0 min
-#     PPO Breakout-MinAtar at 256 (8.4M env steps each at 5M/s)                     0.7 min
-#     PPO brax hopper at 256 (4.2M env steps each at 1.25M/s, ~50 s compile each)   2.2 min
-#     SAC brax hopper at 256 (20,480 env steps a member at 115k/s, ~60 s compile)   3.9 min
-#     -> 7.9 min of work for 7.5: rejax's SAC rung at 256 may be cut by the deadline
-#        (recorded `skipped`, the first rung of the second call); the 1-member rungs of the
-#        four (~0.3, 0.3, 1.8 and 2.0 min) follow in the second call or a later loan
-#   second, at once (the machine stays warm 30 s after a call: no second start)      0.3 min
-#     given the loan's rest less 2 min for the give-back: 15 - 1.5 - 0.3 - 7.5 - 0.3 - 2
-#     = 3.4 min: what the first left, the cache check (PPO CartPole x1 from the cache,
-#     0.3 min), then the rest of the ladder (~0.5 min a pair) and the MinAtar benches (2-3
-#     min each) as far as the loan goes; the next loan's calls go on from there
-#   in all: 1.5 + 0.3 + 7.5 + 0.3 + 3.4 = 13.0 min; had the machine gone back between the
-#   calls, a second start (1.5) leaves the second call 1.9 min: 13.0 min with two starts.
-#
+#     install of .whl into three folders                                             0.1 min
+#     PPO CartPole-v1 at 2,048 (1.07G env steps each at 45M/s, compile 10-12 s)     1.5 min
+#     PPO Breakout-MinAtar at 256 (134M env steps each at 16M/s, compile 13-14 s)   1.0 min
+#     PPO brax hopper at 256 (67M env steps each at 5-6M/s, compile 23-40 s)        1.8 min
+#     (SAC brax hopper at 256 is measured: jaxrl 63 s, rejax 202 s in all)
+#     PPO CartPole at 1 member (524k env steps each at 94k/s)                        0.7 min
+#     PPO Breakout-MinAtar and brax hopper at 1 member, SAC at 1: as far as it goes
+#   second, at once (the machine stays warm 30 s after a call: no second start)
+#     the loan's rest less 2.5 min: what the first left, the cache check (0.3 min), then the
+#     rest of the ladder, PQN, DQN, Playground, Craftax, the benches, the profile
+#   The first loan's two calls took 7.2 and 4.4 min, 12.4 min of the 15 held with the starts.
+
 # The Atari single measurements (each its own call; ale-py's wheels: `wheels atari`):
 #   bash experiments/gpu_lease.sh atari-floor     # the raw ale-py floor, the adapter and PPO's
 #                                                 # rollout (GPU and CPU), a short PPO Pong run

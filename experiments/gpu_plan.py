@@ -71,6 +71,13 @@ SAC_GPU_STEPS = 20_480
 """SAC's rungs on a GPU: the 10,240-step random fill and one learning chunk of 10,240 (the
 CPU ladder's third chunk would cost rejax 23 s more at 256 members, at its published rate)."""
 
+PPO_GPU_SCALE = 16
+"""The PPO workloads that have a peer run at this many times the CPU ladder's budget on a GPU.
+At the CPU budgets the first loan's PPO runs lasted 0.35-1.6 s on an H200, too short to tell a
+fixed per-run or per-chunk cost from a per-step one (benchmarks/throughput-gpu/NOTES.md); at 16
+times they last about 5-25 s. Their short-budget points are kept in
+benchmarks/throughput-gpu/short-budget/."""
+
 FIRST = [("ppo-cartpole", 2048), ("ppo-breakout-minatar", 256), ("ppo-brax-hopper", 256),
          ("sac-brax-hopper", 256), ("ppo-cartpole", 1), ("ppo-breakout-minatar", 1),
          ("ppo-brax-hopper", 1), ("sac-brax-hopper", 1)]
@@ -123,11 +130,14 @@ def _write_json(path: Path, data) -> None:
 
 
 def workloads(dry: bool) -> dict[str, Workload]:
-    """The ladder's workloads as the plan runs them (SAC at `SAC_GPU_STEPS`; dry: a 20th)."""
+    """The ladder's workloads as the plan runs them (SAC at `SAC_GPU_STEPS`, the PPO workloads
+    with a peer at `PPO_GPU_SCALE` times their budget; dry: a 20th)."""
     found = {}
     for w in load_ladder("throughput").workloads:
         if w.algo == "sac":
             w = dataclasses.replace(w, steps_per_member=SAC_GPU_STEPS)
+        elif w.algo == "ppo" and w.peer:
+            w = w.scaled(PPO_GPU_SCALE)
         found[w.name] = w.scaled(0.05) if dry else w
     return found
 
