@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import gzip
 import json
 import os
 import shutil
@@ -51,6 +50,7 @@ import tarfile
 import time
 from pathlib import Path
 
+from jaxrl.engine.spec import MAX_CHUNK_UPDATES
 from jaxrl.studies.throughput import load_ladder, run_rungs, write_figure, write_report
 from jaxrl.studies.throughput.ladder import RESULTS_FILE, Rung, load_results, measure_rung
 from jaxrl.studies.throughput.point import PROFILE_VAR
@@ -72,10 +72,12 @@ SAC_GPU_STEPS = 20_480
 CPU ladder's third chunk would cost rejax 23 s more at 256 members, at its published rate)."""
 
 PPO_GPU_SCALE = 16
-"""The PPO workloads that have a peer run at this many times the CPU ladder's budget on a GPU.
-At the CPU budgets the first loan's PPO runs lasted 0.35-1.6 s on an H200, too short to tell a
-fixed per-run or per-chunk cost from a per-step one (benchmarks/throughput-gpu/NOTES.md); at 16
-times they last about 5-25 s. Their short-budget points are kept in
+"""The PPO workloads that have a peer run at this many times the CPU ladder's budget on a GPU,
+in the engine's default chunks (`MAX_CHUNK_UPDATES`, as a user's run has them; the CPU ladder
+cuts its short runs into chunks of 4-16 updates). At the CPU budgets the first loan's PPO runs
+lasted 0.35-1.6 s on an H200, in 2-4 chunks each, too short to tell a fixed per-run or
+per-chunk cost from a per-step one (benchmarks/throughput-gpu/NOTES.md); at 16 times they last
+about 5-25 s, in 8-32 chunks. Their short-budget points are kept in
 benchmarks/throughput-gpu/short-budget/."""
 
 FIRST = [("ppo-cartpole", 2048), ("ppo-breakout-minatar", 256), ("ppo-brax-hopper", 256),
@@ -137,7 +139,7 @@ def workloads(dry: bool) -> dict[str, Workload]:
         if w.algo == "sac":
             w = dataclasses.replace(w, steps_per_member=SAC_GPU_STEPS)
         elif w.algo == "ppo" and w.peer:
-            w = w.scaled(PPO_GPU_SCALE)
+            w = dataclasses.replace(w.scaled(PPO_GPU_SCALE), max_chunk_updates=MAX_CHUNK_UPDATES)
         found[w.name] = w.scaled(0.05) if dry else w
     return found
 
@@ -253,29 +255,45 @@ def profile_step(args, state: dict) -> None:
                           env={**os.environ, PROFILE_VAR: str(trace)})
     state["profile"] = {"rung": f"{workload} x{members}", "ratio_to_rejax": round(ratio, 3),
                         "status": record["status"], "reason": record.get("reason", ""),
-                        "at": _now(), "top": trace_summary(trace)}
+                        "at": _now(), **trace_summary(trace)}
     print(f"gpu_plan: profiled {workload} x{members} ({ratio:.2f}x rejax): {record['status']}",
           flush=True)
 
 
-def trace_summary(trace: Path, top: int = 30) -> list[dict]:
-    """The trace's events summed by (process, name), largest first: where the time went, kept
-    in plan.json whether or not the trace itself fits what comes back."""
-    totals: dict[tuple[str, str], list[float]] = {}
-    for path in trace.glob("plugins/profile/*/*.trace.json.gz"):
-        with gzip.open(path) as f:
-            data = json.load(f)
-        events = data["traceEvents"] if isinstance(data, dict) else data
-        processes = {e["pid"]: e.get("args", {}).get("name", "") for e in events
-                     if e.get("ph") == "M" and e.get("name") == "process_name"}
-        for e in events:
-            if e.get("ph") == "X":
-                entry = totals.setdefault((processes.get(e.get("pid"), "?"), e["name"]), [0, 0])
-                entry[0] += e.get("dur", 0) / 1e6
+def trace_summary(trace: Path, top: int = 30) -> dict:
+    """Where the traced run's time went, read from the whole XSpace (``*.xplane.pb``; the
+    trace-viewer JSON beside it keeps only its first 1,000,000 events, which a run of short ops
+    passes in a second): ``top``, the events summed by (plane, line, name), largest first; and
+    ``lines``, each (plane, line)'s summed event time, event count and span (first start to last
+    end). On a GPU plane a stream line's events are its kernels, so its busy seconds over its
+    span is how busy the device kept that stream. Kept in plan.json whether or not the trace
+    itself fits what comes back."""
+    from jax.profiler import ProfileData
+
+    paths = sorted(trace.rglob("*.xplane.pb"))
+    if not paths:
+        return {"top": [], "lines": []}
+    totals: dict[tuple[str, str, str], list[float]] = {}
+    lines = []
+    for plane in ProfileData.from_file(str(paths[-1])).planes:
+        for line in plane.lines:
+            busy, count, first, last = 0.0, 0, None, None
+            for event in line.events:
+                entry = totals.setdefault((plane.name, line.name, event.name), [0.0, 0])
+                entry[0] += event.duration_ns / 1e9
                 entry[1] += 1
+                busy += event.duration_ns / 1e9
+                count += 1
+                first = event.start_ns if first is None else min(first, event.start_ns)
+                last = max(last or 0.0, event.start_ns + event.duration_ns)
+            if count:
+                lines.append({"plane": plane.name, "line": line.name[:120],
+                              "busy_seconds": round(busy, 4), "events": count,
+                              "span_seconds": round((last - first) / 1e9, 4)})
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
-    return [{"process": p, "name": n[:200], "seconds": round(s, 4), "count": c}
-            for (p, n), (s, c) in ranked]
+    return {"top": [{"plane": p, "line": ln[:120], "name": n[:200], "seconds": round(sec, 4),
+                     "count": c} for (p, ln, n), (sec, c) in ranked],
+            "lines": sorted(lines, key=lambda x: -x["busy_seconds"])}
 
 
 def pack(args, state: dict) -> None:

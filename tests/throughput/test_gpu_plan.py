@@ -66,3 +66,41 @@ def test_a_call_killed_at_its_limit_leaves_its_results_and_the_next_call_resumes
     assert left and all("deadline" in p["reason"] for p in left)
     calls = json.loads((out / "plan.json").read_text())["calls"]
     assert [c["phase"] for c in calls] == ["first", "first"] and "ended" in calls[1]
+
+
+def test_the_trace_summary_reads_every_event_of_the_xspace(tmp_path):
+    import jax
+    import jax.numpy as jnp
+
+    from tests.experiment_scripts import load
+
+    plan = load("gpu_plan")
+    f = jax.jit(lambda x: jnp.sin(x) @ x)
+    x = jnp.ones((64, 64))
+    f(x).block_until_ready()
+    with jax.profiler.trace(str(tmp_path)):
+        for _ in range(5):
+            f(x).block_until_ready()
+    summary = plan.trace_summary(tmp_path, top=5)
+    assert 0 < len(summary["top"]) <= 5
+    seconds = [e["seconds"] for e in summary["top"]]
+    assert seconds == sorted(seconds, reverse=True)
+    assert sum(line["events"] for line in summary["lines"]) >= sum(e["count"] for e in
+                                                                     summary["top"])
+    assert all(line["span_seconds"] >= 0 for line in summary["lines"])
+    assert plan.trace_summary(tmp_path / "none") == {"top": [], "lines": []}
+
+
+def test_the_plan_runs_the_peer_ppo_workloads_at_a_gpu_budget_in_default_chunks():
+    from jaxrl.engine.spec import MAX_CHUNK_UPDATES
+    from jaxrl.studies.throughput import load_ladder
+    from tests.experiment_scripts import load
+
+    plan = load("gpu_plan")
+    cpu = {w.name: w for w in load_ladder("throughput").workloads}
+    for name, w in plan.workloads(dry=False).items():
+        if w.algo == "ppo" and w.peer:
+            assert w.steps_per_member == plan.PPO_GPU_SCALE * cpu[name].steps_per_member
+            assert w.max_chunk_updates == MAX_CHUNK_UPDATES
+        elif w.algo != "sac":
+            assert w == cpu[name]
