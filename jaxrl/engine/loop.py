@@ -259,7 +259,15 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
                progress: bool):
     """From chunk ``done.first`` to the last: run it, bring its metrics to the host, stream
     them out (``on_chunk``), check them (NaN guard), evaluate every ``eval_every`` chunks and
-    checkpoint every ``checkpoint_every``, adding to ``done``. Returns the final state."""
+    checkpoint every ``checkpoint_every``, adding to ``done``. Returns the final state.
+
+    The next chunk is started before the host handles this one's metrics (store writes, the NaN
+    guard, the progress bar: 5 ms a chunk at 16 seeds, 0.2 s at 2,048 on a CPU), so the device
+    does not wait for the host; except after a chunk that is evaluated or checkpointed, whose
+    state those read, and after the last. ``run_seconds`` counts, per chunk, from its start, or
+    from the previous chunk's metrics reaching the host when it was started ahead, to its own
+    metrics on the host. When the NaN guard stops the run, the chunk started ahead has run: the
+    state returned is after it (its metrics are dropped)."""
     members = placed.members
     num_chunks = r.num_updates // k
     eval_every = spec.eval_every or max(1, num_chunks // 10)
@@ -267,12 +275,23 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
     bar = progress_bar(progress, num_chunks * steps_per_chunk,
                        f"{spec.algo} {spec.env} x{members.size}",
                        initial=done.first * steps_per_chunk)
+    ahead, ready = None, 0.0  # the chunk started ahead (state, metrics), and when it started
     try:
         for c in range(done.first, num_chunks):
-            start = time.perf_counter()
-            state, metrics = progs.chunk_fn(state)
+            if ahead is None:
+                start = time.perf_counter()
+                state, metrics = progs.chunk_fn(state)
+            else:
+                start, (state, metrics), ahead = ready, ahead, None
+            last = c + 1 == num_chunks
+            evaluate = progs.eval_fn is not None and ((c + 1) % eval_every == 0 or last)
+            checkpoint = checkpointer is not None and spec.checkpoint_every and (
+                (c + 1) % spec.checkpoint_every == 0 or last)
+            if not (last or evaluate or checkpoint):
+                ahead = progs.chunk_fn(state)  # donates ``state``: not read again below
             metrics = take_members(jax.device_get(metrics), members.size)
-            elapsed = time.perf_counter() - start
+            ready = time.perf_counter()
+            elapsed = ready - start
             done.run_seconds += elapsed
             metrics["env_steps_per_second"] = np.full_like(
                 metrics["env_steps"], members.size * steps_per_chunk / max(elapsed, 1e-9))
@@ -282,16 +301,16 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
             note_failures(done.failures, members, metrics, c * k, r.config.steps_per_update,
                           spec.env)
             if done.failures and (stop_on_non_finite or len(done.failures) == len(r.configs)):
+                if ahead is not None:
+                    state = ahead[0]
                 break
-            last = c + 1 == num_chunks
-            if progs.eval_fn is not None and ((c + 1) % eval_every == 0 or last):
+            if evaluate:
                 t0 = time.perf_counter()
                 returns = take_members(np.asarray(progs.eval_fn(
                     state, placed.eval_keys, placed.chunk_index(c))), members.size)
                 done.run_seconds += time.perf_counter() - t0
                 done.evals.append(((c + 1) * k, returns))
-            if checkpointer is not None and spec.checkpoint_every and (
-                    (c + 1) % spec.checkpoint_every == 0 or last):
+            if checkpoint:
                 save_checkpoint(checkpointer, spec, state, members, done, c + 1)
             if bar is not None:
                 bar.update(steps_per_chunk)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -23,13 +24,21 @@ from jaxrl.runs.store import StoreError
 LOCK_FILE = ".lock"
 
 
-def holder(path: Path) -> str:
-    """The PID the lock file ``path`` names (written by its holder), or "another process"."""
-    try:
-        text = Path(path).read_bytes()[:64].decode(errors="replace").strip()
-    except OSError:
-        text = ""
-    return f"pid {text}" if text.isdigit() else "another process"
+def holder(path: Path, wait: float = 0.25) -> str:
+    """The PID the lock file ``path`` names (written by its holder), or "another process".
+    A holder writes its PID just after it takes the lock, so a file read empty in between is
+    read again for up to ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            text = Path(path).read_bytes()[:64].decode(errors="replace").strip()
+        except OSError:
+            text = ""
+        if text.isdigit():
+            return f"pid {text}"
+        if time.monotonic() >= deadline:
+            return "another process"
+        time.sleep(0.01)
 
 
 @contextmanager

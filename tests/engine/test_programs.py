@@ -1,6 +1,9 @@
 """The driver's programs: the fused train equals the chunked driver, one seed runs the program of
 several, traced hyperparameters reuse a compiled program and static ones (the chunk length
-included) do not, and a non-finite metric stops the run naming it."""
+included) do not, a non-finite metric stops the run naming it, and a chunk started before the
+host reads the last one's metrics trains exactly as one started after."""
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -58,10 +61,12 @@ def test_changing_a_traced_hyperparameter_does_not_recompile():
     assert len(compiles) > before and third.compile_seconds > 0  # a static change does compile
 
 
-def test_non_finite_metric_stops_with_named_metric():
+@pytest.mark.parametrize("evaluations", [{}, {"eval_episodes": 0}],
+                         ids=["each-chunk-after-the-host", "chunks-started-ahead"])
+def test_non_finite_metric_stops_with_named_metric(evaluations):
     with pytest.raises(NonFiniteMetricError) as err:
         train("ppo", env="probe:value", seeds=2, total_steps=256 * 6, progress=False,
-              max_chunk_updates=2, learning_rate=1e38)  # first step overflows
+              max_chunk_updates=2, learning_rate=1e38, **evaluations)  # first step overflows
     msg = str(err.value)
     assert "seed 0" in msg and "update 0" in msg
     metrics = err.value.result.metrics
@@ -144,3 +149,39 @@ def test_non_finite_physics_stops_naming_the_env():
     msg = str(err.value)
     assert "physics state of test:faulty-physics became non-finite" in msg
     assert "seed 0" in msg and "update 0" in msg
+
+
+def test_a_chunk_started_ahead_trains_exactly_as_one_started_after_the_host():
+    """Without evaluation each chunk starts before the host reads the last one's metrics;
+    evaluating every chunk starts each after (its state is read). The training is the same."""
+    kw = dict(seeds=2, total_steps=64 * 8, progress=False, store=False, max_chunk_updates=2,
+              num_envs=4, num_steps=16, update_epochs=1, num_minibatches=2, hidden=(8,), seed=3)
+    ahead = train("ppo", env="CartPole-v1", eval_episodes=0, **kw)
+    after = train("ppo", env="CartPole-v1", eval_every=1, eval_episodes=2, **kw)
+    for a, b in zip(jax.tree.leaves(ahead.state.params), jax.tree.leaves(after.state.params)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    cols = ["seed", "update", "value_loss", "episode_return_mean"]
+    np.testing.assert_array_equal(ahead.metrics[cols].to_numpy(), after.metrics[cols].to_numpy())
+
+
+def test_the_next_chunk_starts_before_the_host_reads_this_ones_metrics(monkeypatch):
+    from jaxrl.engine import loop
+
+    events = []
+    build = loop.build_programs
+
+    def logged_build(*args, **kwargs):
+        progs, state = build(*args, **kwargs)
+        chunk_fn = progs.chunk_fn
+
+        def logged(state):
+            events.append("run")
+            return chunk_fn(state)
+        return dataclasses.replace(progs, chunk_fn=logged), state
+
+    get = jax.device_get
+    monkeypatch.setattr(loop, "build_programs", logged_build)
+    monkeypatch.setattr(loop.jax, "device_get", lambda x: (events.append("get"), get(x))[1])
+    train("ppo", env="probe:value", seeds=2, total_steps=256 * 8, progress=False, store=False,
+          max_chunk_updates=2, eval_episodes=0, hidden=(8,))
+    assert events == ["run", "run", "get", "run", "get", "run", "get", "get"]

@@ -647,3 +647,18 @@ def test_two_benches_of_one_suite_train_each_entry_once(tmp_path, capsys, monkey
     assert f"{first.name} finished by another process (run run-other), skipped" in err
     assert sorted(p.name for p in store.root.iterdir() if p.name.startswith("run-")) == [
         "run-a2c", "run-other"]
+
+
+def test_a_lock_read_before_its_holder_wrote_its_pid_waits_for_the_pid(tmp_path):
+    """A holder writes its PID just after taking the lock: a refused second writer that reads
+    the file in between names the PID once it is there, not "another process"."""
+    import threading
+
+    from jaxrl.runs.run_lock import holder
+
+    path = tmp_path / ".lock"
+    path.write_bytes(b"")
+    threading.Timer(0.05, lambda: path.write_bytes(b"4242")).start()
+    assert holder(path) == "pid 4242"
+    path.write_bytes(b"")
+    assert holder(path, wait=0.02) == "another process"
