@@ -243,21 +243,29 @@ def slowest_rung(data: dict) -> tuple[str, int, float] | None:
 
 
 def profile_step(args, state: dict) -> None:
-    """Last, with a minute to spare: jaxrl's rung where it trails rejax most, again, under
-    `jax.profiler` (profile.tgz; TensorBoard's or Perfetto's trace viewer reads it)."""
+    """Last, with a minute to spare: the rung where jaxrl trails rejax most, again, under
+    `jax.profiler`, jaxrl's run then rejax's (profile.tgz; TensorBoard's or Perfetto's trace
+    viewer reads it), each summarized in plan.json (`trace_summary`): the two libraries' kernel
+    counts and how busy each kept the device, side by side."""
     found = slowest_rung(load_results(args.out))
     if found is None or "profile" in state or args.deadline - 20 - time.time() < 60:
         return
     workload, members, ratio = found
-    trace = args.work / "profile"
     w = workloads(args.dry)[workload]
-    record = measure_rung(Rung(w, members), min(RUNG_SECONDS, args.deadline - 20 - time.time()),
-                          env={**os.environ, PROFILE_VAR: str(trace)})
     state["profile"] = {"rung": f"{workload} x{members}", "ratio_to_rejax": round(ratio, 3),
-                        "status": record["status"], "reason": record.get("reason", ""),
-                        "at": _now(), **trace_summary(trace)}
-    print(f"gpu_plan: profiled {workload} x{members} ({ratio:.2f}x rejax): {record['status']}",
-          flush=True)
+                        "at": _now()}
+    for lib in ("jaxrl", "rejax"):
+        left = args.deadline - 20 - time.time()
+        if left < 30:
+            state["profile"][lib] = {"status": "skipped", "reason": "the call's deadline"}
+            continue
+        trace = args.work / "profile" / lib
+        record = measure_rung(Rung(w, members, lib), min(RUNG_SECONDS, left), args.peer_python,
+                              env={**os.environ, PROFILE_VAR: str(trace)})
+        state["profile"][lib] = {"status": record["status"], "reason": record.get("reason", ""),
+                                 **trace_summary(trace)}
+        print(f"gpu_plan: profiled {lib} {workload} x{members} ({ratio:.2f}x rejax): "
+              f"{record['status']}", flush=True)
 
 
 def trace_summary(trace: Path, top: int = 30) -> dict:
@@ -305,11 +313,12 @@ def pack(args, state: dict) -> None:
                 for name in ("results.json", "report.md", "curves.png"):
                     if (d / name).is_file():
                         tar.add(d / name, arcname=f"{d.name}/{name}")
-    if (args.work / "profile").is_dir():  # the whole trace, else the viewer's file alone
-        viewer = sorted((args.work / "profile").glob("plugins/profile/*/*.trace.json.gz"))
+    profile = args.work / "profile"
+    if profile.is_dir():  # both traces, else jaxrl's, else its viewer's file alone
+        viewer = sorted((profile / "jaxrl").glob("plugins/profile/*/*.trace.json.gz"))
         state["profile"]["packed"] = _pack_within(
-            args.out / "profile.tgz", [(args.work / "profile", "profile"),
-                                       *[(t, f"profile/{t.name}") for t in viewer[-1:]]])
+            args.out / "profile.tgz", [(profile, "profile"), (profile / "jaxrl", "profile/jaxrl"),
+                                       *[(t, f"profile/jaxrl/{t.name}") for t in viewer[-1:]]])
     cache = args.work / "xla-cache"
     if cache.is_dir():  # both libraries' caches, else jaxrl's alone, where it fits
         state["calls"][-1]["cache"] = _pack_within(

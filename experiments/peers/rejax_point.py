@@ -40,6 +40,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_WORKLOADS = HERE / "rejax_workloads.yaml"
+PROFILE_VAR = "JAXRL_PROFILE_DIR"
+"""Set to a folder: after the timed runs, one more run under `jax.profiler.trace` into it (the
+same variable jaxrl's throughput point reads)."""
 
 
 class PointError(Exception):
@@ -158,6 +161,11 @@ def measure(args, state):
         ts, _ = compiled(keys)
         jax.block_until_ready(ts)
         run_seconds.append(time.perf_counter() - t3)
+
+    trace_dir = os.environ.get(PROFILE_VAR)
+    if trace_dir:  # once more, untimed, under the profiler (the GPU plan's profile)
+        with jax.profiler.trace(trace_dir):
+            jax.block_until_ready(compiled(keys)[0])
 
     peak, peak_kind = None, "host_rss"
     stats = dev.memory_stats() if dev.platform != "cpu" else None
