@@ -38,8 +38,9 @@
 #     PPO CartPole at 1 member (524k env steps each at 94k/s)                        0.7 min
 #     PPO Breakout-MinAtar and brax hopper at 1 member, SAC at 1: as far as it goes
 #   second, at once (the machine stays warm 30 s after a call: no second start)
-#     the loan's rest less 2.5 min: what the first left, the cache check (0.3 min), then the
-#     rest of the ladder, PQN, DQN, Playground, Craftax, the benches, the profile
+#     the loan's rest less 2.5 min: what the first left, the cache check (0.3 min), the
+#     profile of the rung where jaxrl trails most (jaxrl's run, then rejax's: ~2-3 min), then
+#     the rest of the ladder, PQN, DQN, Playground, Craftax, the benches
 #   The first loan's two calls took 7.2 and 4.4 min, 12.4 min of the 15 held with the starts.
 
 # The Atari single measurements (each its own call; ale-py's wheels: `wheels atari`):

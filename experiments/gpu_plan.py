@@ -11,9 +11,10 @@ header has the arithmetic of the minutes.)
 Every call walks one order of value until its deadline, skipping what earlier calls measured:
 the headline question first, jaxrl and rejax 0.1.3 on the same GPU, in the anchors'
 configurations (`experiments/ladders/throughput.yaml`), at the anchors' member counts, then at 1
-member (the latency end) (`FIRST`); the compilation cache check; the rest of the ladder
-(`SECOND`); the MinAtar and Craftax benches (`BENCHES`); a profile of the rung where jaxrl trails rejax
-most (`profile_step`). ``first`` and ``second`` name the loan's two calls (the first has 7.5
+member (the latency end) (`FIRST`); the compilation cache check; a profile of the rung where
+jaxrl trails rejax most, both libraries' runs (`profile_step`: the first loan found jaxrl's PPO
+behind at 256 members, so why comes before how far the ladder goes); the rest of the ladder
+(`SECOND`); the MinAtar and Craftax benches (`BENCHES`). ``first`` and ``second`` name the loan's two calls (the first has 7.5
 minutes, the second what the loan has left), so the first call of the first loan answers the
 headline and a later call or loan goes on from there.
 
@@ -27,8 +28,8 @@ rewritten beside it.
 
 What comes back (at most 8 files, 16 MiB each, in ``--out``): results.json, report.md,
 plan.json (the machine and versions from ``setup`` included), plan.log, benches.tgz (each
-finished bench's report), profile.tgz (last in the second call: a `jax.profiler` trace of the
-rung where jaxrl trails rejax most), xla-cache.tgz (the persistent compilation caches of both
+finished bench's report), profile.tgz (the `jax.profiler` traces of the rung where jaxrl
+trails rejax most, both libraries', as far as they fit), xla-cache.tgz (the persistent compilation caches of both
 libraries, for the next call on the same GPU kind), each when it fits in 16 MiB.
 
 ``--dry`` runs the same plan at tiny sizes on the CPU (``JAX_PLATFORMS=cpu``): member counts
@@ -356,13 +357,14 @@ def run_call(phase: str, args) -> int:
     setup_file.unlink(missing_ok=True)  # now in plan.json: one file fewer to bring back
     try:
         # one order of value for every call, each taking up where the last left off, until the
-        # call's deadline: the headline, the cache check, the rest of the ladder, the benches
+        # call's deadline: the headline, the cache check, the profile of the rung where jaxrl
+        # trails most (why, before how far the ladder goes), the rest of the ladder, the benches
         ladder_step(FIRST, args, state)
         cache_check(args, state)
+        profile_step(args, state)
+        _write_json(args.out / "plan.json", state)
         ladder_step(SECOND, args, state)
         bench_step(args, state, args.root / BENCHED)
-        _write_json(args.out / "plan.json", state)
-        profile_step(args, state)
     finally:
         with contextlib.suppress(OSError):
             pack(args, state)
