@@ -104,3 +104,32 @@ def test_the_plan_runs_the_peer_ppo_workloads_at_a_gpu_budget_in_default_chunks(
             assert w.max_chunk_updates == MAX_CHUNK_UPDATES
         elif w.algo != "sac":
             assert w == cpu[name]
+
+
+def test_a_profile_cut_short_is_finished_by_the_next_call_on_the_same_rung(tmp_path, monkeypatch):
+    import argparse
+
+    from tests.experiment_scripts import load
+
+    plan = load("gpu_plan")
+    measured = []
+
+    def measure(rung, timeout, peer_python=None, env=None):
+        measured.append((rung.lib, rung.workload.name, rung.members))
+        return {"status": "ok"}
+
+    monkeypatch.setattr(plan, "measure_rung", measure)
+    monkeypatch.setattr(plan, "slowest_rung", lambda results: ("ppo-cartpole", 4, 0.8))
+    monkeypatch.setattr(plan, "load_results", lambda out: {})
+    args = argparse.Namespace(out=tmp_path, work=tmp_path, dry=True, peer_python=None,
+                              deadline=time.time() + 600)
+    state = {"profile": {"rung": "ppo-brax-hopper x256", "ratio_to_rejax": 0.85,
+                         "jaxrl": {"status": "ok"}, "rejax": {"status": "failed"}}}
+    plan.profile_step(args, state)
+    assert measured == [("rejax", "ppo-brax-hopper", 256)]
+    assert state["profile"]["rejax"]["status"] == "ok"
+    plan.profile_step(args, state)  # both done: nothing more
+    assert len(measured) == 1
+    state = {}
+    plan.profile_step(args, state)  # a first profile: the slowest rung, both libraries
+    assert measured[1:] == [("jaxrl", "ppo-cartpole", 4), ("rejax", "ppo-cartpole", 4)]
