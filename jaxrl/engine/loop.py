@@ -55,6 +55,15 @@ def chunk_length(num_updates: int, max_chunk: int = MAX_CHUNK_UPDATES) -> int:
     return min(lengths, key=lambda k: (num_updates % k, -k))
 
 
+def resumed_chunk_length(prior_chunks: list, fresh: int) -> int:
+    """The chunk length of a run that resumes: that of the chunks it already wrote (``[{name:
+    [members, K]}]``), so that it goes on as it started even where this version of jaxrl would
+    chunk it otherwise (`chunk_length`); ``fresh`` when it wrote none."""
+    if not prior_chunks:
+        return fresh
+    return int(next(iter(prior_chunks[0].values())).shape[1])
+
+
 @dataclasses.dataclass
 class GroupOutcome:
     """What one program produced, on the host (leading axis = member, see `Members`)."""
@@ -190,16 +199,21 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
 
 
 def restore_progress(checkpointer: Checkpointer, state, placed: Placed, env, prior_chunks: list,
-            checkpoint_dir) -> tuple[Any, Progress]:
+            checkpoint_dir, k: int) -> tuple[Any, Progress]:
     """The state and progress of the newest valid checkpoint (``prior_chunks``: the metrics of
-    the chunks it covers); the fresh ``state`` and no progress, with a warning, when there is
-    none."""
+    the chunks it covers; ``k``: their updates per chunk); the fresh ``state`` and no progress,
+    with a warning, when there is none. A checkpoint written in chunks of another length than
+    ``k`` is refused (`ValueError`, one line)."""
     restored = checkpointer.restore_latest(take_members(state, placed.members.size))
     if restored is None:
         warnings.warn(f"no usable checkpoint in {checkpoint_dir}; the run starts again from "
                       f"its first update", CheckpointWarning, stacklevel=3)
         return state, Progress()
     first, saved, meta = restored
+    if meta.get("chunk_updates", k) != k:  # checkpoints written before it was recorded: as k
+        raise ValueError(f"checkpoint {first} in {checkpoint_dir} was written in chunks of "
+                         f"{meta['chunk_updates']} updates; the run's metrics are in chunks "
+                         f"of {k}")
     state = restored_state(state, placed.place(pad_members(saved, placed.padded)), env)
     return state, Progress(
         first, list(prior_chunks[:first]),  # fewer than ``first``: refused by `run_group`
@@ -226,17 +240,19 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     ``stop_on_non_finite`` the run stops there (single runs), otherwise the other configs go on
     (sweeps). With ``checkpoint_dir`` and ``spec.checkpoint_every`` the state is checkpointed
     every that many chunks; ``restore`` continues from the newest valid checkpoint there
-    (``prior_chunks``: the metrics of the chunks it covers, for the result).
+    (``prior_chunks``: the metrics of the chunks it covers, for the result), in their chunk
+    length (`resumed_chunk_length`).
     """
     r = resolved or resolve_group(spec)
-    k = chunk_length(r.num_updates, spec.max_chunk_updates)
+    k = resumed_chunk_length(prior_chunks if restore else [],
+                             chunk_length(r.num_updates, spec.max_chunk_updates))
     placed = place_members(spec, r)
     progs, state = build_programs(spec, r, placed, k)
     checkpointer = Checkpointer(checkpoint_dir) if checkpoint_dir is not None else None
     done = Progress(chunks=list(prior_chunks or []))
     if restore:
         state, done = restore_progress(checkpointer, state, placed, r.env,
-                                       prior_chunks or [], checkpoint_dir)
+                                       prior_chunks or [], checkpoint_dir, k)
     if len(done.chunks) != done.first:
         raise ValueError(f"resume needs the metrics of the {done.first} chunks the checkpoint "
                          f"covers; got {len(done.chunks)}")
@@ -311,7 +327,7 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
                 done.run_seconds += time.perf_counter() - t0
                 done.evals.append(((c + 1) * k, returns))
             if checkpoint:
-                save_checkpoint(checkpointer, spec, state, members, done, c + 1)
+                save_checkpoint(checkpointer, spec, state, members, done, c + 1, k)
             if bar is not None:
                 bar.update(steps_per_chunk)
                 returns = metrics.get("episode_return_mean")  # none for BC: no env steps
@@ -326,13 +342,13 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
 
 
 def save_checkpoint(checkpointer: Checkpointer, spec: GroupSpec, state, members: Members,
-                    done: Progress, chunks_done: int) -> None:
-    """Checkpoint the state after ``chunks_done`` chunks with what a resume needs (evaluations,
-    run seconds, failures, the spec, package versions); the blocking part of the save counts as
-    run time. Then the `AFTER_CHECKPOINT` hooks."""
+                    done: Progress, chunks_done: int, k: int) -> None:
+    """Checkpoint the state after ``chunks_done`` chunks of ``k`` updates with what a resume
+    needs (evaluations, run seconds, failures, the chunk length, the spec, package versions);
+    the blocking part of the save counts as run time. Then the `AFTER_CHECKPOINT` hooks."""
     t0 = time.perf_counter()
     checkpointer.save(chunks_done, take_members(state, members.size), {
-        "chunks_done": chunks_done, "run_seconds": done.run_seconds,
+        "chunks_done": chunks_done, "chunk_updates": k, "run_seconds": done.run_seconds,
         "evals": [(u, json_floats(v)) for u, v in done.evals],
         "failures": {str(i): m for i, m in done.failures.items()},
         "spec": spec.to_dict(), "versions": package_versions(spec.env)})

@@ -135,3 +135,30 @@ def test_resume_without_any_checkpoint_warns_and_starts_over(tmp_path):
         (again,) = resume(done.run_id, runs_dir=str(tmp_path), progress=False)
     _assert_bitwise(again.state.params, done.state.params)
     assert again.metrics.shape == done.metrics.shape
+
+
+def test_resume_keeps_the_chunk_length_the_run_started_with(tmp_path, monkeypatch):
+    """A run resumed by a jaxrl that would chunk it otherwise (here: `chunk_length` answers 4
+    where the run began in chunks of 2) goes on in its own chunks, bitwise as if never stopped;
+    its checkpoints record the length."""
+    import json
+
+    import jaxrl.engine.loop as loop
+
+    runs_dir = tmp_path / "runs"
+    run_id = _killed_run("ppo", runs_dir)
+    meta = runs_dir / run_id / "checkpoints" / str(K) / "meta" / "metadata"
+    assert json.loads(meta.read_text())["chunk_updates"] == 2
+    monkeypatch.setattr(loop, "chunk_length", lambda num_updates, max_chunk: 4)
+    (resumed,) = resume(run_id, runs_dir=str(runs_dir), progress=False)
+    straight = _straight("ppo")
+    _assert_bitwise(resumed.state.params, straight.state.params)
+    np.testing.assert_array_equal(resumed.metrics["env_steps"], straight.metrics["env_steps"])
+
+
+def test_resumed_chunk_length_reads_the_written_chunks():
+    from jaxrl.engine.loop import resumed_chunk_length
+
+    chunks = [{"env_steps": np.zeros((3, 7)), "loss": np.zeros((3, 7))}]
+    assert resumed_chunk_length(chunks, 50) == 7
+    assert resumed_chunk_length([], 50) == 50
