@@ -6,6 +6,7 @@ import json
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from jaxrl.cli import main
@@ -58,6 +59,10 @@ def tiny_suite(tmp_path):
      "unknown preset 'ppo/nothing'; ppo's presets: "),
     ("entries:\n  - {algo: sac, env: Pendulum-v1, total_steps: 10, preset: ppo/brax}\n",
      "preset 'ppo/brax' is not one of sac's"),
+    ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10, config: {seed: 3}}\n",
+     "config: seed is set by the suite's 'seed'"),
+    ("entries:\n  - {algo: ppo, env: CartPole-v1, total_steps: 10, "
+     "config: {max_chunk_updates: 0}}\n", "config: max_chunk_updates must be a positive integer"),
 ])
 def test_bad_suites_are_one_line(tmp_path, text, fragment):
     path = tmp_path / "bad.yaml"
@@ -169,6 +174,50 @@ def test_bench_runs_skips_and_rebuilds(tmp_path, tiny_suite, capsys):
                                 "devices": None}))
     going = bench_report.results(store, first.bench_id)
     assert going["devices"] == [] and going["entries"][0]["status"] == "running"
+
+
+def test_an_entry_sets_its_chunks_and_so_its_curve(tmp_path, tiny_suite):
+    """``max_chunk_updates`` in an entry's config: the run evaluates at every chunk's end (4
+    points where one chunk gave one), and a second bench finds the entry finished."""
+    suite = tmp_path / "chunks.yaml"
+    suite.write_text(TINY.replace("num_minibatches: 2, update_epochs: 1}",
+                                  "num_minibatches: 2, update_epochs: 1, max_chunk_updates: 1}"))
+    runs = str(tmp_path / "runs")
+    first = benchmod.bench(str(suite), only="ppo/*", runs_dir=runs, progress=False)
+    (run_id,) = [m["run_id"] for m in bench_report.bench_runs(RunStore(runs),
+                                                                first.bench_id).values()]
+    meta = RunStore(runs).load(run_id)
+    assert meta["group"]["spec"]["max_chunk_updates"] == 1
+    assert "max_chunk_updates" not in meta["config"]
+    evals = pd.read_parquet(RunStore(runs).open(run_id).folder / "evaluations.parquet")
+    assert sorted(evals["env_steps"].unique()) == [128, 256, 384, 512]
+    again = benchmod.bench(str(suite), only="ppo/*", runs_dir=runs, progress=False)
+    assert again.bench_id == first.bench_id and again.skipped == ["ppo/CartPole-v1"]
+    plain = benchmod.bench(str(tiny_suite), only="ppo/*", runs_dir=runs, progress=False)
+    assert plain.bench_id != first.bench_id and plain.ran == ["ppo/CartPole-v1"]
+
+
+def test_engine_options_at_their_defaults_keep_an_entrys_key():
+    """An entry's key is the same with an engine option at the engine's default as without
+    it, and the same as its stored run's (whose spec records every option)."""
+    import dataclasses
+
+    from jaxrl.engine.spec import GroupSpec
+    from jaxrl.studies.bench.judge import ENTRY_ENGINE_DEFAULTS
+
+    fields = {f.name: f.default for f in dataclasses.fields(GroupSpec)}
+    assert {k: fields[k] for k in ENTRY_ENGINE_DEFAULTS} == ENTRY_ENGINE_DEFAULTS
+    entry = {"algo": "ppo", "env": "CartPole-v1", "total_steps": 10, "seeds": 2, "seed": 0,
+             "config": {"hidden": [8]}, "env_kwargs": None, "eval_episodes": 4}
+    key = bench_report.spec_key(entry)
+    assert bench_report.spec_key({**entry, "config": {"hidden": [8],
+                                                      "max_chunk_updates": 50}}) == key
+    stored = {**entry, "configs": [{"hidden": [8]}], "max_chunk_updates": 50,
+              "eval_every": None}
+    assert bench_report.run_spec_key({"group": {"spec": stored}}) == key
+    short = {**entry, "config": {"hidden": [8], "max_chunk_updates": 5}}
+    assert bench_report.spec_key(short) == bench_report.run_spec_key(
+        {"group": {"spec": {**stored, "max_chunk_updates": 5}}}) != key
 
 
 def test_committed_suites_are_valid():

@@ -38,6 +38,7 @@ from jaxrl.studies.bench import figure as bench_figure
 from jaxrl.studies.bench.judge import (
     BOOTSTRAP_REPS,
     CONFIDENCE,
+    ENTRY_ENGINE_DEFAULTS,
     MIN_SEEDS,
     VERDICTS,
     budget_share,
@@ -95,10 +96,18 @@ def load_manifest(store: RunStore, bench_id: str) -> dict:
 
 def spec_key(spec: dict) -> str:
     """A digest of what an entry runs: ``{algo, env, total_steps, seeds, seed, config,
-    env_kwargs, eval_episodes}`` (JSON-normalized, so tuples and lists agree)."""
+    env_kwargs, eval_episodes}`` (JSON-normalized, so tuples and lists agree), and the engine
+    options an entry may set (`ENTRY_ENGINE_DEFAULTS`) where they differ from the defaults:
+    read from the config (an entry's) or beside it (a stored run's spec)."""
     fields = ("algo", "env", "total_steps", "seeds", "seed", "config", "env_kwargs",
               "eval_episodes")
-    normal = json.loads(json.dumps({k: spec.get(k) for k in fields}, default=str))
+    key = {k: spec.get(k) for k in fields}
+    engine = {k: spec.get(k, default) for k, default in ENTRY_ENGINE_DEFAULTS.items()}
+    if isinstance(key["config"], dict):
+        engine.update({k: v for k, v in key["config"].items() if k in engine})
+        key["config"] = {k: v for k, v in key["config"].items() if k not in engine}
+    key.update({k: v for k, v in engine.items() if v != ENTRY_ENGINE_DEFAULTS[k]})
+    normal = json.loads(json.dumps(key, default=str))
     normal["algo"] = str(normal["algo"]).lower()
     return hashlib.sha1(json.dumps(normal, sort_keys=True).encode()).hexdigest()[:12]
 

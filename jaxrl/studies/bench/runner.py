@@ -36,7 +36,7 @@ from jaxrl import algos
 from jaxrl.api import resume, train
 from jaxrl.config import ConfigError, check_run_args
 from jaxrl.engine import programs
-from jaxrl.engine.spec import resolve
+from jaxrl.engine.spec import engine_options, resolve
 from jaxrl.runs.run_lock import claim, holder
 from jaxrl.runs.store import Run, RunStore
 from jaxrl.studies.adaptive import grow_entry
@@ -259,7 +259,8 @@ def validate(spec: Suite, entries: list[Entry]) -> None:
     the first bad one raises `SuiteError` naming the suite file and the entry."""
     for e in entries:
         try:
-            resolve(e.algo, e.env, e.total_steps, e.seeds, e.env_kwargs, **e.config)
+            resolve(e.algo, e.env, e.total_steps, e.seeds, e.env_kwargs,
+                    **engine_options(e.config)[1])
         except ValueError as err:
             raise SuiteError(f"{Path(spec.path).name}: {e.name}: {err}") from None
 

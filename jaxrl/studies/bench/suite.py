@@ -17,7 +17,11 @@ A suite is YAML::
         seeds: 16                            # optional, overrides the suite's; or
                                              # adaptive (below)
         preset: ppo/baselines-mujoco         # optional: a named preset's keys (jaxrl.presets)
-        config: {learning_rate: 3.0e-4}      # optional config overrides (on the preset's)
+        config: {learning_rate: 3.0e-4}      # optional config overrides (on the preset's),
+                                             # and the engine's max_chunk_updates and
+                                             # eval_every (chunks): one evaluation per chunk
+                                             # at most, so a short run's curve needs short
+                                             # chunks
         reference:                           # optional
           value: 492.4
           measure: train_last100             # how it was measured (jaxrl.measures.MEASURES)
@@ -48,11 +52,18 @@ from jaxrl import named_yaml, presets
 from jaxrl.config import ConfigError, check_run_args, shown
 from jaxrl.measures import MEASURES
 from jaxrl.repo_data import SUITES_DIR
-from jaxrl.studies.bench.judge import ADAPTIVE_DEFAULTS
+from jaxrl.studies.bench.judge import ADAPTIVE_DEFAULTS, ENTRY_ENGINE_DEFAULTS
 
 _ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "preset", "reference", "name",
                "eval_episodes", "env_kwargs"}
 _REFERENCE_KEYS = {"value", "measure", "source", "budget", "note", "seeds"}
+# The other engine options (those an entry's config may set: `ENTRY_ENGINE_DEFAULTS`), and where
+# a suite sets them instead.
+_ENGINE_ELSEWHERE = {"seed": "the suite's 'seed'", "eval_episodes": "the entry's 'eval_episodes'",
+                     "env_kwargs": "the entry's 'env_kwargs'",
+                     "checkpoint_every": "`jaxrl bench --checkpoint-every`",
+                     "shard_seeds": "the engine alone (seeds are split over all devices)",
+                     "memory_check": "the engine alone (the memory plan is always checked)"}
 
 
 class SuiteError(ConfigError):
@@ -153,6 +164,7 @@ def _entry(raw: Any, index: int, file: str, seeds: Any, eval_episodes: int) -> E
         raise SuiteError(f"{where}: config must be a mapping of overrides")
     if raw.get("preset") is not None:
         config = _preset(raw, algo, where)
+    config = _engine_keys(config, where)
     reference = raw.get("reference")
     if reference is not None:
         reference = _reference(reference, where)
@@ -172,6 +184,17 @@ def _entry(raw: Any, index: int, file: str, seeds: Any, eval_episodes: int) -> E
                  eval_episodes=_positive_int(raw.get("eval_episodes", eval_episodes),
                                              f"{where}: eval_episodes"),
                  env_kwargs=raw.get("env_kwargs"))
+
+
+def _engine_keys(config: dict, where: str) -> dict:
+    """``config`` with the engine options it sets checked (those `ENTRY_ENGINE_DEFAULTS` names,
+    as whole numbers); `SuiteError` for one a suite sets elsewhere."""
+    elsewhere = sorted(set(config) & set(_ENGINE_ELSEWHERE))
+    if elsewhere:
+        key = elsewhere[0]
+        raise SuiteError(f"{where}: config: {key} is set by {_ENGINE_ELSEWHERE[key]}")
+    return {k: (_positive_int(v, f"{where}: config: {k}") if k in ENTRY_ENGINE_DEFAULTS else v)
+            for k, v in config.items()}
 
 
 def _adaptive(raw: Any, where: str) -> dict | None:
