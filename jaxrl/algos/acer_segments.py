@@ -17,17 +17,14 @@ Every form gives back exactly the floats collected (tested).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
 from flax import struct
 
+from jaxrl.algos.acer_config import ACERStatic
 from jaxrl.buffers import frames, segment_frames
 from jaxrl.transition import Transition
-
-if TYPE_CHECKING:
-    from jaxrl.algos.acer import ACERStatic
 
 __all__ = ["FrameSegment", "Segment", "from_replay", "replay_example", "to_replay", "transpose"]
 
