@@ -19,6 +19,7 @@ One concept per module:
               memory plan.
 - `programs`: the compile cache and the init / chunk / eval programs.
 - `loop`:     `run_group`, the chunk loop (progress, evaluation, NaN guard, checkpoints).
+- `resumption`: a group's progress, saved with each checkpoint and restored by a resume.
 - `recorded`: a group run streamed into run-store folders, and its resumption.
 - `checkpoint`: atomic, verified orbax checkpoints of the train state (what `resume` reads).
 

@@ -1,6 +1,6 @@
 """Fault injection for the exact-resume tests, kept out of the training loop: a real, unclean
 kill (SIGKILL) right after a chunk's checkpoint is on disk, through the loop's
-`jaxrl.engine.loop.AFTER_CHECKPOINT` hooks, which a normal run leaves empty.
+`jaxrl.engine.resumption.AFTER_CHECKPOINT` hooks, which a normal run leaves empty.
 
     python -m jaxrl.cli.faults N train ppo --env CartPole-v1 --checkpoint-every 1 ...
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import signal
 
-from jaxrl.engine import loop
+from jaxrl.engine import resumption
 from jaxrl.engine.checkpoint import Checkpointer
 
 
@@ -25,4 +25,4 @@ def kill_after_chunk(n: int) -> None:
             checkpointer.wait()
             os.kill(os.getpid(), signal.SIGKILL)
 
-    loop.AFTER_CHECKPOINT.append(hook)
+    resumption.AFTER_CHECKPOINT.append(hook)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -17,16 +16,22 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
-from envs.core import runs_on_host
 from jaxrl.diagnostics import first_env_fault, first_non_finite
 from jaxrl.engine import programs
-from jaxrl.engine.checkpoint import Checkpointer, CheckpointWarning
+from jaxrl.engine.checkpoint import Checkpointer
 from jaxrl.engine.members import (
     Members,
+    Placed,
     describe_devices,
     member_sharding,
     pad_members,
     take_members,
+)
+from jaxrl.engine.resumption import (
+    Progress,
+    restore_progress,
+    resumed_chunk_length,
+    save_checkpoint,
 )
 from jaxrl.engine.spec import (
     MAX_CHUNK_UPDATES,
@@ -38,7 +43,6 @@ from jaxrl.engine.spec import (
 )
 from jaxrl.evaluate import eval_horizon
 from jaxrl.runs.frames import eval_frame, finished_mean, metrics_frame
-from jaxrl.runs.store import package_versions
 from jaxrl.trained.results import TrainResult
 
 
@@ -53,15 +57,6 @@ def chunk_length(num_updates: int, max_chunk: int = MAX_CHUNK_UPDATES) -> int:
         return num_updates
     lengths = range(max(1, max_chunk // 4), max_chunk + 1)
     return min(lengths, key=lambda k: (num_updates % k, -k))
-
-
-def resumed_chunk_length(prior_chunks: list, fresh: int) -> int:
-    """The chunk length of a run that resumes: that of the chunks it already wrote (``[{name:
-    [members, K]}]``), so that it goes on as it started even where this version of jaxrl would
-    chunk it otherwise (`chunk_length`); ``fresh`` when it wrote none."""
-    if not prior_chunks:
-        return fresh
-    return int(next(iter(prior_chunks[0].values())).shape[1])
 
 
 @dataclasses.dataclass
@@ -104,36 +99,6 @@ class GroupOutcome:
         )
 
 
-def restored_state(fresh, restored, env):
-    """The state to continue from: the checkpoint's, except that envs stepping host emulators
-    (`envs.core.runs_on_host`, Atari) keep this process's fresh ``carry``. A checkpointed
-    emulator handle points into the process that wrote it (reading it segfaults), so those envs
-    start new episodes on resume; the learner, its statistics, keys and counters are restored."""
-    if not runs_on_host(env):
-        return restored
-    return dataclasses.replace(restored, carry=fresh.carry)
-
-
-@dataclasses.dataclass
-class Placed:
-    """A group's members laid out on its devices: keys, evaluation keys and numeric
-    hyperparameters ``[padded members]``, and ``place`` (host array -> its sharding)."""
-
-    members: Members
-    padded: int
-    sharding: Any
-    keys: Any
-    eval_keys: Any
-    hparams: Any
-
-    def place(self, x):
-        return jax.device_put(x, self.sharding) if self.sharding else x
-
-    def chunk_index(self, c: int):
-        """``[padded]`` chunk index ``c``, for the evaluation keys."""
-        return self.place(np.full(self.padded, c, np.int32))
-
-
 @dataclasses.dataclass
 class Programs:
     """A group's compiled programs (``eval_fn`` None without evaluation episodes), their
@@ -147,18 +112,6 @@ class Programs:
     @property
     def compile_seconds(self) -> float:
         return sum(seconds for seconds, _ in self.built)
-
-
-@dataclasses.dataclass
-class Progress:
-    """Where a group's run stands: chunks done (their metrics), evaluations, run seconds and
-    failures; ``first``: the chunk it (re)started at."""
-
-    first: int = 0
-    chunks: list = dataclasses.field(default_factory=list)
-    evals: list = dataclasses.field(default_factory=list)
-    run_seconds: float = 0.0
-    failures: dict = dataclasses.field(default_factory=dict)
 
 
 def place_members(spec: GroupSpec, r: Resolved) -> Placed:
@@ -196,34 +149,6 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
             state, placed.eval_keys, placed.chunk_index(0))
         built.append((t_eval, disk_eval))
     return Programs(init_fn, chunk_fn, eval_fn, built), state
-
-
-def restore_progress(checkpointer: Checkpointer, state, placed: Placed, env, prior_chunks: list,
-            checkpoint_dir, k: int) -> tuple[Any, Progress]:
-    """The state and progress of the newest valid checkpoint (``prior_chunks``: the metrics of
-    the chunks it covers; ``k``: their updates per chunk); the fresh ``state`` and no progress,
-    with a warning, when there is none. A checkpoint written in chunks of another length than
-    ``k`` is refused (`ValueError`, one line)."""
-    restored = checkpointer.restore_latest(take_members(state, placed.members.size))
-    if restored is None:
-        warnings.warn(f"no usable checkpoint in {checkpoint_dir}; the run starts again from "
-                      f"its first update", CheckpointWarning, stacklevel=3)
-        return state, Progress()
-    first, saved, meta = restored
-    if meta.get("chunk_updates", k) != k:  # checkpoints written before it was recorded: as k
-        raise ValueError(f"checkpoint {first} in {checkpoint_dir} was written in chunks of "
-                         f"{meta['chunk_updates']} updates; the run's metrics are in chunks "
-                         f"of {k}")
-    state = restored_state(state, placed.place(pad_members(saved, placed.padded)), env)
-    return state, Progress(
-        first, list(prior_chunks[:first]),  # fewer than ``first``: refused by `run_group`
-        [(u, np.asarray(v, dtype=np.float64)) for u, v in meta["evals"]], meta["run_seconds"],
-        {int(i): m for i, m in meta["failures"].items()})
-
-
-# Called with (chunks done, checkpointer) after each checkpoint is written; empty in a normal
-# run. Fault tests add to it (`jaxrl.engine.faults`): a kill right after a checkpoint.
-AFTER_CHECKPOINT: list[Callable[[int, Checkpointer], None]] = []
 
 
 def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bool = True,
@@ -341,22 +266,6 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
     return state
 
 
-def save_checkpoint(checkpointer: Checkpointer, spec: GroupSpec, state, members: Members,
-                    done: Progress, chunks_done: int, k: int) -> None:
-    """Checkpoint the state after ``chunks_done`` chunks of ``k`` updates with what a resume
-    needs (evaluations, run seconds, failures, the chunk length, the spec, package versions);
-    the blocking part of the save counts as run time. Then the `AFTER_CHECKPOINT` hooks."""
-    t0 = time.perf_counter()
-    checkpointer.save(chunks_done, take_members(state, members.size), {
-        "chunks_done": chunks_done, "chunk_updates": k, "run_seconds": done.run_seconds,
-        "evals": [(u, json_floats(v)) for u, v in done.evals],
-        "failures": {str(i): m for i, m in done.failures.items()},
-        "spec": spec.to_dict(), "versions": package_versions(spec.env)})
-    done.run_seconds += time.perf_counter() - t0
-    for hook in AFTER_CHECKPOINT:
-        hook(chunks_done, checkpointer)
-
-
 def compile_source(programs_built: list[tuple[float, bool]]) -> str:
     """Where a group's programs came from: ``"compiled"`` (all compiled now), ``"cache"`` (all
     loaded from the persistent cache or already in this process) or ``"partly cached"``."""
@@ -388,13 +297,6 @@ def note_failures(failures: dict, members: Members, metrics: dict, first_update:
                            f"{(first_update + update + 1) * steps_per_update})")
 
 
-def json_floats(x) -> list:
-    """NaN-safe JSON list of lists (NaN -> None)."""
-    return [[None if not np.isfinite(v) else float(v) for v in row] for row in np.asarray(x)]
-
-
-# one rate on the bar: env steps per second over all members (the postfix), while the bar counts
-# one seed's steps; tqdm's own per-seed rate is left out
 BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} steps per seed "
               "[{elapsed}<{remaining}{postfix}]")
 

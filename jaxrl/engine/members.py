@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -98,3 +99,23 @@ def over_members(fn: Callable, members: int) -> Callable:
         return jax.tree.map(lambda x: x[None], out)
 
     return single
+
+
+@dataclasses.dataclass
+class Placed:
+    """A group's members laid out on its devices: keys, evaluation keys and numeric
+    hyperparameters ``[padded members]``, and ``place`` (host array -> its sharding)."""
+
+    members: Members
+    padded: int
+    sharding: Any
+    keys: Any
+    eval_keys: Any
+    hparams: Any
+
+    def place(self, x):
+        return jax.device_put(x, self.sharding) if self.sharding else x
+
+    def chunk_index(self, c: int):
+        """``[padded]`` chunk index ``c``, for the evaluation keys."""
+        return self.place(np.full(self.padded, c, np.int32))

@@ -157,7 +157,7 @@ def test_resume_keeps_the_chunk_length_the_run_started_with(tmp_path, monkeypatc
 
 
 def test_resumed_chunk_length_reads_the_written_chunks():
-    from jaxrl.engine.loop import resumed_chunk_length
+    from jaxrl.engine.resumption import resumed_chunk_length
 
     chunks = [{"env_steps": np.zeros((3, 7)), "loss": np.zeros((3, 7))}]
     assert resumed_chunk_length(chunks, 50) == 7
