@@ -243,3 +243,12 @@ def test_every_point_records_the_commit_that_measured_it(tiny, tmp_path, monkeyp
                       progress=False)
     assert (data["points"][0]["commit"], data["points"][0]["commit_dirty"]) == ("0123abc", None)
     assert "at commit 0123abc" in write_report(data, tmp_path / "b").read_text()
+
+
+def test_a_peers_compile_counts_its_lowering_as_jaxrls_does():
+    """jaxrl's compile seconds include tracing and lowering; the peer's harness times
+    ``.lower()`` apart, so its cell adds the two (the H200's hopper rung: 9.42 + 22.99)."""
+    from jaxrl.studies.throughput.report import peer_compile
+
+    assert peer_compile({"lower_seconds": 9.42, "compile_seconds": 22.99}) == "32.4 (9.4 + 23.0)"
+    assert peer_compile({"compile_seconds": 7.0}) == "7.0"
