@@ -130,7 +130,7 @@ def result_json(result) -> dict:
         "algo": result.algo, "env": result.env, "seeds": result.seeds,
         "total_steps_per_seed": result.total_steps_per_seed,
         "compile_seconds": result.compile_seconds, "compile_source": result.compile_source,
-        "run_seconds": result.run_seconds,
+        "compile_parts": result.compile_parts, "run_seconds": result.run_seconds,
         "env_steps_per_second": result.env_steps_per_second, "devices": result.devices,
         "final_eval_return": [finite_or_none(r) for r in returns],
         "final_eval_return_iqm": finite_or_none(stats.iqm(returns)),

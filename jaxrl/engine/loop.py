@@ -74,6 +74,7 @@ class GroupOutcome:
     devices: str = "1 x cpu"  # e.g. "2 x cpu": the devices the member axis was sharded over
     compile_source: str = "compiled"  # see `compile_source`
     resumed_from_chunk: int = 0  # chunks restored from a checkpoint, not recomputed
+    compile_parts: dict = dataclasses.field(default_factory=dict)  # seconds per program
 
     def done_updates(self) -> int:
         return sum(m["env_steps"].shape[1] for m in self.chunks)
@@ -96,6 +97,7 @@ class GroupOutcome:
             run_seconds=self.run_seconds,
             env_steps_per_second=m.seeds * done * self.steps_per_update / max(self.run_seconds, 1e-9),
             _act=act, _acting_env=acting_env, devices=self.devices, compile_source=self.compile_source,
+            compile_parts=self.compile_parts,
         )
 
 
@@ -107,11 +109,17 @@ class Programs:
     init_fn: Callable
     chunk_fn: Callable
     eval_fn: Callable | None
-    built: list  # [(seconds, from disk)] per program built
+    built: list  # [(name, seconds, from disk)] per program built: init, chunk, eval
 
     @property
     def compile_seconds(self) -> float:
-        return sum(seconds for seconds, _ in self.built)
+        return sum(seconds for _, seconds, _ in self.built)
+
+    @property
+    def compile_parts(self) -> dict[str, float]:
+        """Seconds per program (tracing, lowering and compiling, or loading it): ``{"init",
+        "chunk", "eval"}``; 0 for a program this process already held."""
+        return {name: seconds for name, seconds, _ in self.built}
 
 
 def place_members(spec: GroupSpec, r: Resolved) -> Placed:
@@ -138,7 +146,7 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
     state = init_fn(placed.keys, placed.hparams)
     chunk_fn, t_chunk, disk_chunk = build(("chunk", k), programs.chunk_program(
         r.algorithm, r.config, r.env, r.env_params, k, placed.padded), state, donate_first=True)
-    built = [(t_init, disk_init), (t_chunk, disk_chunk)]
+    built = [("init", t_init, disk_init), ("chunk", t_chunk, disk_chunk)]
     eval_fn = None  # eval_episodes=0: no evaluation program
     if spec.eval_episodes:
         horizon = eval_horizon(r.env_params)
@@ -147,7 +155,7 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
             programs.eval_program(r.algorithm, r.config, r.env, r.env_params, spec.eval_episodes,
                                   horizon, placed.padded),
             state, placed.eval_keys, placed.chunk_index(0))
-        built.append((t_eval, disk_eval))
+        built.append(("eval", t_eval, disk_eval))
     return Programs(init_fn, chunk_fn, eval_fn, built), state
 
 
@@ -191,7 +199,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
                         take_members(state, placed.members.size), progs.compile_seconds,
                         done.run_seconds, done.failures, r.config.steps_per_update,
                         describe_devices(placed.sharding), compile_source(progs.built),
-                        done.first)
+                        done.first, progs.compile_parts)
 
 
 def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, state,
@@ -266,10 +274,10 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
     return state
 
 
-def compile_source(programs_built: list[tuple[float, bool]]) -> str:
+def compile_source(programs_built: list[tuple[str, float, bool]]) -> str:
     """Where a group's programs came from: ``"compiled"`` (all compiled now), ``"cache"`` (all
     loaded from the persistent cache or already in this process) or ``"partly cached"``."""
-    fresh = [seconds > 0 and not from_disk for seconds, from_disk in programs_built]
+    fresh = [seconds > 0 and not from_disk for _, seconds, from_disk in programs_built]
     return "compiled" if all(fresh) else "cache" if not any(fresh) else "partly cached"
 
 

@@ -79,8 +79,8 @@ RESERVED_FIELDS = frozenset({
     "config", "command", "command_line", "git_commit", "git_dirty", "versions", "platform",
     "device_kind", "device_count", "started_at", "ended_at", "sweep_id", "sweep_index",
     "sweep_params", "final_eval_return", "final_eval_return_mean", "final_eval_return_iqm",
-    "compile_seconds", "compile_source", "run_seconds", "env_steps_per_second", "message",
-    "pid", "host", "pid_started", "group", "resumed", "devices"})
+    "compile_seconds", "compile_source", "compile_parts", "run_seconds", "env_steps_per_second",
+    "message", "pid", "host", "pid_started", "group", "resumed", "devices"})
 
 
 def user_meta(meta: dict | None) -> dict:

@@ -39,6 +39,8 @@ class TrainResult:
     devices: str = "1 x cpu"  # what the program ran on, e.g. "2 x cpu" (members sharded)
     # "compiled", "cache" (persistent compilation cache or this process) or "partly cached"
     compile_source: str = "compiled"
+    # seconds per program: {"init", "chunk", "eval"} (their sum is compile_seconds)
+    compile_parts: dict = dataclasses.field(default_factory=dict)
     run_id: str | None = None
     run_dir: str | None = None
     _acting_env: Any = dataclasses.field(repr=False, default=None)  # (env, env_params)
@@ -84,7 +86,7 @@ class TrainResult:
                 "total_steps_per_seed": self.total_steps_per_seed,
                 "final_eval_return_mean": float(np.mean(r)), "final_eval_return_iqm": stats.iqm(r),
                 "compile_seconds": self.compile_seconds, "compile_source": self.compile_source,
-                "run_seconds": self.run_seconds,
+                "compile_parts": self.compile_parts, "run_seconds": self.run_seconds,
                 "env_steps_per_second": self.env_steps_per_second, "devices": self.devices}
 
 
@@ -109,6 +111,7 @@ def stored_summary(result: TrainResult) -> dict:
                                 if np.isfinite(returns).any() else None),
         final_eval_return_iqm=finite_or_none(stats.iqm(returns)),
         compile_seconds=result.compile_seconds, compile_source=result.compile_source,
+        compile_parts=result.compile_parts,
         run_seconds=result.run_seconds, env_steps_per_second=result.env_steps_per_second,
         total_steps_per_seed=int(result.total_steps_per_seed),
         devices=result.devices,

@@ -49,6 +49,8 @@ def test_train_json(tmp_path, capsys):
                 "env_steps_per_second", "final_eval_return", "config"):
         assert key in payload
     assert len(payload["final_eval_return"]) == 2 and payload["config"]["num_steps"] == 64
+    assert set(payload["compile_parts"]) == {"init", "chunk", "eval"}
+    assert sum(payload["compile_parts"].values()) == pytest.approx(payload["compile_seconds"])
     printed = capsys.readouterr().out
     assert "IQM" in printed and "env-steps/s" in printed
 
