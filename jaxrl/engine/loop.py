@@ -305,6 +305,8 @@ def note_failures(failures: dict, members: Members, metrics: dict, first_update:
                            f"{(first_update + update + 1) * steps_per_update})")
 
 
+# one rate on the bar: env steps per second over all members (the postfix), while the bar counts
+# one seed's steps; tqdm's own per-seed rate is left out
 BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} steps per seed "
               "[{elapsed}<{remaining}{postfix}]")
 

@@ -100,7 +100,3 @@ def save_checkpoint(checkpointer: Checkpointer, spec: GroupSpec, state, members:
 def json_floats(x) -> list:
     """NaN-safe JSON list of lists (NaN -> None)."""
     return [[None if not np.isfinite(v) else float(v) for v in row] for row in np.asarray(x)]
-
-
-# one rate on the bar: env steps per second over all members (the postfix), while the bar counts
-# one seed's steps; tqdm's own per-seed rate is left out
