@@ -217,8 +217,9 @@ class ActorCritic(nn.Module):
     """Policy and value networks. ``obs [..., obs_dim] -> (dist, value [...])``.
 
     ``shared=False`` (default): two separate networks (each its own torso), so the policy and
-    value losses can be optimized apart (VPG, TRPO). ``shared=True``: one torso with a linear
-    policy head and a linear value head on top (A2C/PPO's Atari-style network). The torso is
+    value losses can be optimized apart (VPG, TRPO). ``shared=True``: one torso with a policy
+    head and a value head on top, linear (A2C/PPO's Atari-style network) or each an MLP of
+    ``head_hidden`` layers. The torso is
     the MLP's ``hidden`` layers, or a conv torso (``torso``). Either way the policy's parameters
     live under ``params["params"]["policy"]`` and the value head's under
     ``params["params"]["value_net"]`` (the shared torso under ``["torso"]``).
@@ -237,9 +238,11 @@ class ActorCritic(nn.Module):
     torso_kind: str = "mlp"  # see `TORSOS`
     policy_obs: int = 0  # entries of obs the policy sees (0: all)
     action_mask: int = 0  # trailing entries of obs that mask the policy's classes (0: none)
+    head_hidden: Sequence[int] = ()  # shared: each head's hidden layers on the torso
 
     def setup(self):
-        head_hidden, head_torso = ((), "mlp") if self.shared else (self.hidden, self.torso_kind)
+        head_hidden, head_torso = ((tuple(self.head_hidden), "mlp") if self.shared
+                                   else (self.hidden, self.torso_kind))
         if self.shared:
             self.torso = Torso(self.hidden, self.activation, self.torso_kind)
         self.policy = PolicyHead(self.action_space, head_hidden, self.activation,

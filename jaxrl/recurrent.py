@@ -117,11 +117,12 @@ def reset_memory(memory, done: jax.Array):
 
 class RecurrentActorCritic(nn.Module):
     """`ActorCritic` with a recurrent core (``rnn``: GRU or LSTM of ``rnn_size`` units) between
-    the torso and the heads. ``shared=True``: one torso and core under a linear policy head and
-    a linear value head, memory ``(core,)``; else the policy and the value network each have a
-    torso and a core of their own, memory ``(policy core, value core)``. As in `ActorCritic`,
-    the policy head lives under ``params["params"]["policy"]`` and the value head under
-    ``["value_net"]``.
+    the torso and the heads. ``shared=True``: one torso and core under a policy head and a value
+    head, memory ``(core,)``; else the policy and the value network each have a torso and a core
+    of their own, memory ``(policy core, value core)``. The heads are linear, or each an MLP of
+    ``head_hidden`` layers (Craftax_Baselines' PPO-RNN: one 512 ReLU layer, the GRU, two 512
+    ReLU layers in each head). As in `ActorCritic`, the policy head lives under
+    ``params["params"]["policy"]`` and the value head under ``["value_net"]``.
 
     One step: ``__call__(memory, obs [..., obs_dim], first [...]) -> (memory, dist, value)``,
     the memory zeroed first where ``first`` (an episode's first step). A sequence is run by
@@ -136,6 +137,7 @@ class RecurrentActorCritic(nn.Module):
     torso_kind: str = "mlp"
     rnn: str = "gru"
     rnn_size: int = 128
+    head_hidden: Sequence[int] = ()
 
     def setup(self):
         cores = 1 if self.shared else 2
@@ -144,8 +146,9 @@ class RecurrentActorCritic(nn.Module):
         # deadlocked XLA:CPU when batched over seeds)
         self.cores = [CELLS[self.rnn](self.rnn_size, recurrent_kernel_init=orthogonal())
                       for _ in range(cores)]
-        self.policy = PolicyHead(self.action_space, (), self.activation, self.init_log_std)
-        self.value_net = MLP((), 1, self.activation, 1.0)
+        heads = tuple(self.head_hidden)
+        self.policy = PolicyHead(self.action_space, heads, self.activation, self.init_log_std)
+        self.value_net = MLP(heads, 1, self.activation, 1.0)
 
     def features(self, obs: jax.Array) -> tuple:
         """``obs [..., obs_dim]`` -> each core's input: its torso's features, projected by

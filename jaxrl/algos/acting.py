@@ -40,7 +40,7 @@ class PolicyStatic(StaticConfig):
     (`onpolicy.make_network`, `onpolicy.make_policy`). Each subclass declares the annotated
     fields below as its own dataclass fields (their order and docs are its own); the switches
     with a value here are off for a subclass that does not declare them (BC: no shared torso,
-    no recurrent core, no PopArt, no asymmetric critic)."""
+    no head layers, no recurrent core, no PopArt, no asymmetric critic)."""
 
     hidden: tuple[int, ...]
     torso: str
@@ -48,6 +48,7 @@ class PolicyStatic(StaticConfig):
     init_log_std: float
     normalize_obs: bool
     shared_network = False
+    head_hidden: tuple[int, ...] = ()
     rnn = "none"
     rnn_size = 0
     popart = False

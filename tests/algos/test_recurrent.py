@@ -18,12 +18,14 @@ from jaxrl.api import train
 from jaxrl.config import ConfigError
 
 
-@pytest.mark.parametrize("rnn", ["gru", "lstm"])
-def test_the_unroll_replays_the_rollout_and_starts_episodes_from_zero_memory(rnn):
+@pytest.mark.parametrize("rnn,shared,heads", [("gru", False, ()), ("lstm", False, ()),
+                                               ("gru", True, (8, 8))])
+def test_the_unroll_replays_the_rollout_and_starts_episodes_from_zero_memory(rnn, shared,
+                                                                              heads):
     env, params = envs.make("CartPole-v1")
     env = EpisodeStatistics(env)
     config = ppo.PPOConfig(rnn=rnn, rnn_size=16, hidden=(16,), num_envs=4, num_steps=64,
-                           normalize_obs=False)
+                           normalize_obs=False, shared_network=shared, head_hidden=heads)
     static = config.static()
     state = ppo.ALGORITHM.init(jax.random.PRNGKey(0), env, params, config)
     network = onpolicy.make_network(static, env, params)
@@ -67,6 +69,31 @@ def test_minibatches_hold_whole_env_sequences():
         np.testing.assert_array_equal(np.asarray(split.memory[0][i, :, 0]) // 100, env_ids)
         np.testing.assert_array_equal(np.asarray(split.log_prob[i]), split.obs[i, :, :, 0])
     assert sorted(envs_seen) == list(range(n))
+
+
+def test_head_layers_sit_after_the_shared_core():
+    """Craftax_Baselines' PPO-RNN shape: one torso layer, one core, then each head its own MLP
+    (``head_hidden``); the feed-forward shared torso takes the same heads. A head without a
+    shared torso or a core to sit on is refused."""
+    env, params = envs.make("CartPole-v1")
+    for rnn, width in (("gru", 16), ("none", 12)):
+        config = ppo.PPOConfig(rnn=rnn, rnn_size=16, hidden=(12,), shared_network=True,
+                               head_hidden=(8, 6), activation="relu")
+        tree = ppo.ALGORITHM.init(jax.random.PRNGKey(0), env, params, config).params["params"]
+        for head, out in (("policy", 2), ("value_net", 1)):
+            assert _kernel_shapes(tree[head]) == [(width, 8), (8, 6), (6, out)], (rnn, head)
+    with pytest.raises(ConfigError, match="head_hidden"):
+        ppo.PPOConfig(head_hidden=(8,))
+
+
+def _kernel_shapes(tree) -> list[tuple[int, ...]]:
+    """The kernels' shapes of a head's dense layers, in their order (``Dense_<i>``)."""
+    found = {}
+    for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+        names = [str(getattr(k, "key", k)) for k in path]
+        if names[-1] == "kernel":
+            found[int(names[-2].removeprefix("Dense_"))] = tuple(leaf.shape)
+    return [found[i] for i in sorted(found)]
 
 
 def test_recurrent_configs_are_checked():

@@ -63,6 +63,9 @@ class OnPolicyStatic(RolloutStatic, PolicyStatic):
                           "statistics, its last layer rescaled to preserve outputs")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     shared_network: bool = static(False, "one torso for policy and value (else two MLPs)")
+    head_hidden: tuple[int, ...] = static((), "hidden widths of the policy head and of the "
+                                          "value head, each its own, after the shared "
+                                          "torso or the recurrent core (else linear heads)")
     asymmetric_critic: bool = static(False, "the value net also sees the env's privileged "
                                      "observation, the policy only its own part (an env that "
                                      "declares one: playground:TASK with env_kwargs critic_key)")
@@ -77,6 +80,10 @@ class OnPolicyStatic(RolloutStatic, PolicyStatic):
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
         if self.rnn not in RNNS:
             raise ConfigError(f"rnn must be one of {RNNS}, got {self.rnn!r}")
+        if self.head_hidden and not (self.shared_network or self.recurrent):
+            raise ConfigError(f"head_hidden={self.head_hidden} sits after a shared torso or a "
+                              "recurrent core: set shared_network=True or rnn, or widen hidden "
+                              "(two separate MLPs)")
         if self.asymmetric_critic and (self.shared_network or self.recurrent):
             raise ConfigError("asymmetric_critic needs separate feed-forward policy and value "
                               "nets (shared_network=False, rnn=none)")

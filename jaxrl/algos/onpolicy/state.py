@@ -79,10 +79,11 @@ def make_network(static: PolicyStatic, env, env_params) -> ActorCritic | Recurre
     args = (env.action_space(env_params), tuple(static.hidden), static.activation,
             static.init_log_std, static.shared_network, torso)
     mask = action_mask_size(static, env)
+    heads = tuple(static.head_hidden)
     if static.recurrent:
-        return RecurrentActorCritic(*args, static.rnn, static.rnn_size)
+        return RecurrentActorCritic(*args, static.rnn, static.rnn_size, heads)
     own = acting.policy_obs_size(static.asymmetric_critic, env)
-    return ActorCritic(*args, policy_obs=own, action_mask=mask)
+    return ActorCritic(*args, policy_obs=own, action_mask=mask, head_hidden=heads)
 
 
 def action_mask_size(static: PolicyStatic, env) -> int:
