@@ -102,10 +102,12 @@ BENCHES = [("minatar", "ppo/gymnax:Breakout-MinAtar", 16), ("minatar", "pqn/gymn
            ("minatar", "pqn/gymnax:SpaceInvaders-MinAtar", 16),
            ("craftax", "ppo/craftax:Craftax-Symbolic-v1", 8),
            ("craftax", "ppo-gru/craftax:Craftax-Symbolic-v1", 8),
+           ("craftax-rnn", "ppo-rnn-baseline/craftax:Craftax-Symbolic-v1", 8),
            ("craftax", "ppo/craftax:Craftax-Classic-Symbolic-v1", 8)]
 """After the ladder: ``(suite, entry, seeds)``, `jaxrl bench` entries at full budget: MinAtar at
-16 seeds, then Craftax's 1M-step scoreboard entries at 8 (a CPU runs Craftax-Symbolic at about
-1k env-steps/s: 8 seeds x 1M steps there is hours of physics alone)."""
+16 seeds, then Craftax's 1M-step scoreboard entries at 8, PPO-RNN in jaxrl's network and in the
+baseline's (on the 2-core CPU each Craftax-Symbolic entry takes 3-5 hours of the networks'
+arithmetic: benchmarks/craftax-cpu/NOTES.md)."""
 
 CACHE_CHECK = ("ppo-cartpole", 1)
 """Measured again after the headline, its programs in the persistent compilation cache (the
