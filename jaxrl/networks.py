@@ -346,6 +346,39 @@ class DistributionalQNetwork(nn.Module):
         return _dueling(split(_dense(k, 1.0)(x), 1), split(_dense(n * k, 1.0)(x), n), axis=-2)
 
 
+class ImplicitQuantileNetwork(nn.Module):
+    """``(obs [B, obs_dim], taus [B, N]) -> [B, n, N]``: for each of ``n`` discrete actions the
+    return's quantile at each fraction ``tau`` (IQN, Dabney, Ostrovski, Silver & Munos 2018)::
+
+        psi    = torso(obs)                                      [B, d]
+        phi(t) = ReLU(W [cos(pi i t)]_{i < embedding_dim} + b)   [B, N, d]
+        Z      = f(psi * phi)                                     [B, N, n] -> [B, n, N]
+
+    ``f`` is one hidden layer of width ``d`` (the torso's activation) and the linear output
+    (``dueling``: ``V + A - mean_a A`` per fraction); ``d`` is the torso's feature width (the
+    last of ``hidden``, or a conv torso's dense width)."""
+
+    num_actions: int
+    hidden: Sequence[int] = (64, 64)
+    activation: str = "relu"
+    dueling: bool = False
+    torso: str = "mlp"
+    embedding_dim: int = 64
+
+    @nn.compact
+    def __call__(self, obs: jax.Array, taus: jax.Array) -> jax.Array:
+        psi = Torso(self.hidden, self.activation, self.torso)(obs)
+        width = psi.shape[-1]
+        frequencies = jnp.arange(self.embedding_dim, dtype=psi.dtype)
+        cosines = jnp.cos(jnp.pi * frequencies * taus[..., None].astype(psi.dtype))
+        phi = nn.relu(_dense(width, np.sqrt(2.0))(cosines))
+        x = ACTIVATIONS[self.activation](_dense(width, np.sqrt(2.0))(psi[..., None, :] * phi))
+        n = self.num_actions
+        out = (_dueling(_dense(1, 1.0)(x), _dense(n, 1.0)(x), axis=-1) if self.dueling
+               else _dense(n, 1.0)(x))
+        return jnp.swapaxes(out, -1, -2)
+
+
 class PolicyAndQ(nn.Module):
     """``obs [..., obs_dim] -> (logits [..., n], Q [..., n])`` for ``n`` discrete actions
     (ACER): one torso with a linear policy head and a linear Q head (``shared``), or two

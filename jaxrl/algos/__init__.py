@@ -13,6 +13,7 @@ from jaxrl.algos import (
     ddpg,
     dqn,
     gail,
+    iqn,
     onpolicy,
     ppo,
     pqn,
@@ -26,7 +27,7 @@ from jaxrl.algos.algorithm import Algorithm
 
 ALGORITHMS: dict[str, Algorithm] = {
     module.ALGORITHM.name: module.ALGORITHM
-    for module in (ppo, vpg, a2c, trpo, dqn, c51, qrdqn, pqn, ddpg, td3, sac, acer, gail, bc)
+    for module in (ppo, vpg, a2c, trpo, dqn, c51, qrdqn, iqn, pqn, ddpg, td3, sac, acer, gail, bc)
 }
 
 

@@ -97,10 +97,11 @@ def target_distribution(params, target_params, network, batch, z: jax.Array,
                                                         batch.discount, z))
 
 
-def c51_loss(params, state, batch, weights, static: C51Static, space):
+def c51_loss(params, state, batch, weights, key, static: C51Static, space):
     """`q_learner.make_learn`'s loss: the importance-weighted cross-entropy of the online
     distribution at the taken action against the projected target. The priority is the cross-entropy
     ``[B]``; the TD metrics compare the two distributions' means."""
+    del key  # the loss is deterministic given the batch
     offpolicy.check_transitions(batch, weights)
     network = make_network(static, space)
     z = support(state.hparams, static)

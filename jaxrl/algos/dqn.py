@@ -93,8 +93,9 @@ def dqn_loss(params, network, batch, targets, weights, static: DQNStatic):
     return jnp.mean(weights * per_sample), (td, q_taken)
 
 
-def td_loss(params, state, batch, weights, static: DQNStatic, space):
+def td_loss(params, state, batch, weights, key, static: DQNStatic, space):
     """DQN's `make_learn` loss: `dqn_loss` at `td_targets`; the priority is ``|TD|``."""
+    del key  # the loss is deterministic given the batch
     network = make_network(static, space)
     targets = td_targets(state.params, state.target_params, network, batch, static)
     loss, (td, q_taken) = dqn_loss(params, network, batch, targets, weights, static)

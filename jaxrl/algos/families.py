@@ -59,6 +59,8 @@ PROBE: Table = {
     # atoms 1 apart (51 pass as well, at 1.6x the time)
     "c51": dict(_DQN_PROBE, num_atoms=21, v_min=-5.0, v_max=15.0),
     "qrdqn": dict(_DQN_PROBE, num_quantiles=8),
+    "iqn": dict(_DQN_PROBE, num_quantiles=16, num_target_quantiles=16, num_action_quantiles=16,
+                embedding_dim=16),
     # RAdam's rectified early steps are small: the truncation rung's V = 10 (through the
     # LayerNorm's biases at the zero observation) takes lr 1e-2 and 32 steps per rollout
     "pqn": dict(num_envs=16, num_steps=16, update_epochs=4, num_minibatches=8, hidden=(32, 32),
@@ -109,6 +111,15 @@ CLASSIC: Table = {
                   learning_starts=1_000, log_interval=16, hidden=(256, 256), num_quantiles=10,
                   learning_rate=2.3e-3, adam_eps=0.01 / 64, target_update_period=128, tau=1.0,
                   double_q=False, eps_end=0.04, eps_decay_fraction=0.16),
+    # Neither CleanRL nor the Zoo has IQN: QR-DQN's Zoo entry above with 16 fractions each for
+    # the loss (N, N') and for acting (K) and a 64x64 MLP. An IQN update evaluates the network
+    # on B (N + N' + K) rows where QR-DQN's evaluates B: with the paper's 64/64/32 on 256x256
+    # layers, 16 seeds had not finished their first chunk of 50 updates in 10 minutes here
+    "iqn": dict(num_envs=16, gradient_steps=8, buffer_size=100_000, batch_size=64,
+                learning_starts=1_000, log_interval=16, hidden=(64, 64), num_quantiles=16,
+                num_target_quantiles=16, num_action_quantiles=16, learning_rate=2.3e-3,
+                adam_eps=0.01 / 64, target_update_period=128, tau=1.0, double_q=False,
+                eps_end=0.04, eps_decay_fraction=0.16),
     # purejaxql's config/alg/pqn_cartpole.yaml: 32 envs x 64 steps, 4 epochs of 16 minibatches,
     # 256x256 MLP with LayerNorm, RAdam 1e-4 annealed to 0, gradients clipped at 10, rewards
     # x 0.1, gamma 0.99, lambda 0.95, eps 1 -> 0.2 over the first 20% of the run
@@ -163,6 +174,11 @@ MINATAR: Table = {
                   gradient_steps=4, hidden=(256, 256), learning_rate=2.5e-4,
                   target_update_period=1000, eps_decay_fraction=0.2, eps_end=0.01,
                   num_quantiles=200, adam_eps=0.01 / 64),
+    # IQN: QR-DQN's MinAtar settings with the paper's fractions (N = N' = 64, K = 32)
+    "iqn": dict(num_envs=16, buffer_size=100_000, batch_size=64, learning_starts=5_000,
+                gradient_steps=4, hidden=(256, 256), learning_rate=2.5e-4,
+                target_update_period=1000, eps_decay_fraction=0.2, eps_end=0.01,
+                adam_eps=0.01 / 64),
     # purejaxql's config/alg/pqn_minatar.yaml: 128 envs x 32 steps, 2 epochs of 32
     # minibatches, RAdam 5e-4 annealed to 0, clipped at 10, gamma 0.99, lambda 0.65, eps 1 ->
     # 0.05 over the first 10%; its network is MinAtar's (one 3x3 conv of 16, then 128 units)
@@ -192,6 +208,10 @@ ATARI: Table = {
     # QR-DQN's paper (Dabney et al. 2018; Dopamine's quantile.gin alike): 200 quantiles,
     # kappa 1, Adam 5e-5 with eps 0.01/32, the rest as C51's
     "qrdqn": dict(_DISTRIBUTIONAL_ATARI, num_quantiles=200, kappa=1.0, learning_rate=5e-5),
+    # IQN's paper (Dabney, Ostrovski et al. 2018; Dopamine's implicit_quantile_icml.gin
+    # alike): N = N' = 64, K = 32, 64 cosines, kappa 1, Adam 5e-5 with eps 0.01/32, the rest as
+    # C51's
+    "iqn": dict(_DISTRIBUTIONAL_ATARI, kappa=1.0, learning_rate=5e-5),
     # purejaxql's config/alg/pqn_atari.yaml: 128 envs x 32 steps, 2 epochs of 32 minibatches,
     # RAdam 2.5e-4 held constant, clipped at 10, gamma 0.99, lambda 0.65, eps 1 -> 0.001 over
     # the first 10%, the Nature CNN with a LayerNorm before each ReLU. (Its envpool games end

@@ -1,4 +1,4 @@
-"""The replay Q-learners' kit (DQN, C51, QR-DQN; PQN's acting): what they share beside their
+"""The replay Q-learners' kit (DQN, C51, QR-DQN, IQN; PQN's acting): what they share beside their
 network and loss.
 
 * the config's replay / target / exploration / optimizer fields (`QLearnerStatic`,
@@ -35,7 +35,7 @@ from jaxrl.rollout import flatten_obs
 
 @dataclasses.dataclass(frozen=True)
 class QLearnerStatic(offpolicy.OffPolicyStatic):
-    """The static fields of the replay Q-learners (DQN, C51, QR-DQN)."""
+    """The static fields of the replay Q-learners (DQN, C51, QR-DQN, IQN)."""
 
     double_q: bool = static(True, "select the next action with the online net")
     dueling: bool = static(False, "dueling value/advantage head")
@@ -55,9 +55,9 @@ class QLearnerStatic(offpolicy.OffPolicyStatic):
 
 @dataclasses.dataclass(frozen=True)
 class DistributionalStatic(QLearnerStatic):
-    """The static head of the distributional Q-learners (C51, QR-DQN): ``K`` outputs per action
-    (`distribution_size`, the subclass's own field), and the target net selecting the next
-    action, as in both papers."""
+    """The static head of the distributional Q-learners (C51, QR-DQN, IQN): ``K`` outputs per
+    action (`distribution_size`, from the subclass's own fields), and the target net selecting
+    the next action, as in the three papers."""
 
     double_q: bool = static(False, "select the next action with the online net (the paper: "
                             "the target net selects)")
@@ -68,12 +68,17 @@ class DistributionalStatic(QLearnerStatic):
         raise NotImplementedError
 
 
+def require_discrete(space, name: str) -> None:
+    """`ConfigError` naming algorithm ``name`` unless ``space`` is `Discrete`."""
+    if not isinstance(space, Discrete):
+        raise ConfigError(f"{name} needs a discrete action space, got {space!r}")
+
+
 def distributional_network(static: DistributionalStatic, space, name: str
                            ) -> DistributionalQNetwork:
     """``[B, A, K]`` outputs: ``K = static.distribution_size`` per action (``name``: the
     algorithm, for the error on a continuous action space)."""
-    if not isinstance(space, Discrete):
-        raise ConfigError(f"{name} needs a discrete action space, got {space!r}")
+    require_discrete(space, name)
     return DistributionalQNetwork(space.n, static.distribution_size, tuple(static.hidden),
                                   static.activation, static.dueling, static.torso)
 
@@ -116,13 +121,20 @@ def optimizer(hp: QLearnerHparams, static: QLearnerStatic, lr: float | jax.Array
                              momentum=hp.rmsprop_momentum)
 
 
-def make_init_learner(network_of: Callable):
+def observation_example(obs_dim: int, static: QLearnerStatic) -> tuple[jax.Array, ...]:
+    """A Q-network's example inputs for its init: one zero observation ``[1, obs_dim]``."""
+    del static
+    return (jnp.zeros((1, obs_dim)),)
+
+
+def make_init_learner(network_of: Callable, example_inputs: Callable = observation_example):
     """``init_learner(key, obs_dim, space, static, hp) -> (params, target params, opt_state)``
-    for a Q-learner whose network is ``network_of(static, space)``; the target starts as a
-    copy."""
+    for a Q-learner whose network is ``network_of(static, space)``, initialized at
+    ``example_inputs(obs_dim, static)``; the target starts as a copy."""
 
     def init_learner(key, obs_dim: int, space, static: QLearnerStatic, hp: QLearnerHparams):
-        params = network_of(static, space).init(key, jnp.zeros((1, obs_dim)))
+        network = network_of(static, space)
+        params = network.init(key, *example_inputs(obs_dim, static))
         return params, params, optimizer(hp, static, hp.learning_rate).init(params)
 
     return init_learner
@@ -182,18 +194,17 @@ def q_metrics(td: jax.Array, q_taken: jax.Array, targets: jax.Array) -> dict:
 
 def make_learn(loss_fn: Callable):
     """``learn(state, batch, weights, key, static, space) -> offpolicy.Learned`` of a Q-learner
-    whose ``loss_fn(params, state, batch, weights, static, space) -> (loss, (priority [B],
+    whose ``loss_fn(params, state, batch, weights, key, static, space) -> (loss, (priority [B],
     metrics))`` is its importance-weighted loss (targets from ``state``'s networks, gradient
-    stopped). One optimizer step, then every ``target_update_period`` updates
+    stopped; ``key`` for a loss that samples, IQN's fractions). One optimizer step, then every ``target_update_period`` updates
     ``theta_target <- tau theta + (1 - tau) theta_target``; ``priority`` (|TD| for DQN) sets the
     sampled items' priorities under prioritized replay."""
 
     def learn(state, batch, weights, key, static: QLearnerStatic, space) -> offpolicy.Learned:
-        del key  # the update is deterministic given the batch
         hp: QLearnerHparams = state.hparams
         with jax.named_scope("gradient"):
             (loss, (priority, metrics)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-                state.params, state, batch, weights, static, space)
+                state.params, state, batch, weights, key, static, space)
         lr = learning_rate(state, static)
         with jax.named_scope("optimizer"):
             updates, opt_state = optimizer(hp, static, lr).update(grads, state.opt_state,
@@ -243,11 +254,16 @@ def distributional_memory_model(config: Any, state: offpolicy.OffPolicyState, ob
 
 def algorithm(name: str, config_cls: type, default_config: Callable, network_of: Callable,
               values: QValues, loss_fn: Callable,
-              memory_model: Callable = offpolicy.memory_model) -> Algorithm:
+              memory_model: Callable = offpolicy.memory_model,
+              explore: Callable | None = None,
+              example_inputs: Callable = observation_example) -> Algorithm:
     """A replay Q-learner's `Algorithm` on the off-policy train step: its network
-    ``network_of(static, space)``, its Q-values (`QValues`) and its loss (see `make_learn`);
-    epsilon-greedy in training, greedy when evaluated (`make_policy_of`)."""
-    explore = make_explore(values)
-    return offpolicy.algorithm(name, config_cls, default_config, make_init_learner(network_of),
+    ``network_of(static, space)`` (initialized at ``example_inputs``, see `make_init_learner`),
+    its Q-values (`QValues`) and its loss (see `make_learn`); epsilon-greedy in training
+    (``explore``, by default `make_explore` at ``values``), greedy at ``values`` when evaluated
+    (`make_policy_of`)."""
+    explore = explore or make_explore(values)
+    init_learner = make_init_learner(network_of, example_inputs)
+    return offpolicy.algorithm(name, config_cls, default_config, init_learner,
                                explore, make_learn(loss_fn), make_policy_of(values, explore),
                                ("discrete",), memory_model, kit="q_learner")

@@ -78,10 +78,11 @@ def target_quantiles(params, target_params, network, batch, static: QRDQNStatic)
     return jax.lax.stop_gradient(batch.reward[:, None] + batch.discount[:, None] * next_q)
 
 
-def qr_loss(params, state, batch, weights, static: QRDQNStatic, space):
+def qr_loss(params, state, batch, weights, key, static: QRDQNStatic, space):
     """`q_learner.make_learn`'s loss: the importance-weighted quantile Huber loss of the online
     quantiles at the taken action against the target samples. The priority is the per-sample
     loss ``[B]``; the TD metrics compare the two means."""
+    del key  # the loss is deterministic given the batch
     offpolicy.check_transitions(batch, weights)
     network = make_network(static, space)
     targets = target_quantiles(state.params, state.target_params, network, batch, static)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from envs import families
 
 #: `jaxrl.algos.ALGORITHMS`, sorted.
-ALGORITHMS: tuple[str, ...] = ("a2c", "acer", "bc", "c51", "ddpg", "dqn", "gail", "ppo", "pqn",
-                               "qrdqn", "sac", "td3", "trpo", "vpg")
+ALGORITHMS: tuple[str, ...] = ("a2c", "acer", "bc", "c51", "ddpg", "dqn", "gail", "iqn", "ppo",
+                               "pqn", "qrdqn", "sac", "td3", "trpo", "vpg")
 
 #: The families of `envs.families` (a table that imports no JAX), in the order ``jaxrl envs``
 #: lists them.

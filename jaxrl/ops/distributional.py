@@ -85,23 +85,26 @@ def quantile_huber_loss(quantiles: ArrayLike, targets: ArrayLike, taus: ArrayLik
     ``rho_kappa(tau, u) = |tau - 1{u < 0}| * huber(u, kappa) / kappa``
 
     (Dabney et al. 2018, eq. 10: summed over the online quantiles ``i``, averaged over the
-    target samples ``j``).
+    target samples ``j``; IQN's loss, Dabney et al. 2018b eq. 3, with fractions sampled per
+    sample).
 
     Args:
         quantiles: ``[B, N]`` the online quantiles ``theta_i`` of the taken action.
         targets: ``[B, M]`` the target samples ``T_j = r + discount * theta'_j`` (no gradient
             flows into them: stop it before calling).
-        taus: ``[N]`` the quantile fractions of ``quantiles`` (`quantile_midpoints`).
+        taus: the quantile fractions of ``quantiles``: ``[N]`` shared by the batch
+            (QR-DQN's `quantile_midpoints`) or ``[B, N]`` per sample (IQN's draws).
         kappa: the Huber threshold (> 0).
 
     Returns:
         ``[B]`` the loss of each sample.
     """
     quantiles, targets, taus = jnp.asarray(quantiles), jnp.asarray(targets), jnp.asarray(taus)
-    chex.assert_rank([quantiles, targets, taus], [2, 2, 1])
+    chex.assert_rank([quantiles, targets], [2, 2])
+    chex.assert_rank(taus, {1, 2})
     chex.assert_equal_shape_prefix([quantiles, targets], 1)
-    chex.assert_equal_shape_suffix([quantiles, taus], 1)
+    taus = jnp.broadcast_to(taus, quantiles.shape)  # [B, N]
     u = targets[:, None, :] - quantiles[:, :, None]  # [B, N_i, M_j]
-    weight = jnp.abs(taus[None, :, None] - (u < 0).astype(u.dtype))
+    weight = jnp.abs(taus[:, :, None] - (u < 0).astype(u.dtype))
     rho = weight * huber(u, kappa) / kappa
     return rho.mean(axis=2).sum(axis=1)

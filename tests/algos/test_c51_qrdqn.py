@@ -64,8 +64,8 @@ def test_c51_target_selects_projects_and_collapses_terminals(double_q, first, mo
 
     monkeypatch.setattr(c51, "make_network", lambda static, space: Table())
     weights = jnp.array([1.0, 0.5])
-    loss, (priority, metrics) = c51.c51_loss(ONLINE_NOW, state, C51_BATCH, weights, config,
-                                             None)
+    loss, (priority, metrics) = c51.c51_loss(ONLINE_NOW, state, C51_BATCH, weights, None,
+                                             config, None)
     log_p = np.log([0.2, 0.3, 0.5])
     cross_entropy = [-np.dot(first, log_p), -np.dot([0.0, 0.5, 0.5], log_p)]
     np.testing.assert_allclose(priority, cross_entropy, rtol=1e-5)
@@ -78,7 +78,7 @@ def test_c51_target_selects_projects_and_collapses_terminals(double_q, first, mo
 
     grad = jax.grad(lambda tp: c51.c51_loss(ONLINE_NOW, SimpleNamespace(
         params=state.params, target_params=tp, hparams=state.hparams), C51_BATCH, weights,
-        config, None)[0])(TARGET_NEXT)
+        None, config, None)[0])(TARGET_NEXT)
     assert not np.any(np.asarray(grad))  # no gradient reaches the target net
 
 
@@ -109,8 +109,8 @@ def test_qrdqn_targets_and_loss_by_hand(double_q, first, first_loss, monkeypatch
 
     monkeypatch.setattr(qrdqn, "make_network", lambda static, space: Table())
     weights = jnp.array([1.0, 0.5])
-    loss, (priority, metrics) = qrdqn.qr_loss(QR_ONLINE_NOW, state, QR_BATCH, weights, config,
-                                              None)
+    loss, (priority, metrics) = qrdqn.qr_loss(QR_ONLINE_NOW, state, QR_BATCH, weights, None,
+                                              config, None)
     # the terminal sample: T = [1, 1], theta = [0, 1]: i = 0: u = [1, 1]: 1/4 0.5 = 0.125;
     # i = 1: u = [0, 0]: 0
     np.testing.assert_allclose(priority, [first_loss, 0.125], rtol=1e-6)
@@ -118,7 +118,7 @@ def test_qrdqn_targets_and_loss_by_hand(double_q, first, first_loss, monkeypatch
     assert float(metrics["q_mean"]) == pytest.approx(0.5)
     grad = jax.grad(lambda tp: qrdqn.qr_loss(QR_ONLINE_NOW, SimpleNamespace(
         params=state.params, target_params=tp, hparams=state.hparams), QR_BATCH, weights,
-        config, None)[0])(QR_TARGET_NEXT)
+        None, config, None)[0])(QR_TARGET_NEXT)
     assert not np.any(np.asarray(grad))
 
 
@@ -132,7 +132,7 @@ def test_a_learner_step_returns_its_per_sample_loss_as_priorities(module, size):
     loss_fn = module.c51_loss if module is c51 else module.qr_loss
     out = jitted_learn(q_learner.make_learn(loss_fn), config, space)(state, batch, weights,
                                                                      jax.random.key(0))
-    _, (per_sample, _) = loss_fn(state.params, state, batch, weights, config, space)
+    _, (per_sample, _) = loss_fn(state.params, state, batch, weights, None, config, space)
     np.testing.assert_allclose(out.td_error, per_sample, rtol=1e-5)
     assert (np.asarray(out.td_error) > 0).all()
     assert np.isfinite(float(out.metrics["loss"]))

@@ -49,6 +49,7 @@ CASES: dict[str, tuple[str, dict]] = {
                                    dueling=True, **OFF_POLICY)),
     "c51": ("c51", dict(DISCRETE, num_envs=4, **OFF_POLICY)),
     "qrdqn": ("qrdqn", dict(DISCRETE, num_envs=4, **OFF_POLICY)),
+    "iqn": ("iqn", dict(DISCRETE, num_envs=4, **OFF_POLICY)),
     "pqn": ("pqn", dict(DISCRETE, num_envs=4, num_steps=64)),
     "ddpg": ("ddpg", dict(CONTINUOUS, num_envs=4, **OFF_POLICY)),
     "td3": ("td3", dict(CONTINUOUS, num_envs=4, **OFF_POLICY)),

@@ -38,6 +38,9 @@ CASES = {
     "dqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3)),
     "c51": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3, num_atoms=11)),
     "qrdqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, num_quantiles=8)),
+    "iqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3, double_q=True,
+                                num_quantiles=8, num_target_quantiles=4,
+                                num_action_quantiles=4, embedding_dim=8)),
     "pqn": ("CartPole-v1", dict(num_envs=2, num_steps=8, num_minibatches=2, hidden=(16, 16))),
     "ddpg": ("Pendulum-v1", OFF_POLICY_SMALL),
     "td3": ("Pendulum-v1", OFF_POLICY_SMALL),
@@ -52,7 +55,8 @@ CASES = {
 # what the second train step reports (so it is the step with learning in it)
 REPORTED = {"ppo": "value_loss", "vpg": "value_loss", "a2c": "value_loss", "trpo": "value_loss",
             "dqn": "td_error_abs_mean", "c51": "cross_entropy", "qrdqn": "td_error_abs_mean",
-            "pqn": "td_error_abs_mean", "ddpg": "actor_loss", "td3": "actor_loss",
+            "iqn": "td_error_abs_mean", "pqn": "td_error_abs_mean", "ddpg": "actor_loss",
+            "td3": "actor_loss",
             "sac": "alpha_loss", "acer": "replay_q_loss", "ddpg-ou": "actor_loss",
             "sac-ou": "alpha_loss"}
 

@@ -17,7 +17,8 @@ CASES = [("ppo", "CartPole-v1", {}), ("ppo", "Pendulum-v1", {"popart": True}),
          ("ppo", "CartPole-v1", {"rnn": "gru", "normalize_reward": True}),
          ("vpg", "CartPole-v1", {}), ("a2c", "CartPole-v1", {}), ("trpo", "Pendulum-v1", {}),
          ("dqn", "CartPole-v1", {"prioritized": True}), ("c51", "CartPole-v1", {}),
-         ("qrdqn", "CartPole-v1", {}), ("pqn", "CartPole-v1", {}), ("ddpg", "Pendulum-v1", {}),
+         ("qrdqn", "CartPole-v1", {}), ("iqn", "CartPole-v1", {"double_q": True}),
+         ("pqn", "CartPole-v1", {}), ("ddpg", "Pendulum-v1", {}),
          ("td3", "Pendulum-v1", {}), ("sac", "Pendulum-v1", {}), ("acer", "CartPole-v1", {}),
          ("bc", "CartPole-v1", {}), ("gail", "CartPole-v1", {})]
 

@@ -8,7 +8,7 @@ from envs.probes import PROBES
 from jaxrl.studies.probe import run_ladder, supports
 
 # On-policy: per-observation action choice, bootstrapping through truncation, continuous
-# actions, credit over several steps. Off-policy: discrete rungs for DQN, C51, QR-DQN and ACER
+# actions, credit over several steps. Off-policy: discrete rungs for DQN, C51, QR-DQN, IQN and ACER
 # (its replayed updates and Retrace targets included), continuous rungs for the actor-critics.
 # PQN (Q(lambda) over rollouts, no replay) takes the discrete rungs too.
 RUNGS = {
@@ -21,6 +21,7 @@ RUNGS = {
     "dqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
     "c51": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
     "qrdqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
+    "iqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
     "pqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
     "acer": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
     "ddpg": ["probe:continuous-obs-action", "probe:continuous-truncation"],

@@ -16,7 +16,16 @@ CASES = {
             32 * 6),
     "c51": (dict(_REPLAY, num_atoms=11), 16 * 6),
     "qrdqn": (dict(_REPLAY, num_quantiles=8), 16 * 6),
+    "iqn": (dict(_REPLAY, num_quantiles=8, num_target_quantiles=8, num_action_quantiles=4,
+                 embedding_dim=8), 16 * 3),
 }
+
+# IQN's quantiles are products of two branches (the torso's features and tau's embedding): the
+# batched matrix products of the vmapped seeds, summed in another order, move its losses by
+# 1e-6 at first and its parameters by 5e-4 after 6 updates (Adam's step is as large for a
+# near-zero gradient whose sign the noise flips); over 3 updates they stay within 1e-3, and keys
+# gone astray would differ at order 1
+RTOL = {"iqn": 1e-3}
 
 
 @pytest.mark.parametrize("algo", sorted(CASES))
@@ -36,5 +45,5 @@ def test_one_compile_per_shape_and_vmapped_seeds_equal_seed_by_seed(algo):
         alone, _ = fused(key)
         for a, b in zip(jax.tree.leaves(alone.params), jax.tree.leaves(first.state.params),
                         strict=True):
-            np.testing.assert_allclose(np.asarray(a), np.asarray(b)[seed], rtol=1e-5,
-                                       atol=1e-6)
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b)[seed],
+                                       rtol=RTOL.get(algo, 1e-5), atol=1e-6)

@@ -83,7 +83,7 @@ def test_env_args_are_yaml_values():
 
 
 # -- help, envs, config: what there is, without training -------------------------------------------
-ALGO_LIST = "one of: a2c, acer, bc, c51, ddpg, dqn, gail, ppo, pqn, qrdqn, sac, td3, trpo, vpg"
+ALGO_LIST = "one of: a2c, acer, bc, c51, ddpg, dqn, gail, iqn, ppo, pqn, qrdqn, sac, td3, trpo, vpg"
 
 
 def test_help_names_the_algorithms(capsys):

@@ -8,7 +8,7 @@ import jax
 import pytest
 
 from jaxrl import algos, api, memory
-from jaxrl.algos import acer, bc, offpolicy, onpolicy, pqn, q_learner
+from jaxrl.algos import acer, bc, iqn, offpolicy, onpolicy, pqn, q_learner
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
@@ -47,6 +47,8 @@ def test_each_family_states_its_memory_model():
             model = q_learner.distributional_memory_model
         if name == "pqn":  # its kept rollouts, plus the on-policy working set per rollout
             model = pqn.memory_model
+        if name == "iqn":  # off-policy, plus the [B, N, N'] pairs and the per-fraction layers
+            model = iqn.memory_model
         assert algorithm.memory_model is model, name
 
 

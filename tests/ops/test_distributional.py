@@ -122,3 +122,17 @@ def test_quantile_regression_finds_the_quantiles_of_the_targets():
     for _ in range(4000):
         theta = theta - 2.0 * grad(theta)
     np.testing.assert_allclose(theta[0], [12.5, 37.5, 62.5, 87.5], atol=1.0)
+
+
+def test_quantile_huber_loss_takes_each_samples_own_fractions():
+    """IQN's fractions ``[B, N]``: each row's loss is the loss at that row's fractions alone,
+    the same as the shared-fraction form row by row (and rows with other fractions differ)."""
+    quantiles = jnp.array([[0.0, 1.0], [2.0, -1.0]])
+    targets = jnp.array([[0.5, 3.0], [1.0, 0.0]])
+    taus = jnp.array([[0.25, 0.75], [0.1, 0.6]])
+    per_sample = quantile_huber_loss(quantiles, targets, taus, 1.0)
+    for b in range(2):
+        alone = quantile_huber_loss(quantiles[b:b + 1], targets[b:b + 1], taus[b], 1.0)
+        assert float(per_sample[b]) == pytest.approx(float(alone[0]), rel=1e-6)
+    swapped = quantile_huber_loss(quantiles, targets, taus[::-1], 1.0)
+    assert not np.allclose(per_sample, swapped)
