@@ -45,7 +45,9 @@ def train(
     ``$JAXRL_RUNS_DIR`` or ``./runs``; ``store=False`` to keep it in memory only).
 
     Keyword arguments: engine options ``seed`` (root seed), ``eval_every`` (chunks; default
-    about 10 evaluations per run), ``eval_episodes``, ``shard_seeds`` (split the seeds over all
+    about 10 evaluations per run), ``eval_episodes``, ``eval_sample`` (evaluate the policy's
+    sampled actions, as Navix's and rejax's baselines do, instead of its mode; default off),
+    ``shard_seeds`` (split the seeds over all
     local devices; default on), ``max_chunk_updates``, ``env_kwargs``, ``memory_check``,
     ``checkpoint_every=N`` (checkpoint every N chunks into the run folder; `resume`
     continues); everything else is a config field (``learning_rate=1e-3``).

@@ -1,4 +1,5 @@
-"""Deterministic evaluation: the first episode's return of each of a batch of fresh envs."""
+"""Evaluation: the first episode's return of each of a batch of fresh envs, under the policy's
+mode (deterministic, the default) or its sampled actions."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ EVAL_MAX_STEPS = 100_000  # cap on an episode's length during evaluation
 DEFAULT_EVAL_STEPS = 10_000  # for envs whose params name no time limit
 
 
-def evaluate(state, key, policy: Policy, env, env_params, episodes: int, max_steps: int
-             ) -> jax.Array:
-    """Undiscounted return of the first episode of ``episodes`` envs under the deterministic
-    policy (``policy.step(state, memory, obs, key, True)``, memory carried from step to step;
-    `jaxrl.algos.acting.Policy`) as ``[episodes]``; NaN for an env that did not finish within
-    ``max_steps``. ``env`` must be wrapped in `EpisodeStatistics`."""
+def evaluate(state, key, policy: Policy, env, env_params, episodes: int, max_steps: int,
+             deterministic: bool = True) -> jax.Array:
+    """Undiscounted return of the first episode of ``episodes`` envs under the policy
+    (``policy.step(state, memory, obs, key, deterministic)``, memory carried from step to step;
+    `jaxrl.algos.acting.Policy`: its mode when ``deterministic``, else its sampled action, the
+    Q-learners' epsilon-greedy one at the current epsilon) as ``[episodes]``; NaN for an env
+    that did not finish within ``max_steps``. ``env`` must be wrapped in `EpisodeStatistics`."""
     reset_key, key = jax.random.split(key)
     obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(
         jax.random.split(reset_key, episodes), env_params)
@@ -29,7 +31,7 @@ def evaluate(state, key, policy: Policy, env, env_params, episodes: int, max_ste
     def body(c):
         t, k, obs, env_state, memory, done, ret = c
         k, act_key, step_key = jax.random.split(k, 3)
-        memory, action = policy.step(state, memory, obs, act_key, True)
+        memory, action = policy.step(state, memory, obs, act_key, deterministic)
         obs, env_state, _, _, _, info = vstep(jax.random.split(step_key, episodes), env_state,
                                               action, env_params)
         memory = reset_memory(memory, info["episode_done"])

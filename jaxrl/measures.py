@@ -5,7 +5,9 @@ seed, what these definitions need (``run.json``: ``final_eval_return`` and
 ``train_return_last100``), and a benchmark entry names the one its reference used:
 
 * ``final_eval``: the mean undiscounted return of the final deterministic evaluation (one
-  whole episode in each of ``eval_episodes`` fresh envs, after the last update);
+  whole episode in each of ``eval_episodes`` fresh envs, after the last update); a run with the
+  engine option ``eval_sample`` evaluates the policy's sampled actions instead (Navix's and
+  rejax's baselines evaluate so), and a bench entry that sets it says so in its config;
 * ``train_last100``: the mean return of the last 100 training episodes the seed completed
   (over all its envs), as OpenAI baselines' ``eprewmean`` (reading 002's tables) and most
   "episodic return at the end of training" figures.

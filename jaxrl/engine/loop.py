@@ -150,10 +150,11 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
     eval_fn = None  # eval_episodes=0: no evaluation program
     if spec.eval_episodes:
         horizon = eval_horizon(r.env_params)
+        sampled = ("sampled",) if spec.eval_sample else ()
         eval_fn, t_eval, disk_eval = build(
-            ("eval", spec.eval_episodes, horizon),
+            ("eval", spec.eval_episodes, horizon, *sampled),
             programs.eval_program(r.algorithm, r.config, r.env, r.env_params, spec.eval_episodes,
-                                  horizon, placed.padded),
+                                  horizon, placed.padded, not spec.eval_sample),
             state, placed.eval_keys, placed.chunk_index(0))
         built.append(("eval", t_eval, disk_eval))
     return Programs(init_fn, chunk_fn, eval_fn, built), state

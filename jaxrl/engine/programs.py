@@ -161,16 +161,18 @@ def chunk_program(algorithm, config, env, env_params, length: int, members: int)
 
 
 def eval_program(algorithm, config, env, env_params, episodes: int, max_steps: int,
-                 members: int) -> Callable:
-    """Builder of ``eval(state, key, chunk) -> returns [members, episodes]``; the eval key of
-    chunk ``c`` is ``fold_in(key, c)``."""
+                 members: int, deterministic: bool = True) -> Callable:
+    """Builder of ``eval(state, key, chunk) -> returns [members, episodes]`` under the policy's
+    mode (``deterministic``) or its sampled actions; the eval key of chunk ``c`` is
+    ``fold_in(key, c)``."""
     policy = algorithm.policy(config.static(), env, env_params)
 
     def build():
         def one_member(state, key, chunk):
             key = jax.random.fold_in(key, chunk)
             with jax.named_scope("evaluation"):
-                return evaluate(state, key, policy, env, env_params, episodes, max_steps)
+                return evaluate(state, key, policy, env, env_params, episodes, max_steps,
+                                deterministic)
 
         return over_members(one_member, members)
 

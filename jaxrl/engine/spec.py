@@ -18,7 +18,8 @@ from jaxrl.networks import resolve_torso
 MAX_CHUNK_UPDATES = 50
 
 # `train`'s keyword arguments that are engine options, not config fields
-ENGINE_OPTIONS = ("seed", "eval_every", "eval_episodes", "shard_seeds", "max_chunk_updates",
+ENGINE_OPTIONS = ("seed", "eval_every", "eval_episodes", "eval_sample", "shard_seeds",
+                  "max_chunk_updates",
                   "env_kwargs", "checkpoint_every", "memory_check")
 
 
@@ -38,6 +39,7 @@ class GroupSpec:
     env_kwargs: dict | None = None
     eval_every: int | None = None
     eval_episodes: int = 16
+    eval_sample: bool = False  # evaluate the policy's sampled actions, not its mode
     max_chunk_updates: int = MAX_CHUNK_UPDATES
     shard: bool = True
     checkpoint_every: int | None = None
@@ -54,15 +56,24 @@ class GroupSpec:
 def group_spec(algo: str, env: str, seeds: int, total_steps: int, configs: list, seed: int = 0,
                eval_every=None, eval_episodes: int = 16, shard_seeds: bool = True,
                max_chunk_updates: int = MAX_CHUNK_UPDATES, env_kwargs=None,
-               checkpoint_every=None, memory_check: bool = True) -> GroupSpec:
+               checkpoint_every=None, memory_check: bool = True,
+               eval_sample: bool = False) -> GroupSpec:
     """A `GroupSpec` from the engine options as `train` and `sweep` name them."""
     check_run_args(seeds=seeds, total_steps=total_steps, seed=seed,  # before int() truncates
                    eval_episodes=eval_episodes, env_kwargs=env_kwargs)
     return GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
                      seed=int(seed), configs=list(configs), env_kwargs=env_kwargs,
                      eval_every=eval_every, eval_episodes=int(eval_episodes),
+                     eval_sample=_flag("eval_sample", eval_sample),
                      max_chunk_updates=int(max_chunk_updates), shard=bool(shard_seeds),
                      checkpoint_every=checkpoint_every, memory_check=bool(memory_check))
+
+
+def _flag(name: str, value) -> bool:
+    """``value`` as a switch: True or False (numpy's too), else one-line `ConfigError`."""
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise ConfigError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
 
 
 def engine_options(kwargs: dict) -> tuple[dict, dict]:

@@ -73,7 +73,7 @@ ADAPTIVE_DEFAULTS = {"batch": 8, "max_batches": 4, "alpha": 0.05}
 #: The engine options an entry's ``config`` may set (`jaxrl.train` takes them with the config),
 #: with the engine's defaults (`jaxrl.engine.spec.GroupSpec`'s; a test holds them equal): they
 #: set how often the curve is evaluated, so a stored run's spec records them.
-ENTRY_ENGINE_DEFAULTS = {"max_chunk_updates": 50, "eval_every": None}
+ENTRY_ENGINE_DEFAULTS = {"max_chunk_updates": 50, "eval_every": None, "eval_sample": False}
 
 
 def adaptive_plan(seeds) -> dict | None:

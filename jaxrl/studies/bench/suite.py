@@ -21,7 +21,8 @@ A suite is YAML::
                                              # and the engine's max_chunk_updates and
                                              # eval_every (chunks): one evaluation per chunk
                                              # at most, so a short run's curve needs short
-                                             # chunks
+                                             # chunks; eval_sample: true evaluates the
+                                             # policy's sampled actions, not its mode
         reference:                           # optional
           value: 492.4
           measure: train_last100             # how it was measured (jaxrl.measures.MEASURES)
@@ -187,14 +188,23 @@ def _entry(raw: Any, index: int, file: str, seeds: Any, eval_episodes: int) -> E
 
 
 def _engine_keys(config: dict, where: str) -> dict:
-    """``config`` with the engine options it sets checked (those `ENTRY_ENGINE_DEFAULTS` names,
-    as whole numbers); `SuiteError` for one a suite sets elsewhere."""
+    """``config`` with the engine options it sets checked (those `ENTRY_ENGINE_DEFAULTS` names:
+    whole numbers, ``eval_sample`` a switch); `SuiteError` for one a suite sets elsewhere."""
     elsewhere = sorted(set(config) & set(_ENGINE_ELSEWHERE))
     if elsewhere:
         key = elsewhere[0]
         raise SuiteError(f"{where}: config: {key} is set by {_ENGINE_ELSEWHERE[key]}")
-    return {k: (_positive_int(v, f"{where}: config: {k}") if k in ENTRY_ENGINE_DEFAULTS else v)
-            for k, v in config.items()}
+    return {k: (_engine_value(k, v, f"{where}: config: {k}") if k in ENTRY_ENGINE_DEFAULTS
+                else v) for k, v in config.items()}
+
+
+def _engine_value(key: str, value, where: str):
+    """An engine option an entry sets: ``eval_sample`` a switch, the others whole numbers."""
+    if key != "eval_sample":
+        return _positive_int(value, where)
+    if not isinstance(value, bool):
+        raise SuiteError(f"{where} must be true or false, got {value!r}")
+    return value
 
 
 def _adaptive(raw: Any, where: str) -> dict | None:
