@@ -116,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--checkpoint-every", type=int, default=None, metavar="CHUNKS",
                    help="checkpoint each entry's run every CHUNKS chunks; a later call resumes "
                         "an interrupted entry from its newest checkpoint")
+    b.add_argument("--resume-from", default=None, metavar="PATH",
+                   help="the bench's progress in a folder small enough to commit: its runs are "
+                        "carried into the run store first (an interrupted entry resumes from "
+                        "its checkpoint, on any machine) and the folder is kept up to date")
     b.add_argument("--runs-dir", default=None, help="run store root (default $JAXRL_RUNS_DIR or ./runs)")
     b.add_argument("--json", metavar="PATH")
     b.add_argument("--no-progress", action="store_true")

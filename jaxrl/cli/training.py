@@ -111,10 +111,15 @@ def cmd_bench(args) -> int:
     check_writable(args.json)
     if args.out is not None:
         check_folder(args.out, "--out")
+    if args.resume_from is not None and args.backend != "local":
+        raise UsageError("--resume-from needs --backend local (Ray's tasks checkpoint elsewhere)")
+    if args.resume_from is not None and args.checkpoint_every is None:
+        raise UsageError("--resume-from needs --checkpoint-every: an entry's progress is its "
+                         "checkpoints")
     result = bench(args.suite, only=args.only, seeds=args.seeds, budget_scale=args.budget_scale,
                    runs_dir=args.runs_dir, progress=not args.no_progress, out=args.out,
                    command=["jaxrl", *sys.argv[1:]], checkpoint_every=args.checkpoint_every,
-                   **_backend_options(args))
+                   resume_from=args.resume_from, **_backend_options(args))
     print_frame(bench_view(result.table))
     print(f"bench {result.bench_id}: ran {len(result.ran)}, skipped {len(result.skipped)} "
           f"already finished, {len(result.failed)} failed; report in {result.report_dir}"

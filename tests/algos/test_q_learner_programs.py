@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import jaxrl
+from jaxrl.engine import programs
 from jaxrl.engine.members import seed_keys
 
 _REPLAY = dict(num_envs=2, log_interval=8, buffer_size=128, batch_size=16, learning_starts=16,
@@ -31,6 +32,7 @@ RTOL = {"iqn": 1e-3}
 @pytest.mark.parametrize("algo", sorted(CASES))
 def test_one_compile_per_shape_and_vmapped_seeds_equal_seed_by_seed(algo):
     config, steps = CASES[algo]
+    programs.forget()  # another test in this worker may have built the first program
     kw = dict(env="CartPole-v1", total_steps=steps, store=False, progress=False,
               eval_episodes=0, seed=11, **config)
     first = jaxrl.train(algo, seeds=3, learning_rate=1e-3, **kw)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from jaxrl.api import make_train, train
+from jaxrl.engine import programs
 from jaxrl.engine.members import seed_keys
 from jaxrl.trained.results import NonFiniteMetricError
 
@@ -49,6 +50,7 @@ def test_changing_a_traced_hyperparameter_does_not_recompile():
     jax.monitoring.register_event_duration_secs_listener(
         lambda name, *_a, **_k: compiles.append(name) if "backend_compile" in name else None)
     kw = dict(num_envs=2, num_steps=8, hidden=(8,), progress=False, seeds=2, total_steps=16 * 4)
+    programs.forget()  # the first train must compile, whatever this worker ran before
     first = train("ppo", env="probe:action", learning_rate=1e-3, **kw)
     before = len(compiles)
     second = train("ppo", env="probe:action", learning_rate=3e-2, clip_eps=0.1, gamma=0.5, **kw)
@@ -91,7 +93,10 @@ def test_chunks_are_equal_and_leave_the_fewest_updates_undone():
 
 
 def test_program_cache_keys_on_chunk_length():
-    """Same config, env and seeds but a different chunk length must not reuse the program."""
+    """Same config, env and seeds but a different chunk length must not reuse the program.
+    The process's programs are dropped first: another test in the same worker may have built
+    either program already (under ``--dist worksteal`` one did, and ``b`` compiled nothing)."""
+    programs.forget()
     kw = dict(seeds=2, total_steps=256 * 6, progress=False, hidden=(8,))
     a = train("ppo", env="probe:value", max_chunk_updates=6, **kw)
     b = train("ppo", env="probe:value", max_chunk_updates=2, **kw)

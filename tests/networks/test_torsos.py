@@ -8,6 +8,7 @@ import pytest
 
 import jaxrl
 from jaxrl.config import ConfigError
+from jaxrl.engine import programs
 from jaxrl.networks import ActorCritic, ConvTorso, Critic, QNetwork, conv2d_valid, resolve_torso
 
 
@@ -77,6 +78,7 @@ def test_one_compile_per_shape():
     kw = dict(env="gymnax:Breakout-MinAtar", seeds=1, total_steps=64, store=False,
               progress=False, num_envs=4, num_steps=8, num_minibatches=2, update_epochs=1,
               eval_episodes=2)
+    programs.forget()  # the first train must compile, whatever this worker ran before
     first = jaxrl.train("ppo", learning_rate=1e-3, **kw)
     second = jaxrl.train("ppo", learning_rate=3e-4, **kw)
     assert first.config.torso == "minatar_cnn"

@@ -23,6 +23,7 @@ and skips those it finished, so two benches of two entries make two runs, not fo
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
 import functools
@@ -35,11 +36,12 @@ from typing import Any
 from jaxrl import algos
 from jaxrl.api import resume, train
 from jaxrl.config import ConfigError, check_run_args
-from jaxrl.engine import programs
+from jaxrl.engine import programs, resumption
 from jaxrl.engine.spec import engine_options, resolve
 from jaxrl.runs.run_lock import claim, holder
 from jaxrl.runs.store import Run, RunStore
 from jaxrl.studies.adaptive import grow_entry
+from jaxrl.studies.bench import carry
 from jaxrl.studies.bench import report as bench_report
 from jaxrl.studies.bench.remote import run_entries
 from jaxrl.studies.bench.suite import (  # noqa: F401  (re-exported: the suite file's types and reader)
@@ -108,7 +110,7 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
           out: str | None = None, command: list[str] | None = None,
           checkpoint_every: int | None = None, backend: str = "local",
           address: str | None = None, cpus_per_task: float = 1, gpus_per_task: float = 0,
-          checkpoint_dir: str | None = None) -> BenchResult:
+          checkpoint_dir: str | None = None, resume_from: str | None = None) -> BenchResult:
     """Run the entries of ``suite`` (a name under ``experiments/benchmarks/`` or a YAML path)
     that match ``only`` (glob patterns over entry names such as ``ppo/CartPole-v1``), each as
     one recorded run of ``seeds`` seeds (default: the suite's), with budgets times
@@ -117,6 +119,11 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     with ``out``, to that folder too. With ``checkpoint_every`` (chunks) each entry's run is
     checkpointed, and a later call resumes an interrupted entry from its newest checkpoint
     instead of training it again (a killed process, a session that ran out of time).
+
+    ``resume_from``: a folder of the bench's progress (`jaxrl.studies.bench.carry`), small
+    enough to commit: its runs the store lacks are copied in first (an interrupted one then
+    resumes from its checkpoint, on this machine or any other), and the folder is kept up to
+    date as the bench goes (after a checkpoint, at most once a minute, and after each entry).
 
     ``backend="ray"``: every entry to run is a Ray task (`jaxrl.studies.ray`, ``address``,
     ``cpus_per_task``, ``gpus_per_task``), recorded as soon as it ends; its worker checkpoints
@@ -138,6 +145,10 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     validate(spec, chosen)  # every selected entry, before anything runs
     store = RunStore(runs_dir)
     store.ensure_writable()
+    if resume_from is not None:
+        carried = carry.load(resume_from, store)
+        if carried:
+            _say(progress, f"bench: {len(carried)} run(s) carried in from {resume_from}")
     bid = bench_id(spec, entries, float(budget_scale))
     bench_report.write_manifest(store, bid, {
         "bench_id": bid, "suite": spec.name, "title": spec.title, "note": spec.note,
@@ -165,13 +176,15 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
         _train_claimed, store, bid, spec, progress=progress, tally=(ran, skipped, failed),
         command=command if command is not None else list(sys.argv),
         checkpoint_every=checkpoint_every)
-    waiting = []  # entries another process was training when this one reached them
-    for entry in local:
-        if not train_here(entry, wait=False):
-            waiting.append(entry)
-    for entry in waiting:
-        _say(progress, f"bench {bid}: waiting for the process training {entry.name}")
-        train_here(entry, wait=True)
+    mirror = carry.Mirror(store, bid, resume_from) if resume_from is not None else None
+    with carried_along(mirror):
+        waiting = []  # entries another process was training when this one reached them
+        for entry in local:
+            if not train_here(entry, wait=False):
+                waiting.append(entry)
+        for entry in waiting:
+            _say(progress, f"bench {bid}: waiting for the process training {entry.name}")
+            train_here(entry, wait=True)
     if remote:
         done_now, failed_now = run_entries(
             remote, [entry_key(e, spec.seed) for e in remote], spec.seed, store, bid,
@@ -186,6 +199,21 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     report_dir = bench_report.write(store, bid, out=out)
     return BenchResult(bid, str(report_dir), ran, skipped, failed,
                        bench_report.entry_table(store, bid))
+
+
+@contextlib.contextmanager
+def carried_along(mirror: carry.Mirror | None):
+    """While training, ``mirror`` (if any) saves the bench's progress after checkpoints; it
+    saves once more however the block ends (an entry's error, Ctrl-C)."""
+    if mirror is None:
+        yield
+        return
+    resumption.AFTER_CHECKPOINT.append(mirror)
+    try:
+        yield
+    finally:
+        resumption.AFTER_CHECKPOINT.remove(mirror)
+        mirror.flush()
 
 
 def _train_claimed(store: RunStore, bid: str, spec: Suite, entry: Entry, *, wait: bool,

@@ -1,0 +1,93 @@
+"""A bench killed on one machine goes on from its committed progress folder on another
+(`jaxrl bench --resume-from PATH`, `jaxrl.studies.bench.carry`): the killed process is a real
+``jaxrl bench`` SIGKILLed after a checkpoint; a fresh run store (the other machine) carries the
+folder in, resumes the entry and ends where an uninterrupted bench ends, bit for bit."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+
+from jaxrl.runs.store import RunStore
+from jaxrl.studies.bench import carry
+from jaxrl.studies.bench.runner import bench
+
+SUITE = """name: carried
+seeds: 2
+eval_episodes: 2
+entries:
+  - algo: ppo
+    env: CartPole-v1
+    total_steps: 512
+    config: {num_envs: 4, num_steps: 16, hidden: [16, 16], update_epochs: 2,
+             num_minibatches: 2, max_chunk_updates: 2}
+"""  # 8 updates of 64 steps: 4 chunks of 2
+
+
+def metrics_of(runs_dir, run_id):
+    folder = runs_dir / run_id / "metrics"
+    frame = pd.concat([pd.read_parquet(p) for p in sorted(folder.glob("chunk-*.parquet"))])
+    return frame.sort_values(["seed", "update"]).reset_index(drop=True)
+
+
+def the_run(runs_dir):
+    (run_id,) = [p.name for p in RunStore(runs_dir).run_dirs()]
+    return run_id, RunStore(runs_dir).load(run_id)
+
+
+def test_a_killed_bench_resumes_on_another_machine_from_its_progress_folder(tmp_path):
+    suite = tmp_path / "carried.yaml"
+    suite.write_text(SUITE)
+    progress = tmp_path / "repo" / "progress"
+    first = tmp_path / "machine-1"
+    cmd = [sys.executable, "-m", "jaxrl.cli.faults", "2", "bench", str(suite),
+           "--checkpoint-every", "1", "--resume-from", str(progress), "--runs-dir", str(first),
+           "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600,
+                          env={**os.environ, "JAXRL_PROGRESS_EVERY": "0"})
+    assert proc.returncode == -9, proc.stderr[-2000:]  # killed after chunk 2's checkpoint
+    saved = json.loads((progress / carry.MANIFEST).read_text())
+    (line,) = saved["runs"]
+    # the mirror saved after checkpoint 1; the kill came after checkpoint 2, before its save
+    assert line["status"] == "interrupted" and line["checkpoint_step"] == 1
+    assert 0 < line["checkpoint_bytes"] < line["bytes"]
+
+    second = tmp_path / "machine-2"  # a fresh clone: only the progress folder came along
+    resumed = bench(str(suite), runs_dir=str(second), progress=False, checkpoint_every=1,
+                    resume_from=str(progress))
+    assert resumed.ran == ["ppo/CartPole-v1"] and not resumed.failed
+    run_id, meta = the_run(second)
+    assert run_id == line["run_id"] and meta["status"] == "finished"
+    assert len(meta["resumed"]) == 1
+
+    straight = tmp_path / "machine-3"
+    bench(str(suite), runs_dir=str(straight), progress=False)
+    straight_id, straight_meta = the_run(straight)
+    got, want = metrics_of(second, run_id), metrics_of(straight, straight_id)
+    assert len(got) == len(want) == 2 * 8
+    for column in ("env_steps", "policy_loss", "value_loss", "episode_return_mean"):
+        np.testing.assert_array_equal(got[column], want[column], err_msg=column)
+    assert meta["final_eval_return"] == straight_meta["final_eval_return"]
+
+    done = json.loads((progress / carry.MANIFEST).read_text())
+    (line,) = done["runs"]
+    assert line["status"] == "finished" and line["checkpoint_bytes"] == 0
+    assert not (progress / run_id / "checkpoints").exists()
+
+
+def test_no_progress_folder_yet_is_nothing_to_carry(tmp_path):
+    assert carry.load(tmp_path / "none", RunStore(tmp_path / "runs")) == []
+
+
+def test_resume_from_without_checkpoints_is_one_line(tmp_path, capsys):
+    from jaxrl.cli import main
+
+    rc = main(["bench", "classic", "--only", "ppo/CartPole-v1", "--resume-from",
+               str(tmp_path / "p"), "--runs-dir", str(tmp_path / "runs")])
+    err = capsys.readouterr().err
+    assert rc != 0 and "--resume-from needs --checkpoint-every" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
