@@ -32,7 +32,7 @@ from typing import Any
 from envs import families, goals, probes
 from envs.families import Family
 from envs.starts import PreparedStarts
-from envs.wrappers import ObservationSubset, RewardScale
+from envs.wrappers import ObservationSubset, RewardScale, StickyActions
 
 Factory = Callable[..., tuple[Any, Any]]
 
@@ -166,16 +166,26 @@ def registered_names(suites: tuple[str, ...] = ("brax",)) -> list[str]:
     return names
 
 
-def make(name: str, reward_scale: float | None = None, observation_indices=None, **kwargs
-         ) -> tuple[Any, Any]:
+def make(name: str, reward_scale: float | None = None, observation_indices=None,
+         sticky_action_prob: float | None = None, **kwargs) -> tuple[Any, Any]:
     """Build ``(env, params)`` for a registered name; ``kwargs`` go to the family's factory
-    (for probes: overrides of their params, e.g. ``time_limit=10``). Two options work on any
+    (for probes: overrides of their params, e.g. ``time_limit=10``). Three options work on any
     env: ``reward_scale`` multiplies the training reward (`envs.wrappers.RewardScale`; returns
-    are still reported in the env's units), and ``observation_indices`` keeps only those
+    are still reported in the env's units), ``observation_indices`` keeps only those
     entries of a flat observation (`envs.wrappers.ObservationSubset`: CartPole-v1 with
-    ``[0, 2]`` hides both velocities)."""
+    ``[0, 2]`` hides both velocities), and ``sticky_action_prob`` repeats the last executed
+    action with that probability (`envs.wrappers.StickyActions`, discrete actions: MinAtar's
+    0.1)."""
     if not isinstance(name, str):
         raise TypeError(f"environment name must be a string, got {type(name).__name__}")
+    if sticky_action_prob is not None:
+        if not isinstance(sticky_action_prob, (int, float)) or isinstance(sticky_action_prob,
+                                                                          bool):
+            raise ValueError(f"sticky_action_prob must be a number in [0, 1), got "
+                             f"{sticky_action_prob!r}")
+        env, params = make(name, reward_scale=reward_scale,
+                           observation_indices=observation_indices, **kwargs)
+        return StickyActions(env, sticky_action_prob), params
     if observation_indices is not None:
         env, params = make(name, reward_scale=reward_scale, **kwargs)
         return ObservationSubset(env, observation_indices), params

@@ -12,7 +12,9 @@ terminal) reports the game's own reward in ``info["true_reward"]`` and the game'
 ``info["game_over"]``; then returns and lengths are those of whole games, in the game's score.
 
 `RewardScale` multiplies the training reward by a constant and keeps returns in the env's units;
-`ObservationSubset` hides entries of the observation (a partially observed env).
+`ObservationSubset` hides entries of the observation (a partially observed env);
+`StickyActions` repeats the previous action with a probability (MinAtar's and the ALE's
+stochasticity).
 
 `completed_episode_summary` reduces those over a batch of steps to mean/std/min/max and a count,
 with NaN (not a fake 0) when no episode finished.
@@ -27,6 +29,12 @@ import jax.numpy as jnp
 from flax import struct
 
 from envs.core import Environment
+
+
+@struct.dataclass
+class StickyState:
+    env_state: Any
+    last_action: jax.Array  # [] int32 the action the env executed last (0 at an episode start)
 
 
 @struct.dataclass
@@ -201,3 +209,41 @@ def _masked_stats(x: jax.Array, mask: jax.Array, name: str) -> dict[str, jax.Arr
         f"{name}_min": jnp.where(has, jnp.min(jnp.where(mask, x, jnp.inf)), nan),
         f"{name}_max": jnp.where(has, jnp.max(jnp.where(mask, x, -jnp.inf)), nan),
     }
+
+
+class StickyActions(Wrapper):
+    """With probability ``prob`` the env executes the action it executed last instead of the
+    agent's (MinAtar's ``sticky_action_prob``, 0.1 by default there and in its paper; the ALE's
+    ``repeat_action_probability``). The agent's own action is what it learns from; the last
+    action is the no-op (0) at the start of every episode, as after the ALE's reset. Discrete
+    actions only."""
+
+    def __init__(self, env: Environment, prob: float):
+        super().__init__(env)
+        self.prob = float(prob)
+        if not 0.0 <= self.prob < 1.0:
+            raise ValueError(f"sticky_action_prob must be in [0, 1), got {prob!r}")
+        if not hasattr(env.action_space(env.default_params), "n"):
+            raise ValueError("sticky_action_prob needs discrete actions; this env's are "
+                             f"{env.action_space(env.default_params)!r}")
+
+    def options(self) -> tuple:
+        return (self.prob,)
+
+    def inner_state(self, state):
+        return state.env_state
+
+    def reset(self, key, params=None):
+        obs, env_state = self.env.reset(key, params)
+        return obs, StickyState(env_state, jnp.zeros((), jnp.int32))
+
+    def step(self, key, state, action, params=None):
+        stick_key, key = jax.random.split(key)
+        action = jnp.asarray(action, jnp.int32)
+        executed = jnp.where(jax.random.uniform(stick_key) < self.prob, state.last_action,
+                             action)
+        obs, env_state, reward, terminated, truncated, info = self.env.step(
+            key, state.env_state, executed, params)
+        ended = jnp.logical_or(terminated, truncated)
+        last = jnp.where(ended, 0, executed).astype(jnp.int32)
+        return obs, StickyState(env_state, last), reward, terminated, truncated, info
