@@ -100,12 +100,16 @@ Craftax-Symbolic."""
 BENCHES = [("minatar", "ppo/gymnax:Breakout-MinAtar", 16), ("minatar", "pqn/gymnax:Breakout-MinAtar", 16),
            ("minatar", "ppo/gymnax:SpaceInvaders-MinAtar", 16),
            ("minatar", "pqn/gymnax:SpaceInvaders-MinAtar", 16),
+           ("navix", "iqn/navix:Navix-DoorKey-8x8-v0", 8),
+           ("navix", "iqn/navix:Navix-LavaGapS6-v0", 8),
            ("craftax", "ppo/craftax:Craftax-Symbolic-v1", 8),
            ("craftax", "ppo-gru/craftax:Craftax-Symbolic-v1", 8),
            ("craftax-rnn", "ppo-rnn-baseline/craftax:Craftax-Symbolic-v1", 8),
            ("craftax", "ppo/craftax:Craftax-Classic-Symbolic-v1", 8)]
 """After the ladder: ``(suite, entry, seeds)``, `jaxrl bench` entries at full budget: MinAtar at
-16 seeds, then Craftax's 1M-step scoreboard entries at 8, PPO-RNN in jaxrl's network and in the
+16 seeds, IQN on Navix's two tasks of its published table (about 9 hours an entry on the 2-core
+CPU: benchmarks/navix-cpu/q_rates.json), then Craftax's 1M-step scoreboard entries at 8,
+PPO-RNN in jaxrl's network and in the
 baseline's (on the 2-core CPU each Craftax-Symbolic entry takes 3-5 hours of the networks'
 arithmetic: benchmarks/craftax-cpu/NOTES.md)."""
 
