@@ -107,6 +107,7 @@ def patch_init(kind: str) -> None:
     """Replace jaxrl's Dense initializer: ``rejax``: flax's default (lecun normal kernel, zero
     bias) for every layer; ``policy_gain1``: orthogonal as jaxrl's, the policy's output gain 1."""
     import flax.linen as nn
+
     import jaxrl.networks as jn
 
     if kind == "rejax":
@@ -185,7 +186,7 @@ def train_variant(name: str, seeds: int, total_steps: int, eval_episodes: int,
             "first_update_any_train_return_gt0": int(first[0]) if first.size else None,
             "first_env_step_any_train_return_gt0": (
                 _finite(df["env_steps"].iloc[first[0]]) if first.size else None),
-            "train_successes": int(round(hits.sum())),
+            "train_successes": round(hits.sum()),
             "train_episodes": int(count.sum()),
             "entropy_first": _finite(df["entropy"].iloc[0]),
             "entropy_min": _finite(df["entropy"].min()),
@@ -284,7 +285,7 @@ def probe_random(episodes: int = 2048, init_seeds: int = 8, env_name: str = ENV)
                 net = jn.PolicyHead(Discrete(n_act), (64, 64), "tanh")
                 p = net.init(key, jnp.zeros((1, int(np.prod(shape)))))
                 fn = lambda o, p=p, net=net: net.apply(p, o.reshape(o.shape[0], -1)).logits
-            ret, length, ent = jax.jit(lambda k, fn=fn: run(fn, k))(jax.random.PRNGKey(s))
+            ret, _length, ent = jax.jit(lambda k, fn=fn: run(fn, k))(jax.random.PRNGKey(s))
             k = int((np.asarray(ret) > 0).sum())
             succ += k
             per.append(k)
