@@ -18,7 +18,7 @@ CASES = {
     "c51": (dict(_REPLAY, num_atoms=11), 16 * 6),
     "qrdqn": (dict(_REPLAY, num_quantiles=8), 16 * 6),
     "iqn": (dict(_REPLAY, num_quantiles=8, num_target_quantiles=8, num_action_quantiles=4,
-                 embedding_dim=8), 16 * 3),
+                 embedding_dim=8, anneal_lr=False), 16 * 3),  # its classic defaults anneal
 }
 
 # IQN's quantiles are products of two branches (the torso's features and tau's embedding): the
