@@ -19,6 +19,13 @@ def _fmt(x, digits: int = 1) -> str:
     return f"{0.0 if round(x, digits) == 0 else x:,.{digits}f}"  # no "-0.0"
 
 
+def measure_text(row: dict) -> str:
+    """A row's measure, with "sampled policy" where its entry evaluated the policy's sampled
+    actions (the engine option ``eval_sample``) rather than its mode."""
+    sampled = (row.get("config") or {}).get("eval_sample") and row["measure"] == "final_eval"
+    return f"{row['measure']} (sampled policy)" if sampled else row["measure"]
+
+
 def _ours(r: dict) -> tuple[str, str]:
     """The table's two cells of our numbers: mean [bootstrap-t CI] and IQM [bootstrap CI]; with
     fewer than `MIN_SEEDS` finite seeds, the per-seed values and the plain IQM instead."""
@@ -125,7 +132,7 @@ def markdown(report: dict) -> str:
         steps = f"{r['total_steps']:,}" + frames_text(r['total_steps'], r.get("frames_per_step"))
         cells = [r["entry"], steps, "–" if share is None else
                  (ratio_text(share) if budget_text(share) else "same")]
-        cells += [str(r["seeds"]), r["measure"], mean_cell, iqm_cell, _spread(r),
+        cells += [str(r["seeds"]), measure_text(r), mean_cell, iqm_cell, _spread(r),
                   _fmt(r["reference"])]
         if not smoke:
             cells.append(r["verdict"] + (" (see note)" if r.get("reference_note") and
@@ -152,7 +159,7 @@ def markdown(report: dict) -> str:
     for r in report["entries"]:
         if r["per_seed"]:
             values = ", ".join(_fmt(v) for v in r["per_seed"])
-            lines.append(f"* {r['entry']} ({r['measure']}): {values} (run `{r['run_id']}`)")
+            lines.append(f"* {r['entry']} ({measure_text(r)}): {values} (run `{r['run_id']}`)")
     lines += ["", "References:", ""]
     for r in report["entries"]:
         if r["reference"] is not None:
