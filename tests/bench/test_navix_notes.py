@@ -35,3 +35,9 @@ def test_the_doorkey_study_figures_the_notes_quote():
     for variant in ("baseline", "no_grad_clip", "no_bootstrap", "rejax_init", "policy_gain1",
                     "no_prepared_starts", "ent0", "rejax_like"):
         assert all(s["final_eval_return"] == 0 for s in study[variant]["per_seed"]), variant
+
+
+def test_the_q_learner_figures_the_notes_quote():
+    assert (per_seed("dqn/navix:Navix-DoorKey-8x8-v0") == 0).all()
+    assert (per_seed("dqn/navix:Navix-LavaGapS6-v0") == 0).all()
+    assert (per_seed("pqn/navix:Navix-DoorKey-8x8-v0") == 0).all()
