@@ -42,4 +42,4 @@ def test_the_q_learner_figures_the_notes_quote():
     assert (per_seed("dqn/navix:Navix-LavaGapS6-v0") == 0).all()
     assert (per_seed("pqn/navix:Navix-DoorKey-8x8-v0") == 0).all()
     pqn_lava = per_seed("pqn/navix:Navix-LavaGapS6-v0")
-    assert round(pqn_lava.mean(), 2) == 0.10 and pqn_lava.max() == 0.4
+    assert round(pqn_lava.mean(), 2) == 0.10 and round(pqn_lava.max(), 2) == 0.4
