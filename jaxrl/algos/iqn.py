@@ -27,12 +27,11 @@ from typing import cast
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from jaxrl import memory
 from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import POSITIVE, AlgoConfig, ConfigError, static, traced
+from jaxrl.config import AlgoConfig, ConfigError, static
 from jaxrl.networks import CONV_TORSOS, ImplicitQuantileNetwork
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
 
@@ -60,16 +59,9 @@ class IQNStatic(q_learner.DistributionalStatic):
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
-@struct.dataclass(frozen=True)
-class IQNHparams(q_learner.QLearnerHparams):
-    """IQN's traced hyperparameters: DQN's and the Huber threshold."""
-
-    kappa: float = traced(1.0, "the quantile Huber loss's threshold", valid=POSITIVE)
-
-
 @dataclasses.dataclass(frozen=True)
-class IQNConfig(AlgoConfig, IQNHparams, IQNStatic):
-    """IQN's config: the fields of `IQNStatic` and `IQNHparams` as one."""
+class IQNConfig(AlgoConfig, q_learner.QuantileHparams, IQNStatic):
+    """IQN's config: the fields of `IQNStatic` and `q_learner.QuantileHparams` as one."""
 
 
 def default_config(env_name: str) -> IQNConfig:
@@ -100,7 +92,7 @@ def mean_values(network, params, obs: jax.Array, taus: jax.Array) -> jax.Array:
     return cast(jax.Array, network.apply(params, obs, taus)).mean(axis=-1)
 
 
-def q_values(params, hp: IQNHparams, obs: jax.Array, static: IQNStatic, space) -> jax.Array:
+def q_values(params, hp: q_learner.QuantileHparams, obs: jax.Array, static: IQNStatic, space) -> jax.Array:
     """``[B, A]`` the greedy policy's Q: the mean of each action's quantiles at the K
     midpoints."""
     del hp

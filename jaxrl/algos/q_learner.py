@@ -101,6 +101,14 @@ class QLearnerHparams(offpolicy.OffPolicyHparams):
                                        valid=UNIT)
 
 
+@struct.dataclass(frozen=True)
+class QuantileHparams(QLearnerHparams):
+    """The traced hyperparameters of the quantile learners (QR-DQN, IQN): DQN's and the
+    quantile Huber loss's threshold."""
+
+    kappa: float = traced(1.0, "the quantile Huber loss's threshold", valid=POSITIVE)
+
+
 QValues = Callable[..., jax.Array]
 """``q_values(params, hparams, obs [B, obs_dim], static, action_space) -> [B, A]``: a Q-learner's
 action values (its network's output, or the mean of its return distribution)."""

@@ -21,11 +21,10 @@ from typing import cast
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import POSITIVE, AlgoConfig, static, traced
+from jaxrl.config import AlgoConfig, static
 from jaxrl.networks import DistributionalQNetwork
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
 
@@ -42,16 +41,9 @@ class QRDQNStatic(q_learner.DistributionalStatic):
         return self.num_quantiles
 
 
-@struct.dataclass(frozen=True)
-class QRDQNHparams(q_learner.QLearnerHparams):
-    """QR-DQN's traced hyperparameters: DQN's and the Huber threshold."""
-
-    kappa: float = traced(1.0, "the quantile Huber loss's threshold", valid=POSITIVE)
-
-
 @dataclasses.dataclass(frozen=True)
-class QRDQNConfig(AlgoConfig, QRDQNHparams, QRDQNStatic):
-    """QR-DQN's config: the fields of `QRDQNStatic` and `QRDQNHparams` as one."""
+class QRDQNConfig(AlgoConfig, q_learner.QuantileHparams, QRDQNStatic):
+    """QR-DQN's config: the fields of `QRDQNStatic` and `q_learner.QuantileHparams` as one."""
 
 
 def default_config(env_name: str) -> QRDQNConfig:
@@ -64,7 +56,7 @@ def make_network(static: QRDQNStatic, space) -> DistributionalQNetwork:
     return q_learner.distributional_network(static, space, "QR-DQN")
 
 
-def q_values(params, hp: QRDQNHparams, obs: jax.Array, static: QRDQNStatic, space
+def q_values(params, hp: q_learner.QuantileHparams, obs: jax.Array, static: QRDQNStatic, space
              ) -> jax.Array:
     """``[B, A]`` the mean of each action's quantiles."""
     del hp
