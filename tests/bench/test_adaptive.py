@@ -167,3 +167,46 @@ def test_a_suite_entry_with_adaptive_seeds(tmp_path):
                                                  "reference": None}]}))
     with pytest.raises(SuiteError, match="decides against a reference"):
         load_suite(str(path))
+
+
+def test_an_adaptive_row_is_counted_and_shows_the_interval_its_verdict_used():
+    """The report's summary counts an adaptive row's verdict (its text carries the sequential
+    suffix), and the mean's cell prints the interval the decision used, at its own level (1 -
+    0.05 / 4 = 98.75%), not the 95% one under a 95% header."""
+    from jaxrl.studies.bench import judge as bench_judge
+    from jaxrl.studies.bench.markdown import markdown
+
+    looks = {"batch": 8, "max_batches": 4, "alpha": 0.05}
+    base = {"reference_budget": None, "status": "finished", "total_steps": 1000,
+            "algo": "dqn", "env": "X", "seeds": 16, "measure": "final_eval",
+            "reference_source": "a test", "wall_seconds": 1.0, "env_steps_per_second": 1.0,
+            "devices": "cpu", "frames_per_step": 1}
+    below = bench_judge.judge({**base, "entry": "dqn/below", "run_id": "a", "adaptive": looks,
+                               "per_seed": [90.0 + 0.5 * k for k in range(16)],
+                               "reference": 100.0})
+    inside = bench_judge.judge({**base, "entry": "dqn/inside", "run_id": "b", "adaptive": looks,
+                                "per_seed": [96.0 + 0.5 * k for k in range(16)],
+                                "reference": 100.0})
+    assert below["verdict"].startswith("below reference (sequential")
+    assert bench_judge.verdict_kind(below["verdict"]) == "below reference"
+    assert bench_judge.verdict_kind(f"interrupted: {inside['verdict']}") == "reference inside CI"
+    assert below["decision_confidence"] == pytest.approx(0.9875)
+    assert below["decision_ci_low"] < below["mean_ci_low"]  # the wider of the two
+    text = markdown({"title": "t", "bench_id": "b", "suite": "s", "devices": [],
+                     "git_commits": [], "report_written_at": "2026-11-29T00:00:00+00:00",
+                     "confidence": 0.95, "bootstrap_reps": 2000, "entries": [below, inside]})
+    assert "verdicts: reference inside the CI 1, above 0, below 1," in text
+    low, high = below["decision_ci_low"], below["decision_ci_high"]
+    assert f"[{low:,.1f}, {high:,.1f}] (98.75% CI, the verdict's)" in text
+    assert "ours: mean [95% CI unless marked]" in text
+
+
+def test_the_committed_adaptive_report_counts_its_rows():
+    """benchmarks/classic-adaptive-cpu's summary line counts its one "below" and one "inside"
+    row, and prints the 98.75% intervals its verdicts were decided on."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2]
+            / "benchmarks/classic-adaptive-cpu/report.md").read_text()
+    assert "verdicts: reference inside the CI 1, above 0, below 1," in text
+    assert text.count("(98.75% CI, the verdict's)") == 2

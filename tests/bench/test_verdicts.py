@@ -176,15 +176,7 @@ def test_a_figure_from_a_tiny_synthetic_store(tmp_path):
 
     from jaxrl.studies.bench import figure as bench_figure
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-    drawn = {}
-    original = Figure.savefig
-    Figure.savefig = lambda fig, path, **kw: drawn.setdefault("fig", fig)
-    try:
-        bench_figure.plot(report, tmp_path / "x.png")
-    finally:
-        Figure.savefig = original
-    fig = drawn["fig"]
+    fig = bench_figure.draw(report)
     cart = fig.axes[0]
     labels = cart.get_legend_handles_labels()[1]
     assert len(labels) == len(set(labels)) == 6  # 3 curves, 3 references
@@ -201,6 +193,34 @@ def test_a_figure_from_a_tiny_synthetic_store(tmp_path):
     assert cart.get_xlabel() == "env steps per seed"
     # an Atari panel counts agent steps, and says what a frame is
     assert bench_figure._steps_unit([{"frames_per_step": 4}]) == "agent steps per seed (x4 = frames)"
+
+
+def _legends_clear_of_their_panels(fig) -> bool:
+    """Whether every panel's legend lies wholly outside the panel's plotting area."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if ax.get_visible() and legend is not None:
+            box, area = legend.get_window_extent(renderer), ax.get_window_extent(renderer)
+            if box.overlaps(area):
+                return False
+    return True
+
+
+@pytest.mark.parametrize("folder", ["mujoco-cpu", "navix-cpu", "classic-cpu"])
+def test_a_legend_never_covers_data(folder):
+    """Each panel's legend sits under the panel (the MuJoCo TRPO panel's legend once hid the
+    two failing seeds of a split), on committed reports with many entries per panel."""
+    import matplotlib
+
+    from jaxrl.studies.bench import figure as bench_figure
+    matplotlib.use("Agg")
+    report = json.loads((ROOT / "benchmarks" / folder / "results.json").read_text())
+    assert _legends_clear_of_their_panels(bench_figure.draw(report))
 
 
 def test_a_report_whose_suite_changed_carries_a_banner(tmp_path, capsys):
@@ -352,3 +372,36 @@ def test_a_new_store_carries_the_rows_an_earlier_results_json_measured(tmp_path)
              "requested_steps": 4096}
     label = bench_figure._curve_label("ppo", short, 8, "curve")
     assert label == "ppo (n=8, interrupted at 2.05k of 4.1k steps)"
+
+
+def test_a_figure_titled_against_a_random_policy_draws_it():
+    """Every committed report whose title sets it against a random policy draws that policy's
+    return in each panel (the entries' ``floor``) and lists it under the table."""
+    from jaxrl.studies.bench import figure as bench_figure
+
+    titled = []
+    for path in sorted((ROOT / "benchmarks").glob("**/results.json")):
+        report = json.loads(path.read_text())
+        if not isinstance(report, dict) or "random policy" not in str(report.get("title")):
+            continue
+        titled.append(path)
+        spec = bench_figure.figure_spec(report)
+        assert all(panel["floors"] for panel in spec["panels"]), path
+        assert "The random policy's return" in (path.parent / "report.md").read_text()
+    assert titled  # the jaxenvs report at least
+
+
+def test_a_suite_floor_is_checked(tmp_path):
+    """A floor is ``{value, source}``, the value a finite number; anything else is one line."""
+    from jaxrl.studies.bench.suite import SuiteError, load_suite
+
+    base = {"name": "f", "entries": [{"algo": "ppo", "env": "CartPole-v1", "total_steps": 64}]}
+    good = {**base, "entries": [{**base["entries"][0], "floor": {"value": 22.3, "source": "x"}}]}
+    path = tmp_path / "good.yaml"
+    path.write_text(yaml.safe_dump(good))
+    assert load_suite(str(path)).entries[0].floor == {"value": 22.3, "source": "x"}
+    for bad in ({"value": ".inf", "source": "x"}, {"value": 1.0}, 3.0):
+        path.write_text(yaml.safe_dump({**base, "entries": [{**base["entries"][0],
+                                                             "floor": bad}]}))
+        with pytest.raises(SuiteError, match="floor"):
+            load_suite(str(path))

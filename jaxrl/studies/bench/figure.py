@@ -2,7 +2,9 @@
 can always be redrawn: one panel per env with something to draw, each entry's IQM curve over
 seeds with its 95% CI band (from `MIN_BAND_SEEDS` seeds) in one colour per algorithm (the same in
 every panel), and each reference as a horizontal line in its algorithm's colour, every reference
-of a panel with its own dash style and its value in the legend.
+of a panel with its own dash style and its value in the legend, and an entry's random-policy
+floor (``floor``) as a grey dotted line; each legend sits under its panel, so that it covers no
+data.
 
 A row's curve (``row["curve"]``, `curve_record`) is read from the run store when the report is
 written: evaluation returns (``final_eval``) or the running mean of the last 100 training
@@ -146,6 +148,14 @@ def _drawable(row: dict) -> str | None:
     return None
 
 
+def _floors(rows: list[dict]) -> list[dict]:
+    """A panel's random-policy floors (an entry's ``floor``), each value once: ``{"label":
+    "random policy 0.02", "value": 0.02}``."""
+    values = dict.fromkeys(float(r["floor"]["value"]) for r in rows if r.get("floor"))
+    return [{"label": f"random policy {_fmt(v, 3 if abs(v) < 1 else 1)}", "value": v}
+            for v in values]
+
+
 def figure_spec(report: dict) -> dict:
     """What the figure shows, as data: its title and, per panel (an env with something to
     draw), its layout (``curves`` over env steps, or ``strip``: one column per entry where no
@@ -181,7 +191,7 @@ def figure_spec(report: dict) -> dict:
         panels.append({"env": env, "layout": "strip" if strip else "curves",
                        "x_label": ("final values per seed, at the steps each entry ran" if strip
                                    else _steps_unit(drawn)),
-                       "lines": lines, "references": refs})
+                       "lines": lines, "references": refs, "floors": _floors(drawn)})
     title = f"{report['title']} ({report['bench_id']})" + (
         f", budget x{report['budget_scale']:g}: a smoke run" if smoke else "")
     drawn = [r for r in rows if _drawable(r)]
@@ -246,6 +256,12 @@ def _draw_line(ax, line: dict, row: dict, slot: float = 0.0) -> None:
         _draw_interval(ax, c, colour)
 
 
+def _draw_floors(ax, panel: dict) -> None:
+    """The random policy's return across the panel: grey, dotted."""
+    for floor in panel.get("floors", []):
+        ax.axhline(floor["value"], ls=(0, (1, 2)), lw=1.4, color="0.45", label=floor["label"])
+
+
 def _draw_curves(ax, panel: dict, rows: dict[str, dict]) -> None:
     """A panel over env steps: curves, the final values of entries that kept none beside them,
     and each reference across the panel."""
@@ -255,6 +271,7 @@ def _draw_curves(ax, panel: dict, rows: dict[str, dict]) -> None:
         _draw_line(ax, line, rows[line["entry"]], slot=0.035 * (k - (len(finals) - 1) / 2))
     for ref in panel["references"]:
         ax.axhline(ref["value"], ls=ref["dash"], lw=1.2, color=ref["colour"], label=ref["label"])
+    _draw_floors(ax, panel)
     ax.set_xlim(0, 1.08 * max(float(rows[ln["entry"]]["total_steps"]) for ln in panel["lines"]))
 
 
@@ -270,15 +287,32 @@ def _draw_strip(ax, panel: dict, rows: dict[str, dict]) -> None:
     for ref in panel["references"]:
         k = column[ref["entry"]]
         ax.plot([k - 0.45, k + 0.45], [ref["value"]] * 2, color=ref["colour"], ls=ref["dash"],
-                lw=1.2, label=ref["label"])  # lines, not hlines: the legend's "best" avoids them
+                lw=1.2, label=ref["label"])
+    _draw_floors(ax, panel)
     ax.set_xticks(range(len(panel["lines"])),
                   [line["label"].split(" (")[0] for line in panel["lines"]], fontsize=7)
     ax.set_xlim(-0.6, len(panel["lines"]) - 0.4)
 
 
+LEGEND_COLUMNS = 1
+LEGEND_ROW_INCHES = 0.13  # a legend row at 6.5 pt, under its panel
+
+
+def _legend_rows(panel: dict) -> int:
+    """The rows a panel's legend takes under it: its lines and references in `LEGEND_COLUMNS`."""
+    items = len(panel["lines"]) + len(panel["references"]) + len(panel.get("floors", []))
+    return -(-items // LEGEND_COLUMNS)
+
+
 def plot(report: dict, path: str | Path) -> None:
-    """Draw `figure_spec` of ``report`` from its rows alone and save it to ``path`` (PNG) with
-    `figure_digest` in the file. A report with nothing to draw gets a figure that says so."""
+    """Draw `figure_spec` of ``report`` from its rows alone (`draw`) and save it to ``path``
+    (PNG) with `figure_digest` in the file."""
+    draw(report).savefig(path, format="png", metadata={DIGEST_KEY: figure_digest(report)})
+
+
+def draw(report: dict):
+    """The matplotlib ``Figure`` of `figure_spec` of ``report``, drawn from its rows alone. A
+    report with nothing to draw gets a figure that says so."""
     from matplotlib.figure import Figure
 
     spec = figure_spec(report)
@@ -286,7 +320,9 @@ def plot(report: dict, path: str | Path) -> None:
     panels = spec["panels"]
     cols = max(1, min(3, len(panels)))
     rows_n = max(1, -(-len(panels) // cols))
-    fig = Figure(figsize=(5.2 * cols, 3.8 * rows_n + 0.6), dpi=100)
+    legend_rows = max([_legend_rows(p) for p in panels] or [0])
+    fig = Figure(figsize=(5.2 * cols, (3.8 + LEGEND_ROW_INCHES * legend_rows) * rows_n + 0.6),
+                 dpi=100)
     axes = np.atleast_1d(fig.subplots(rows_n, cols)).ravel()
     for ax, panel in zip(axes, panels):
         if panel["layout"] == "strip":
@@ -298,12 +334,15 @@ def plot(report: dict, path: str | Path) -> None:
         ax.set_ylabel("return (per seed; bar: their IQM)" if panel["layout"] == "strip"
                       else f"return (IQM; 95% CI at {MIN_BAND_SEEDS}+ seeds)", fontsize=8)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6.5)
+        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14),
+                  ncol=LEGEND_COLUMNS, frameon=False)  # under the panel: it never covers data
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     if not panels:
         fig.text(0.5, 0.5, "no entry has run yet", ha="center", va="center")
     width = max(40, int(5.2 * cols * 12))  # characters that fit the figure at 11 pt
-    fig.suptitle("\n".join(textwrap.wrap(spec["title"], width)), fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, format="png", metadata={DIGEST_KEY: figure_digest(report)})
+    title = textwrap.wrap(spec["title"], width)
+    fig.suptitle("\n".join(title), fontsize=11)
+    height = fig.get_size_inches()[1]
+    fig.tight_layout(rect=(0, 0, 1, 1 - (0.15 + 0.2 * len(title)) / height))  # title clear
+    return fig

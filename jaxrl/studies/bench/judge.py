@@ -37,6 +37,17 @@ VERDICTS = ("reference inside CI", "above reference", "below reference", "split"
             "inconclusive")
 
 
+def verdict_kind(text: str) -> str | None:
+    """Which of `VERDICTS` a row's verdict text gives (``"below reference"`` of ``"below
+    reference (sequential: 16 seeds, ...)"`` or of ``"interrupted: below reference at 0.5x its
+    budget"``), None for none (not run, too few seeds, a smoke run)."""
+    for part in (text, text.split(": ", 1)[-1]):
+        for kind in VERDICTS:
+            if part.startswith(kind):
+                return kind
+    return None
+
+
 def budget_share(steps: float, budget: float | None) -> float:
     """The steps a run ran over the reference's budget (1.0 when it has none)."""
     return 1.0 if budget is None or not float(budget) > 0 else float(steps) / float(budget)
@@ -97,11 +108,14 @@ def sequential_level(adaptive: dict) -> float:
 def sequential_verdict(row: dict, finite: np.ndarray) -> str:
     """An adaptive entry's verdict (`verdicts.call` at `sequential_level`, with its interval at
     that level), with the seeds and batches it took: ``below reference (sequential: 16 seeds,
-    2 of at most 4 batches)``."""
+    2 of at most 4 batches)``. The interval the decision used is kept on the row
+    (``decision_ci_low``, ``decision_ci_high`` at ``decision_confidence``): the report prints
+    it, not the 95% one."""
     adaptive = row["adaptive"]
     level = sequential_level(adaptive)
     low, high = stats.bootstrap_t_ci(finite, 1.0 - level, BOOTSTRAP_REPS)
     low, high = verdicts.bounded_interval(low, high, finite)
+    row.update(decision_confidence=1.0 - level, decision_ci_low=low, decision_ci_high=high)
     share = row["budget_share"] if row["budget_share"] is not None else 1.0
     where = verdict(row["reference"], low, high, finite, share, split=row["split"] is not None,
                     alpha=level)
@@ -123,7 +137,8 @@ def judge(row: dict, smoke: bool = False) -> dict:
     row.update(n_finite=int(finite.size), iqm=None, ci_low=None, ci_high=None, mean=None,
                mean_ci_low=None, mean_ci_high=None, bootstrap_t_low=None, bootstrap_t_high=None,
                seeds_min=None, seeds_max=None, cvar=None, split=None, rank_p=None,
-               seeds_below=None)
+               seeds_below=None, decision_confidence=None, decision_ci_low=None,
+               decision_ci_high=None)
     row["budget_share"] = (None if row.get("reference_budget") is None
                            else budget_share(row["total_steps"], row["reference_budget"]))
     if row.get("run_id") is None:

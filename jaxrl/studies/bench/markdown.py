@@ -10,7 +10,8 @@ import numpy as np
 from jaxrl.measures import MEASURES
 from jaxrl.runs.report import compile_text, frames_text
 from jaxrl.studies import verdicts
-from jaxrl.studies.bench.judge import MIN_SEEDS, VERDICTS, budget_text, ratio_text
+from jaxrl.studies.bench.judge import (MIN_SEEDS, VERDICTS, budget_text, ratio_text,
+                                       verdict_kind)
 
 
 def _fmt(x, digits: int = 1) -> str:
@@ -26,15 +27,26 @@ def measure_text(row: dict) -> str:
     return f"{row['measure']} (sampled policy)" if sampled else row["measure"]
 
 
-def _ours(r: dict) -> tuple[str, str]:
+def _level(confidence: float) -> str:
+    """``95%``, ``98.75%``."""
+    return f"{confidence * 100:.4g}%"
+
+
+def _ours(r: dict, confidence: float) -> tuple[str, str]:
     """The table's two cells of our numbers: mean [bootstrap-t CI] and IQM [bootstrap CI]; with
-    fewer than `MIN_SEEDS` finite seeds, the per-seed values and the plain IQM instead."""
+    fewer than `MIN_SEEDS` finite seeds, the per-seed values and the plain IQM instead. Where
+    the verdict was decided on another interval (an adaptive entry's, at its per-look level),
+    the mean's cell prints that one, with its level."""
     if r.get("iqm") is None:
         return "–", "–"
     if r.get("n_finite", 0) < MIN_SEEDS:
         values = ", ".join(_fmt(v) for v in r["per_seed"])
         return f"per seed: {values}", _fmt(r["iqm"])
-    return (f"{_fmt(r['mean'])} [{_fmt(r['mean_ci_low'])}, {_fmt(r['mean_ci_high'])}]",
+    low, high, level = r["mean_ci_low"], r["mean_ci_high"], ""
+    if r.get("decision_ci_low") is not None and r.get("decision_confidence") != confidence:
+        low, high = r["decision_ci_low"], r["decision_ci_high"]
+        level = f" ({_level(r['decision_confidence'])} CI, the verdict's)"
+    return (f"{_fmt(r['mean'])} [{_fmt(low)}, {_fmt(high)}]{level}",
             f"{_fmt(r['iqm'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]")
 
 
@@ -121,13 +133,17 @@ def markdown(report: dict) -> str:
                  if any(r.get("adaptive") for r in report["entries"]) else ""),
               ""]
     # a scaled-down run still states its budget against the reference's; it only gives no verdict
+    level = _level(report["confidence"])
+    marked = any(r.get("decision_ci_low") is not None
+                 and r.get("decision_confidence") != report["confidence"]
+                 for r in report["entries"])
     head = ["entry", "steps/seed", "budget vs reference's", "seeds", "measure",
-            "ours: mean [95% CI]", "IQM [95% CI]", "seeds: range; worst 25%", "reference"]
+            f"ours: mean [{level} CI{' unless marked' if marked else ''}]", f"IQM [{level} CI]", "seeds: range; worst 25%", "reference"]
     head += [] if smoke else ["verdict"]
     head += ["wall s", "run s", "compile s", "env-steps/s (of run s)", "devices"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in report["entries"]:
-        mean_cell, iqm_cell = _ours(r)
+        mean_cell, iqm_cell = _ours(r, report["confidence"])
         share = r.get("budget_share")
         steps = f"{r['total_steps']:,}" + frames_text(r['total_steps'], r.get("frames_per_step"))
         cells = [r["entry"], steps, "–" if share is None else
@@ -146,9 +162,9 @@ def markdown(report: dict) -> str:
     summary = (f"{len(ran)} of {len(report['entries'])} entries run, {sum(walls) / 60:.1f} min "
                "of wall time in all (compiles included)")
     if not smoke:
-        calls = [r["verdict"].split(": ")[-1] for r in ran]
-        counts = {v: sum(x.startswith(v) for x in calls) for v in VERDICTS}
-        few = sum(x.startswith("too few seeds") for x in calls)
+        calls = [verdict_kind(r["verdict"]) for r in ran]
+        counts = {v: calls.count(v) for v in VERDICTS}
+        few = sum("too few seeds" in r["verdict"] for r in ran)
         flagged = [r.get("budget_share") for r in ran if budget_text(r.get("budget_share"))]
         summary += (f"; verdicts: reference inside the CI {counts['reference inside CI']}, "
                     f"above {counts['above reference']}, below {counts['below reference']}, "
@@ -171,5 +187,11 @@ def markdown(report: dict) -> str:
             note = f" {r['reference_note']}" if r.get("reference_note") else ""
             lines.append(f"* {r['entry']}: {_fmt(r['reference'])} ({r['measure']}{budget}"
                          f"{ratio}): {r['reference_source']}.{note}")
+    floors = [r for r in report["entries"] if r.get("floor")]
+    if floors:
+        lines += ["", "The random policy's return (drawn in the figure as a grey dotted line):",
+                  ""]
+        lines += [f"* {r['entry']}: {_fmt(r['floor']['value'], 3)} ({r['floor']['source']})"
+                  for r in floors]
     lines += ["", "![curves](curves.png)", ""]
     return "\n".join(lines)

@@ -209,7 +209,7 @@ def entry_result(entry: dict, meta: dict | None, smoke: bool = False,
            "git_commit": None, "git_dirty": None, "requested_steps": entry["total_steps"],
            "frames_per_step": 1, "config": entry.get("config"),
            "env_kwargs": entry.get("env_kwargs"), "eval_episodes": entry.get("eval_episodes"),
-           "run_config": None}
+           "run_config": None, "floor": entry.get("floor")}
     if meta is not None:
         values = per_seed(meta, measure)
         row.update(status=meta.get("status"), run_id=meta["run_id"],
@@ -245,9 +245,11 @@ def results(store: RunStore, bench_id: str) -> dict:
     manifest = load_manifest(store, bench_id)
     runs = bench_runs(store, bench_id)
     fresh = current_references(manifest)
+    suite = suite_entries(manifest.get("suite"), manifest.get("suite_path"))
     scale = float(manifest.get("budget_scale", 1.0))
     entries = [{**e, "reference": fresh.get(e["name"], e.get("reference")),
-                "reference_budget_at_run": (e.get("reference") or {}).get("budget")}
+                "reference_budget_at_run": (e.get("reference") or {}).get("budget"),
+                "floor": ((suite or {}).get(e["name"]) or {}).get("floor", e.get("floor"))}
                for e in manifest["entries"]]
     rows = []
     for e in entries:
@@ -257,7 +259,6 @@ def results(store: RunStore, bench_id: str) -> dict:
         row["curve"] = None if meta is None else bench_figure.curve_record(
             _joined_curve(store, [meta, *added], row["measure"]))
         rows.append(row)
-    suite = suite_entries(manifest.get("suite"), manifest.get("suite_path"))
     return {"bench_id": bench_id, "suite": manifest.get("suite"),
             "suite_path": manifest.get("suite_path"), "title": manifest.get("title"),
             "note": manifest.get("note"), "budget_scale": scale,
@@ -289,6 +290,8 @@ def results_from_json(path: str | Path) -> dict:
             row.update(reference=float(ref["value"]), reference_source=ref.get("source"),
                        reference_budget=ref.get("budget"), reference_note=ref.get("note"),
                        measure=ref.get("measure", row.get("measure")))
+        if isinstance(now.get("floor"), dict):
+            row["floor"] = now["floor"]
         if "requested_steps" not in r:  # written before it was recorded: the steps run
             row.update(requested_steps=r["total_steps"], requested_steps_recorded=False)
         if "frames_per_step" not in r:

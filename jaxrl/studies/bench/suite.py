@@ -29,6 +29,9 @@ A suite is YAML::
           source: CleanRL ppo.py benchmark (3 seeds)
           budget: 500000                     # the reference's env steps
           note: anything else worth knowing
+        floor:                               # optional: the random policy's return, drawn
+          value: 22.3                        # in the figure and listed in the report
+          source: benchmarks/x/random_floor.json
 
 ``seeds: adaptive`` (or ``seeds: {adaptive: {batch: 8, max_batches: 4, alpha: 0.05}}``, these
 being the defaults) buys seeds until the entry's verdict against its reference is decided: the
@@ -56,7 +59,8 @@ from jaxrl.repo_data import SUITES_DIR
 from jaxrl.studies.bench.judge import ADAPTIVE_DEFAULTS, ENTRY_ENGINE_DEFAULTS
 
 _ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "preset", "reference", "name",
-               "eval_episodes", "env_kwargs"}
+               "eval_episodes", "env_kwargs", "floor"}
+_FLOOR_KEYS = {"value", "source"}
 _REFERENCE_KEYS = {"value", "measure", "source", "budget", "note", "seeds"}
 # The other engine options (those an entry's config may set: `ENTRY_ENGINE_DEFAULTS`), and where
 # a suite sets them instead.
@@ -85,6 +89,7 @@ class Entry:
     eval_episodes: int
     env_kwargs: dict | None = None
     adaptive: dict | None = None  # seeds: adaptive -> {batch, max_batches, alpha}
+    floor: dict | None = None  # the random policy's return: {value, source}
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -184,7 +189,16 @@ def _entry(raw: Any, index: int, file: str, seeds: Any, eval_episodes: int) -> E
                  config=dict(config), reference=reference,
                  eval_episodes=_positive_int(raw.get("eval_episodes", eval_episodes),
                                              f"{where}: eval_episodes"),
-                 env_kwargs=raw.get("env_kwargs"))
+                 env_kwargs=raw.get("env_kwargs"),
+                 floor=None if raw.get("floor") is None else _floor(raw["floor"], where))
+
+
+def _floor(raw: Any, where: str) -> dict:
+    """An entry's ``floor`` (the random policy's return, measured the entry's way): ``{value,
+    source}``, the value finite."""
+    if not isinstance(raw, dict) or set(raw) != _FLOOR_KEYS:
+        raise SuiteError(f"{where}: floor must be a mapping of exactly {sorted(_FLOOR_KEYS)}")
+    return {"value": _finite(raw["value"], f"{where}: floor value"), "source": str(raw["source"])}
 
 
 def _engine_keys(config: dict, where: str) -> dict:
