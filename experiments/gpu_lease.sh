@@ -36,11 +36,17 @@
 #     PPO brax hopper at 256 (67M env steps each at 5-6M/s, compile 23-40 s)        1.8 min
 #     (SAC brax hopper at 256 is measured: jaxrl 63 s, rejax 202 s in all)
 #     PPO CartPole at 1 member (524k env steps each at 94k/s)                        0.7 min
-#     PPO Breakout-MinAtar and brax hopper at 1 member, SAC at 1: as far as it goes
+#     then as the second call, as far as it goes
 #   second, at once (the machine stays warm 30 s after a call: no second start)
 #     the loan's rest less 2.5 min: what the first left, the cache check (0.3 min), the
 #     profile of the rung where jaxrl trails most (jaxrl's run, then rejax's: ~2-3 min), then
-#     the rest of the ladder, PQN, DQN, Playground, Craftax, the benches
+#     results at the references' budgets (gpu_plan.BENCHES, each with its expected minutes and
+#     their basis: MinAtar at 10M and 5M, 16 seeds, about 3 min an entry; Playground's DM
+#     Control at 60M, 8 seeds, about 7.5; Navix's IQN; Spinning Up's off-policy cells, about 26
+#     min each, only where a call has that long; Craftax), each relayed from call to call
+#     through its progress folder (benches.tgz back, adopt commits it, the next call resumes
+#     it), then the rest of the ladder (the 1-member rungs of MinAtar, hopper and SAC, PQN,
+#     DQN, Playground, Craftax)
 #   The first loan's two calls took 7.2 and 4.4 min, 12.4 min of the 15 held with the starts.
 
 # The Atari single measurements (each its own call; ale-py's wheels: `wheels atari`):

@@ -10,25 +10,29 @@ header has the arithmetic of the minutes.)
 
 Every call walks one order of value until its deadline, skipping what earlier calls measured:
 the headline question first, jaxrl and rejax 0.1.3 on the same GPU, in the anchors'
-configurations (`experiments/ladders/throughput.yaml`), at the anchors' member counts, then at 1
-member (the latency end) (`FIRST`); the compilation cache check; a profile of the rung where
-jaxrl trails rejax most, both libraries' runs (`profile_step`: the first loan found jaxrl's PPO
-behind at 256 members, so why comes before how far the ladder goes); the rest of the ladder
-(`SECOND`); the MinAtar and Craftax benches (`BENCHES`). ``first`` and ``second`` name the loan's two calls (the first has 7.5
-minutes, the second what the loan has left), so the first call of the first loan answers the
-headline and a later call or loan goes on from there.
+configurations (`experiments/ladders/throughput.yaml`), at the anchors' member counts (`FIRST`);
+the compilation cache check; a profile of the rung where jaxrl trails rejax most, both
+libraries' runs (`profile_step`); then results at the references' own budgets, in order of
+result per GPU minute (`BENCHES`: MinAtar, Playground's DM Control Suite, IQN on Navix,
+Spinning Up's off-policy cells, Craftax), each entry relayed from call to call and loan to loan
+through its committed progress folder; the rest of the ladder last (`SECOND`). ``first`` and
+``second`` name the loan's two calls (the first has 7.5 minutes, the second what the loan has
+left), so the first call of the first loan answers the headline and a later call or loan goes on
+from there.
 
 Nothing is measured twice, within a loan or across loans: the ladder's ``results.json`` starts
 from the committed ``benchmarks/throughput-gpu/results.json`` (its rungs are skipped) and is
 rewritten in ``--out`` after every rung, so a call killed at its limit still brings back all it
 measured; a rung the call's deadline cuts short or leaves out is recorded ``skipped`` and
 measured by the next call. A bench entry is done when ``benchmarks/gpu-benches/<entry>/`` holds
-its ``results.json``. ``plan.json`` (the calls, the machine, the cache check, the benches) is
-rewritten beside it.
+its ``results.json``; a relayed entry not finished has its progress folder in
+``benchmarks/gpu-benches/progress/<entry>/``. ``plan.json`` (the calls, the machine, the cache
+check, the benches with their seconds and expected minutes) is rewritten beside it.
 
 What comes back (at most 8 files, 16 MiB each, in ``--out``): results.json, report.md,
 plan.json (the machine and versions from ``setup`` included), plan.log, benches.tgz (each
-finished bench's report), profile.tgz (the `jax.profiler` traces of the rung where jaxrl
+finished bench's report, and the progress folders of relayed entries not finished, as many as
+fit), profile.tgz (the `jax.profiler` traces of the rung where jaxrl
 trails rejax most, both libraries', as far as they fit), xla-cache.tgz (the persistent compilation caches of both
 libraries, for the next call on the same GPU kind), each when it fits in 16 MiB.
 
@@ -82,36 +86,92 @@ about 5-25 s, in 8-32 chunks. Their short-budget points are kept in
 benchmarks/throughput-gpu/short-budget/."""
 
 FIRST = [("ppo-cartpole", 2048), ("ppo-breakout-minatar", 256), ("ppo-brax-hopper", 256),
-         ("sac-brax-hopper", 256), ("ppo-cartpole", 1), ("ppo-breakout-minatar", 1),
-         ("ppo-brax-hopper", 1), ("sac-brax-hopper", 1)]
-"""The headline, in order of value: each anchor's member count, then 1 member."""
+         ("sac-brax-hopper", 256), ("ppo-cartpole", 1)]
+"""The headline, in order of value: each anchor's member count (the PPO ones at
+`PPO_GPU_SCALE` times the CPU budget), and PPO CartPole at 1 member. It decides whether jaxrl is
+faster than rejax on the GPU, so it comes first; the profile of the rung where jaxrl trails
+most follows it."""
 
-SECOND = [*[(w, m) for m in (64, 8192, 1024, 16, 4096, 4)
+SECOND = [("ppo-breakout-minatar", 1), ("ppo-brax-hopper", 1), ("sac-brax-hopper", 1),
+          *[(w, m) for m in (64, 8192, 1024, 16, 4096, 4)
             for w in ("ppo-cartpole", "ppo-breakout-minatar")],
           ("ppo-cartpole", 256), ("ppo-breakout-minatar", 2048),
           ("pqn-breakout-minatar", 1), ("pqn-breakout-minatar", 256),
           ("dqn-cartpole", 1), ("dqn-cartpole", 256),
           ("ppo-playground-cheetah", 1), ("ppo-playground-cheetah", 64),
           ("ppo-craftax-symbolic", 1), ("ppo-craftax-symbolic", 64)]
-"""After the headline and the cache check: the rest of the ladder on PPO CartPole and PPO
-Breakout-MinAtar up to 8,192 members, then PQN, DQN, and PPO on Playground's CheetahRun and on
-Craftax-Symbolic."""
+"""After the benches: the rest of the ladder (the 1-member rungs of MinAtar, hopper and SAC,
+PPO CartPole and PPO Breakout-MinAtar up to 8,192 members, then PQN, DQN, and PPO on
+Playground's CheetahRun and on Craftax-Symbolic)."""
 
-BENCHES = [("minatar", "ppo/gymnax:Breakout-MinAtar", 16), ("minatar", "pqn/gymnax:Breakout-MinAtar", 16),
-           ("minatar", "ppo/gymnax:SpaceInvaders-MinAtar", 16),
-           ("minatar", "pqn/gymnax:SpaceInvaders-MinAtar", 16),
-           ("navix", "iqn/navix:Navix-DoorKey-8x8-v0", 8),
-           ("navix", "iqn/navix:Navix-LavaGapS6-v0", 8),
-           ("craftax", "ppo/craftax:Craftax-Symbolic-v1", 8),
-           ("craftax", "ppo-gru/craftax:Craftax-Symbolic-v1", 8),
-           ("craftax-rnn", "ppo-rnn-baseline/craftax:Craftax-Symbolic-v1", 8),
-           ("craftax", "ppo/craftax:Craftax-Classic-Symbolic-v1", 8)]
-"""After the ladder: ``(suite, entry, seeds)``, `jaxrl bench` entries at full budget: MinAtar at
-16 seeds, IQN on Navix's two tasks of its published table (about 9 hours an entry on the 2-core
-CPU: benchmarks/navix-cpu/q_rates.json), then Craftax's 1M-step scoreboard entries at 8,
-PPO-RNN in jaxrl's network and in the
-baseline's (on the 2-core CPU each Craftax-Symbolic entry takes 3-5 hours of the networks'
-arithmetic: benchmarks/craftax-cpu/NOTES.md)."""
+
+@dataclasses.dataclass(frozen=True)
+class Bench:
+    """A `jaxrl bench` entry the plan runs at its full budget: ``suite``, ``entry``, ``seeds``;
+    ``relay``: whether its checkpoint is small enough to come back from a call, so that an entry
+    the call cuts goes on in the next one (on-policy state: kilobytes to a few MB; an off-policy
+    entry's replay buffer, about 1 GB at 8 seeds of a 1M buffer, cannot, so it must fit one
+    call); ``minutes``: the GPU minutes it is expected to take and ``basis``, how that figure was
+    come by (measured on a loan, or estimated from a loan's rates)."""
+
+    suite: str
+    entry: str
+    seeds: int
+    relay: bool
+    minutes: float
+    basis: str
+
+    @property
+    def slug(self) -> str:
+        return self.entry.replace("/gymnax:", "-").replace("/", "-").replace(":", "-")
+
+
+_MINATAR = ("estimated: 16 seeds x 10M env steps = 160M at the first loan's 15.7M env-steps/s of "
+            "PPO Breakout-MinAtar at 256 members, taken 5x slower at 16 members, plus a minute "
+            "of compile")
+_PQN = ("estimated: 16 seeds x 5M = 80M env steps at a third of PPO's MinAtar rate (the CPU "
+        "ladder's PQN/PPO ratio), plus a minute of compile")
+_PLAYGROUND = ("estimated: 8 seeds x 60M = 480M env steps at about 1.5M env-steps/s (no "
+               "Playground rate measured on a GPU yet: the ladder's ppo-playground-cheetah rungs "
+               "come later), plus two minutes of compile")
+_OFF_POLICY = ("estimated: 3M sequential gradient steps at the first loan's SAC hopper step "
+               "(527k env-steps/s at 256 members: 0.49 ms a step), plus a minute of compile; "
+               "longer than a call, and its replay buffer cannot come back from one: needs a "
+               "machine held for half an hour")
+BENCHES = [
+    *[Bench("minatar", f"ppo/gymnax:{game}-MinAtar", 16, True, 3.0, _MINATAR)
+      for game in ("Breakout", "SpaceInvaders", "Asterix", "Freeway")],
+    *[Bench("minatar", f"pqn/gymnax:{game}-MinAtar", 16, True, 2.5, _PQN)
+      for game in ("Breakout", "SpaceInvaders", "Asterix", "Freeway")],
+    *[Bench("playground_dmc", f"ppo/playground:{task}", 8, True, 7.5, _PLAYGROUND)
+      for task in ("CartpoleBalance", "CartpoleSwingup", "FingerSpin", "PointMass", "BallInCup",
+                   "ReacherEasy", "CheetahRun", "WalkerWalk")],
+    Bench("navix", "iqn/navix:Navix-DoorKey-8x8-v0", 8, True, 4.0,
+          "estimated: 8 seeds x 1M env steps, about 9 hours on the 2-core CPU "
+          "(benchmarks/navix-cpu/q_rates.json), taken 200x faster"),
+    Bench("navix", "iqn/navix:Navix-LavaGapS6-v0", 8, True, 4.0,
+          "estimated as DoorKey-8x8's"),
+    *[Bench("mujoco", f"{algo}-3M/brax:{body}", 8, False, 26.0, _OFF_POLICY)
+      for algo in ("sac", "td3", "ddpg") for body in ("hopper", "walker2d", "halfcheetah")],
+    Bench("craftax", "ppo/craftax:Craftax-Symbolic-v1", 8, True, 3.0,
+          "estimated: 8M env steps, 3-5 hours of arithmetic on the 2-core CPU, taken 100x "
+          "faster"),
+    Bench("craftax", "ppo-gru/craftax:Craftax-Symbolic-v1", 8, True, 4.0, "estimated as PPO's"),
+    Bench("craftax-rnn", "ppo-rnn-baseline/craftax:Craftax-Symbolic-v1", 8, True, 5.0,
+          "estimated as PPO's, with the baseline's larger network"),
+    Bench("craftax", "ppo/craftax:Craftax-Classic-Symbolic-v1", 8, True, 3.0,
+          "estimated as Symbolic's"),
+]
+"""After the headline and its profile, results at the references' budgets, in order of result
+per GPU minute (issue 75): PPO on the four gymnax MinAtar games at 10M steps and PQN at its
+reference's 5M, 16 seeds, against gymnax's baselines and the MinAtar paper; Playground's DM
+Control Suite at Playground's own budget and configuration (``playground_dmc``: 60M steps, 8
+seeds); IQN on Navix's two tasks of its published table; Spinning Up's off-policy cells at 3M
+(each longer than a call: they run only where a call has the time); Craftax's 1M scoreboard
+entries. An entry with ``relay`` keeps its progress folder (`jaxrl bench --resume-from`): a call
+that cuts it brings the folder back in benches.tgz, `adopt` commits it under
+``benchmarks/gpu-benches/progress/``, and the next call, on this machine or another, resumes it
+from there to the result an uninterrupted run gives."""
 
 CACHE_CHECK = ("ppo-cartpole", 1)
 """Measured again after the headline, its programs in the persistent compilation cache (the
@@ -203,37 +263,58 @@ def cache_check(args, state: dict) -> None:
           f"({again.get('compile_source')})", flush=True)
 
 
+PROGRESS = "progress"
+"""Under ``benchmarks/gpu-benches/`` (committed) and a call's work folder: one progress folder
+per relayed bench entry not yet finished (`jaxrl.studies.bench.carry`)."""
+
+
 def bench_step(args, state: dict, committed_benches: Path) -> None:
-    """The `BENCHES` entries at full budget, each its own `jaxrl bench` given the
-    time left; one the deadline cuts is recorded and run again by a later call (a run cannot
-    travel between calls: each entry must fit in one)."""
+    """The `BENCHES` entries at full budget, each its own `jaxrl bench` given the time left. A
+    relayed entry checkpoints every chunk into its progress folder, started from the committed
+    one, so an entry the deadline cuts goes on in the next call; one that is not relayed and
+    does not fit the time left is skipped (recorded with its expected minutes)."""
     benches = state.setdefault("benches", {})
-    for suite, entry, seeds in BENCHES:
-        slug = entry.replace("/gymnax:", "-").replace("/", "-").replace(":", "-")
+    for bench in BENCHES:
+        slug = bench.slug
         if (committed_benches / slug / "results.json").is_file() \
                 or benches.get(slug, {}).get("status") == "finished":
             continue
         left = args.deadline - 20 - time.time()
-        if left < 60:
-            benches[slug] = {"status": "skipped", "reason": f"the call's deadline: {left:.0f} s left"}
+        if left < 60 or (not bench.relay and not args.dry and left < 60 * bench.minutes):
+            benches[slug] = {**benches.get(slug, {}), "status": "skipped",
+                             "reason": f"the call's deadline: {left:.0f} s left of the "
+                                       f"{bench.minutes:g} min it needs"}
             continue
         folder = args.work / "benches" / slug
-        cmd = [sys.executable, "-m", "jaxrl.cli", "bench", suite, "--only", entry,
+        cmd = [sys.executable, "-m", "jaxrl.cli", "bench", bench.suite, "--only", bench.entry,
                "--out", str(folder), "--no-progress",
                *(("--seeds", "2", "--budget-scale", "0.001") if args.dry
-                 else ("--seeds", str(seeds)))]
+                 else ("--seeds", str(bench.seeds)))]
+        env = dict(os.environ)
+        if bench.relay:
+            progress = args.work / PROGRESS / slug
+            committed = committed_benches / PROGRESS / slug
+            if committed.is_dir() and not progress.exists():
+                shutil.copytree(committed, progress)
+            cmd += ["--checkpoint-every", "1", "--resume-from", str(progress),
+                    "--runs-dir", str(args.work / "runs")]
+            env["JAXRL_PROGRESS_EVERY"] = "0"  # the folder after every checkpoint
         started = time.time()
-        print(f"gpu_plan: bench {entry} ({left:.0f} s left)", flush=True)
+        print(f"gpu_plan: bench {bench.entry} ({left:.0f} s left)", flush=True)
         try:
-            code = subprocess.run(cmd, timeout=left, stdout=sys.stdout,
+            code = subprocess.run(cmd, timeout=left, stdout=sys.stdout, env=env,
                                   stderr=subprocess.STDOUT).returncode
             status = "finished" if code == 0 and (folder / "results.json").is_file() else "failed"
             reason = "" if status == "finished" else f"exit {code}"
         except subprocess.TimeoutExpired:
-            status, reason = "skipped", f"cut after {time.time() - started:.0f} s"
-        benches[slug] = {"status": status, "reason": reason,
-                         "seconds": round(time.time() - started, 1), "at": _now()}
-        print(f"gpu_plan: bench {entry}: {status} {reason}", flush=True)
+            status = "relayed" if bench.relay else "skipped"
+            reason = f"cut after {time.time() - started:.0f} s"
+        seconds = round(time.time() - started, 1)
+        benches[slug] = {"status": status, "reason": reason, "seconds": seconds,
+                         "seconds_in_all": round(benches.get(slug, {}).get("seconds_in_all", 0)
+                                                 + seconds, 1),
+                         "expected_minutes": bench.minutes, "at": _now()}
+        print(f"gpu_plan: bench {bench.entry}: {status} {reason}", flush=True)
 
 
 def slowest_rung(data: dict) -> tuple[str, int, float] | None:
@@ -323,14 +404,14 @@ def trace_summary(trace: Path, top: int = 30) -> dict:
 
 
 def pack(args, state: dict) -> None:
-    """benches.tgz and xla-cache.tgz into --out (each under the 16 MiB a file may weigh)."""
+    """benches.tgz (finished benches' reports, and the progress folders of relayed entries not
+    finished, as many as fit) and xla-cache.tgz into --out (each under the 16 MiB a file may
+    weigh)."""
     done = [d for d in (args.work / "benches").glob("*") if (d / "results.json").is_file()]
-    if done:
-        with tarfile.open(args.out / "benches.tgz", "w:gz") as tar:
-            for d in done:
-                for name in ("results.json", "report.md", "curves.png"):
-                    if (d / name).is_file():
-                        tar.add(d / name, arcname=f"{d.name}/{name}")
+    relayed = sorted(p for p in (args.work / PROGRESS).glob("*")
+                     if p.is_dir() and not (args.work / "benches" / p.name / "results.json").is_file())
+    if done or relayed:
+        _pack_benches(args.out / "benches.tgz", done, relayed, state)
     profile = args.work / "profile"
     if profile.is_dir():  # both traces, else jaxrl's, else its viewer's file alone
         viewer = sorted((profile / "jaxrl").glob("plugins/profile/*/*.trace.json.gz"))
@@ -341,6 +422,26 @@ def pack(args, state: dict) -> None:
     if cache.is_dir():  # both libraries' caches, else jaxrl's alone, where it fits
         state["calls"][-1]["cache"] = _pack_within(
             args.out / "xla-cache.tgz", [(cache, "xla-cache"), (cache / "jaxrl", "xla-cache/jaxrl")])
+
+
+def _pack_benches(target: Path, done: list[Path], relayed: list[Path], state: dict) -> None:
+    """The finished reports always; then each relayed progress folder while the archive stays
+    under `OUT_LIMIT` (one that does not fit is named in plan.json: that entry starts over)."""
+    kept = []
+    for count in range(len(relayed), -1, -1):
+        with tarfile.open(target, "w:gz") as tar:
+            for d in done:
+                for name in ("results.json", "report.md", "curves.png"):
+                    if (d / name).is_file():
+                        tar.add(d / name, arcname=f"{d.name}/{name}")
+            for p in relayed[:count]:
+                tar.add(p, arcname=f"{PROGRESS}/{p.name}")
+        if target.stat().st_size <= OUT_LIMIT:
+            kept = [p.name for p in relayed[:count]]
+            break
+    for p in relayed:
+        entry = state.setdefault("benches", {}).setdefault(p.name, {})
+        entry["progress_back"] = p.name in kept
 
 
 def _pack_within(target: Path, choices: list[tuple[Path, str]]) -> str:
@@ -375,13 +476,15 @@ def run_call(phase: str, args) -> int:
     try:
         # one order of value for every call, each taking up where the last left off, until the
         # call's deadline: the headline, the cache check, the profile of the rung where jaxrl
-        # trails most (why, before how far the ladder goes), the rest of the ladder, the benches
+        # trails most (why, before how far the ladder goes), the results at the references'
+        # budgets (the benches, relayed from call to call), the rest of the ladder
         ladder_step(FIRST, args, state)
         cache_check(args, state)
         profile_step(args, state)
         _write_json(args.out / "plan.json", state)
-        ladder_step(SECOND, args, state)
         bench_step(args, state, args.root / BENCHED)
+        _write_json(args.out / "plan.json", state)
+        ladder_step(SECOND, args, state)
     finally:
         with contextlib.suppress(OSError):
             pack(args, state)
@@ -448,7 +551,13 @@ def adopt(args) -> int:
         write_figure(data, into, "Throughput ladder on one GPU")
     if (src / "benches.tgz").is_file():
         with tarfile.open(src / "benches.tgz") as tar:
+            names = tar.getnames()
+            for slug in {n.split("/")[1] for n in names if n.startswith(PROGRESS + "/")
+                         and n.count("/") >= 1}:  # a newer progress folder replaces the old
+                shutil.rmtree(root / BENCHED / PROGRESS / slug, ignore_errors=True)
             tar.extractall(root / BENCHED, filter="data")
+        for finished in (root / BENCHED).glob("*/results.json"):  # its relay is over
+            shutil.rmtree(root / BENCHED / PROGRESS / finished.parent.name, ignore_errors=True)
     if (src / "profile.tgz").is_file():  # a jax.profiler trace: looked at, not committed
         with tarfile.open(src / "profile.tgz") as tar:
             tar.extractall(root / ".gpu-profile", filter="data")

@@ -133,3 +133,88 @@ def test_a_profile_cut_short_is_finished_by_the_next_call_on_the_same_rung(tmp_p
     state = {}
     plan.profile_step(args, state)  # a first profile: the slowest rung, both libraries
     assert measured[1:] == [("jaxrl", "ppo-cartpole", 4), ("rejax", "ppo-cartpole", 4)]
+
+
+def test_a_relayed_bench_cut_by_one_call_goes_on_in_the_next_from_its_committed_progress(
+        tmp_path, monkeypatch):
+    """The plumbing of the relay (the engine's resume from a progress folder is
+    tests/bench/test_carry.py's): a relayed entry the deadline cuts brings its progress folder
+    back in benches.tgz, `adopt` commits it, the next call on another machine starts from that
+    copy, and once the entry finishes its progress folder goes; an entry that cannot be relayed
+    is not started when the call has less time than it needs."""
+    import argparse
+    import tarfile
+
+    from tests.experiment_scripts import load
+
+    plan = load("gpu_plan")
+    monkeypatch.setattr(plan, "BENCHES", [
+        plan.Bench("classic", "ppo/CartPole-v1", 2, True, 1.0, "a test"),
+        plan.Bench("mujoco", "sac-3M/brax:hopper", 2, False, 30.0, "a test")])
+    slug = "ppo-CartPole-v1"
+    commands, outcome = [], {}
+
+    def run(cmd, timeout, **kwargs):
+        commands.append(cmd)
+        progress = Path(cmd[cmd.index("--resume-from") + 1])
+        progress.mkdir(parents=True, exist_ok=True)
+        seen = (progress / "chunks").read_text() if (progress / "chunks").exists() else ""
+        (progress / "chunks").write_text(seen + "x")
+        if outcome["cut"]:
+            raise subprocess.TimeoutExpired(cmd, timeout)
+        folder = Path(cmd[cmd.index("--out") + 1])
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text("{}")
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(plan.subprocess, "run", run)
+    root = tmp_path / "repo"
+    (root / "benchmarks").mkdir(parents=True)
+
+    def call(name, cut, seconds=600):
+        outcome["cut"] = cut
+        args = argparse.Namespace(out=tmp_path / name / "out", work=tmp_path / name / "work",
+                                  dry=False, deadline=time.time() + seconds)
+        args.out.mkdir(parents=True)
+        state = {"calls": [{}]}
+        plan.bench_step(args, state, root / plan.BENCHED)
+        plan.pack(args, state)
+        plan.adopt(argparse.Namespace(files_at=str(args.out), into=str(root)))
+        return state
+
+    first = call("machine1", cut=True)
+    assert first["benches"][slug]["status"] == "relayed"
+    assert first["benches"][slug]["progress_back"] is True
+    committed = root / plan.BENCHED / plan.PROGRESS / slug
+    assert (committed / "chunks").read_text() == "x"
+    assert first["benches"]["sac-3M-brax-hopper"]["status"] == "skipped"  # needs 30 min
+    assert len(commands) == 1  # the off-policy entry was not started
+    cmd = commands[0]
+    assert cmd[cmd.index("--checkpoint-every") + 1] == "1"
+
+    second = call("machine2", cut=True)  # another machine: from the committed copy
+    assert (committed / "chunks").read_text() == "xx"
+    assert second["benches"][slug]["status"] == "relayed"
+
+    third = call("machine3", cut=False)
+    assert third["benches"][slug]["status"] == "finished"
+    assert (root / plan.BENCHED / slug / "results.json").is_file()
+    assert not committed.exists()  # the relay is over
+    with tarfile.open(tmp_path / "machine3" / "out" / "benches.tgz") as tar:
+        assert f"{slug}/results.json" in tar.getnames()
+
+
+def test_the_benches_come_in_the_issues_order_with_their_minutes():
+    """Results at the references' budgets after the headline: MinAtar, Playground's DM Control
+    Suite, Navix, Spinning Up's off-policy cells, Craftax; each with its expected minutes and
+    how they were come by; only the off-policy entries (a replay buffer of about 1 GB) are not
+    relayed."""
+    from tests.experiment_scripts import load
+
+    plan = load("gpu_plan")
+    suites = [b.suite for b in plan.BENCHES]
+    order = list(dict.fromkeys(suites))
+    assert order == ["minatar", "playground_dmc", "navix", "mujoco", "craftax", "craftax-rnn"]
+    assert all(b.minutes > 0 and b.basis for b in plan.BENCHES)
+    assert {b.suite for b in plan.BENCHES if not b.relay} == {"mujoco"}
+    assert len({b.slug for b in plan.BENCHES}) == len(plan.BENCHES)
