@@ -329,3 +329,30 @@ def test_an_interrupted_checkpointed_entry_is_resumed(tmp_path):
     meta = json.loads((folder / "run.json").read_text())
     assert meta["status"] == "finished"  # the same run folder, finished by the resume
     assert len(run_folders()) == 1
+
+
+def test_only_with_an_entrys_whole_name_selects_that_entry_alone():
+    """A pattern without wildcards is a substring, except the whole name of an entry of the
+    suite, which is that entry alone; globs are globs."""
+    from jaxrl.studies.bench.runner import matches
+
+    names = ("ppo/playground:CartpoleBalance", "ppo/playground:CartpoleBalanceSparse")
+    assert [n for n in names if matches(n, ["ppo/playground:CartpoleBalance"], names)] == [
+        names[0]]
+    assert [n for n in names if matches(n, ["CartpoleBalance"], names)] == list(names)
+    assert [n for n in names if matches(n, ["*Sparse"], names)] == [names[1]]
+
+
+def test_a_scaled_entry_keeps_its_engine_options_apart_from_its_config():
+    """``--budget-scale`` resolves an entry's config to find one update's steps; the engine's
+    keys an entry may set (``eval_sample``, ``max_chunk_updates``) are not config keys."""
+    from jaxrl.studies.bench.runner import scaled
+    from jaxrl.studies.bench.suite import Entry
+
+    entry = Entry(name="ppo/CartPole-v1", algo="ppo", env="CartPole-v1", total_steps=100_000,
+                  seeds=8, config={"eval_sample": True, "max_chunk_updates": 4,
+                                   "num_envs": 4, "num_steps": 32},
+                  reference=None, eval_episodes=4)
+    small = scaled(entry, 2, 0.001)
+    assert small.total_steps == 128 and small.seeds == 2  # one update: 4 envs x 32 steps
+    assert small.config == entry.config

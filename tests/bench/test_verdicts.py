@@ -405,3 +405,20 @@ def test_a_suite_floor_is_checked(tmp_path):
                                                              "floor": bad}]}))
         with pytest.raises(SuiteError, match="floor"):
             load_suite(str(path))
+
+
+def test_a_reference_read_off_a_plot_gets_no_verdict_finer_than_the_reading():
+    """Seeds clearly above a reading of 900 +- 50 but not above 950 read "inside (within the
+    reading's +-50)"; above 950 they are above; without an uncertainty the same seeds are above
+    900."""
+    seeds = [925.0 + k for k in range(8)]
+    plain = bench_judge.verdict(900.0, 925.0, 932.0, seeds)
+    assert plain == "above reference"
+    read = bench_judge.verdict(900.0, 925.0, 932.0, seeds, uncertainty=50.0)
+    assert read == "reference inside CI (within the reading's +-50)"
+    assert bench_judge.verdict_kind(read) == "reference inside CI"
+    high = [975.0 + k for k in range(8)]
+    assert bench_judge.verdict(900.0, 975.0, 982.0, high, uncertainty=50.0) == "above reference"
+    low = [825.0 + k for k in range(8)]
+    assert bench_judge.verdict(900.0, 825.0, 832.0, low, uncertainty=50.0).startswith(
+        "below reference")

@@ -67,16 +67,37 @@ def ratio_text(share: float) -> str:
 
 
 def verdict(reference: float, low: float, high: float, values, share: float = 1.0,
-            split: bool | None = None, alpha: float = verdicts.ALPHA) -> str:
+            split: bool | None = None, alpha: float = verdicts.ALPHA,
+            uncertainty: float | None = None) -> str:
     """`verdicts.call` of the seeds ``values`` against ``reference`` with the bounded interval
     ``(low, high)``, and the budget ratio when ours differs from the reference's by more than
     5% either way (a run at 10x the reference's budget is no more like-for-like than one at a
-    quarter of it). ``split``: whether the seeds split, where the caller knows (else found)."""
+    quarter of it). ``split``: whether the seeds split, where the caller knows (else found).
+    ``uncertainty``: the reference is a reading (off a published plot) good to +- this much, and
+    the verdict is no finer: a side only where the seeds are on it against the far end of the
+    reading's range (`within_reading`)."""
     if not np.isfinite(low) or not np.isfinite(high):
         return "no result"
     where = verdicts.call(reference, low, high, values, split, alpha)
+    if uncertainty:
+        where = within_reading(where, reference, uncertainty, low, high, values, split, alpha)
     flag = budget_text(share)
     return f"{where} {flag}" if flag else where
+
+
+def within_reading(where: str, reference: float, uncertainty: float, low: float, high: float,
+                   values, split: bool | None, alpha: float) -> str:
+    """A verdict against a reference read off a plot, ``reference +- uncertainty``: "above" only
+    where the seeds are above ``reference + uncertainty`` by the same rule, "below" only below
+    ``reference - uncertainty``; a side found against the reading but not beyond its range reads
+    ``reference inside CI (within the reading's +-u)``."""
+    side = where.split(" ")[0]
+    if side not in ("above", "below"):
+        return where
+    edge = reference + uncertainty if side == "above" else reference - uncertainty
+    if verdicts.call(edge, low, high, values, split, alpha).startswith(side):
+        return where
+    return f"reference inside CI (within the reading's +-{uncertainty:g})"
 
 
 ADAPTIVE_DEFAULTS = {"batch": 8, "max_batches": 4, "alpha": 0.05}
@@ -170,7 +191,8 @@ def judge(row: dict, smoke: bool = False) -> dict:
     else:
         share = row["budget_share"] if row["budget_share"] is not None else 1.0
         row["verdict"] = verdict(row["reference"], row["mean_ci_low"], row["mean_ci_high"],
-                                 finite, share, split=row["split"] is not None)
+                                 finite, share, split=row["split"] is not None,
+                                 uncertainty=row.get("reference_uncertainty"))
     if row.get("status") != "finished":
         row["verdict"] = f"{row.get('status')}: {row['verdict']}"
     return row

@@ -185,7 +185,9 @@ def markdown(report: dict) -> str:
             ratio = budget_text(r.get("budget_share"))
             ratio = f"; ours is {ratio.removeprefix('at ')}" if ratio else ""
             note = f" {r['reference_note']}" if r.get("reference_note") else ""
-            lines.append(f"* {r['entry']}: {_fmt(r['reference'])} ({r['measure']}{budget}"
+            reading = (f" +- {r['reference_uncertainty']:g} (a reading off a plot: no verdict "
+                       "finer than it)" if r.get("reference_uncertainty") else "")
+            lines.append(f"* {r['entry']}: {_fmt(r['reference'])}{reading} ({r['measure']}{budget}"
                          f"{ratio}): {r['reference_source']}.{note}")
     floors = [r for r in report["entries"] if r.get("floor")]
     if floors:

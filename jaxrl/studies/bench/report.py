@@ -201,6 +201,7 @@ def entry_result(entry: dict, meta: dict | None, smoke: bool = False,
            "total_steps": entry["total_steps"], "seeds": entry["seeds"], "measure": measure,
            "reference": reference.get("value"), "reference_source": reference.get("source"),
            "reference_budget": reference.get("budget"), "reference_note": reference.get("note"),
+           "reference_uncertainty": reference.get("uncertainty"),
            "reference_budget_at_run": entry.get("reference_budget_at_run",
                                                 reference.get("budget")),
            "status": "not run", "run_id": None, "per_seed": [], "wall_seconds": None,
@@ -289,6 +290,7 @@ def results_from_json(path: str | Path) -> dict:
         if ref is not None:
             row.update(reference=float(ref["value"]), reference_source=ref.get("source"),
                        reference_budget=ref.get("budget"), reference_note=ref.get("note"),
+                       reference_uncertainty=ref.get("uncertainty"),
                        measure=ref.get("measure", row.get("measure")))
         if isinstance(now.get("floor"), dict):
             row["floor"] = now["floor"]
@@ -328,9 +330,9 @@ def merged(report: dict, earlier: dict) -> dict:
         before = old.get(row["entry"])
         if row["status"] == "not run" and before is not None and before.get("status") != "not run":
             before = {**before, "carried_from": before.get("carried_from", earlier.get("bench_id"))}
-            row = judge({**before, **{k: row[k] for k in ("reference", "reference_source",
-                                                         "reference_budget", "reference_note",
-                                                         "measure")}},
+            row = judge({**before, **{k: row.get(k) for k in (
+                "reference", "reference_source", "reference_budget", "reference_note",
+                "reference_uncertainty", "measure")}},
                         smoke=report.get("budget_scale", 1.0) != 1.0)
         rows.append(row)
     suite = suite_entries(report.get("suite"), report.get("suite_path"))

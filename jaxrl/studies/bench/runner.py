@@ -56,12 +56,14 @@ from jaxrl.trained.results import NonFiniteMetricError
 
 
 # -- selecting ----------------------------------------------------------------------------------
-def matches(name: str, patterns: list[str] | None) -> bool:
-    """Glob patterns (``ppo/*Breakout*``); a pattern with no wildcard matches as a substring."""
+def matches(name: str, patterns: list[str] | None, names: tuple[str, ...] = ()) -> bool:
+    """Glob patterns (``ppo/*Breakout*``); a pattern with no wildcard matches as a substring,
+    unless it is the whole name of one of the suite's entries (``names``): then it is that
+    entry alone (``ppo/playground:CartpoleBalance`` is not also ``...CartpoleBalanceSparse``)."""
     if not patterns:
         return True
-    return any(fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else p in name
-               for p in patterns)
+    return any(fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[")
+               else (p == name if p in names else p in name) for p in patterns)
 
 
 def scaled(entry: Entry, seeds: int | None, budget_scale: float) -> Entry:
@@ -70,7 +72,8 @@ def scaled(entry: Entry, seeds: int | None, budget_scale: float) -> Entry:
     steps = entry.total_steps
     if budget_scale != 1.0:
         try:
-            config = algos.get(entry.algo).default_config(entry.env).replace(**entry.config)
+            config = algos.get(entry.algo).default_config(entry.env).replace(
+                **engine_options(entry.config)[1])  # the engine's keys are no config's
         except ValueError as err:
             raise SuiteError(f"{entry.name}: {err}") from None
         steps = max(round(steps * budget_scale), config.steps_per_update)
@@ -138,7 +141,8 @@ def bench(suite: str, only: list[str] | str | None = None, seeds: int | None = N
     patterns = [only] if isinstance(only, str) else list(only or [])
     spec = load_suite(suite)
     entries = [scaled(e, seeds, float(budget_scale)) for e in spec.entries]
-    chosen = [e for e in entries if matches(e.name, patterns)]
+    names = tuple(e.name for e in entries)
+    chosen = [e for e in entries if matches(e.name, patterns, names)]
     if not chosen:
         raise SuiteError(f"no entry of suite {spec.name!r} matches {patterns}; entries: "
                          + ", ".join(e.name for e in entries))

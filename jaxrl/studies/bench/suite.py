@@ -29,6 +29,8 @@ A suite is YAML::
           source: CleanRL ppo.py benchmark (3 seeds)
           budget: 500000                     # the reference's env steps
           note: anything else worth knowing
+          uncertainty: 50                    # optional: a value read off a plot, good to
+                                             # +- this; the verdict is no finer than it
         floor:                               # optional: the random policy's return, drawn
           value: 22.3                        # in the figure and listed in the report
           source: benchmarks/x/random_floor.json
@@ -61,7 +63,7 @@ from jaxrl.studies.bench.judge import ADAPTIVE_DEFAULTS, ENTRY_ENGINE_DEFAULTS
 _ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "preset", "reference", "name",
                "eval_episodes", "env_kwargs", "floor"}
 _FLOOR_KEYS = {"value", "source"}
-_REFERENCE_KEYS = {"value", "measure", "source", "budget", "note", "seeds"}
+_REFERENCE_KEYS = {"value", "measure", "source", "budget", "note", "seeds", "uncertainty"}
 # The other engine options (those an entry's config may set: `ENTRY_ENGINE_DEFAULTS`), and where
 # a suite sets them instead.
 _ENGINE_ELSEWHERE = {"seed": "the suite's 'seed'", "eval_episodes": "the entry's 'eval_episodes'",
@@ -272,6 +274,9 @@ def _reference(raw: Any, where: str) -> dict:
     budget = raw.get("budget")
     if budget is not None and not _finite(budget, f"{where}: reference budget") > 0:
         raise SuiteError(f"{where}: reference budget must be > 0, got {shown(budget)}")
+    uncertainty = raw.get("uncertainty")
+    if uncertainty is not None and not _finite(uncertainty, f"{where}: reference uncertainty") >= 0:
+        raise SuiteError(f"{where}: reference uncertainty must be >= 0, got {shown(uncertainty)}")
     if raw["measure"] not in MEASURES:
         raise SuiteError(f"{where}: reference measure {raw['measure']!r} is not one of "
                          f"{', '.join(MEASURES)}")
