@@ -164,7 +164,7 @@ def figure_spec(report: dict) -> dict:
     (nothing is compared)."""
     smoke = report.get("budget_scale", 1.0) != 1.0
     rows = report["entries"]
-    labels = list(dict.fromkeys(_label(r) for r in rows))
+    labels = list(dict.fromkeys(_label(r) for r in rows if _drawable(r)))  # colours: drawn only
     colour = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(labels)}
     panels = []
     for env in dict.fromkeys(r["env"] for r in rows):
