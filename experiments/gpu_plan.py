@@ -506,7 +506,8 @@ d = jax.devices()[0]
 print(json.dumps({"device": f"{d.platform}:{d.id}", "device_kind": getattr(d, "device_kind", ""),
                   "devices": jax.device_count(), **{n: v(n) for n in (
                       "jax", "jaxlib", "flax", "optax", "chex", "gymnax", "brax", "mujoco",
-                      "mujoco-mjx", "rejax", "distrax")}}))
+                      "mujoco-mjx", "rejax", "distrax", "jax-cuda12-plugin", "jax-cuda12-pjrt",
+                      "jax-cuda13-plugin", "jax-cuda13-pjrt")}}))
 """
 """What each library's Python imports, printed as one JSON line (`setup`)."""
 
