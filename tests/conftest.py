@@ -115,6 +115,15 @@ def pytest_sessionfinish(session):
 
 
 def pytest_collection_modifyitems(config, items):
+    """Slow modules first (`SLOW_FIRST`), the rest in collection order; with
+    ``JAXRL_TEST_SHUFFLE=SEED`` every test in an order drawn from that seed instead, to find a
+    test that leans on another having run before it (issue 73)."""
+    shuffle = os.environ.get("JAXRL_TEST_SHUFFLE")
+    if shuffle:
+        import random
+
+        random.Random(shuffle).shuffle(items)
+        return
     tests = os.path.dirname(__file__)
     rank = {os.path.join(tests, *name.split("/")): i for i, name in enumerate(SLOW_FIRST)}
     # sorted() is stable: the rest keep their order, after the slow modules
