@@ -15,7 +15,9 @@ hand. The blocks:
   ``benchmarks/throughput-cpu-ab4/rules-longest.json`` with their pair counts;
 * ``throughput-cpu``: jaxrl on two CPU devices beside rejax on one
   (``benchmarks/throughput-cpu/results.json``);
-* ``throughput-gpu``: the GPU ladder's points (``benchmarks/throughput-gpu``).
+* ``throughput-gpu``: the GPU ladder's points (``benchmarks/throughput-gpu``);
+* ``gpu-benches`` (docs/performance.md): the GPU plan's bench entries with their expected GPU
+  minutes (`experiments/gpu_plan.py`'s ``BENCHES``).
 """
 
 from __future__ import annotations
@@ -293,11 +295,31 @@ def throughput_gpu() -> str:
     return "\n".join(lines)
 
 
+def gpu_benches() -> str:
+    """The GPU plan's bench entries in its order (`gpu_plan.BENCHES`), with their expected GPU
+    minutes, the basis of each figure, and whether a call may cut and relay them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_plan", ROOT / "experiments" / "gpu_plan.py")
+    plan = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("gpu_plan", plan)
+    spec.loader.exec_module(plan)
+    lines = ["| # | suite | entry | seeds | GPU minutes | relayed | how the minutes were come by |",
+             "|---|---|---|---|---|---|---|"]
+    for k, b in enumerate(plan.BENCHES, 1):
+        lines.append(f"| {k} | {b.suite} | `{b.entry}` | {b.seeds} | {b.minutes:g} | "
+                     f"{'yes' if b.relay else 'no: must fit a call'} | {b.basis} |")
+    total = sum(b.minutes for b in plan.BENCHES)
+    lines.append(f"| | | in all | | {total:g} | | |")
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"bench-table": bench_table,
                                          "throughput-equal": throughput_equal,
                                          "throughput-cpu": throughput_cpu,
-                                         "throughput-gpu": throughput_gpu}
-FILES = (ROOT / "README.md",)
+                                         "throughput-gpu": throughput_gpu,
+                                         "gpu-benches": gpu_benches}
+FILES = (ROOT / "README.md", ROOT / "docs" / "performance.md")
 
 
 # -- rendering ----------------------------------------------------------------------------------
