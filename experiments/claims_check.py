@@ -5,7 +5,7 @@
 A page is read block by block (a paragraph, a list item, a table row; fenced code, HTML
 comments and the rendered blocks of `readme_tables` are skipped: those re-render from their
 files). In a block, a *measured number* is a decimal (``4.95``, ``45.1M``), a ratio or share
-(``1.07×``, ``0.92x``, ``54%``) or a number with a unit of time, memory or rate (``19 s``,
+(``1.07x`` or with a multiplication sign, ``54%``) or a number with a unit of time, memory or rate (``19 s``,
 ``4.3 ms``, ``576.9 MiB``, ``123k env-steps/s``); a whole count or budget (``16 seeds``, ``500k
 env steps``), a version (``jax 0.10.2``, ``Python 3.11``) and a setting written as one
 (``lr=0.001``, inline code) are not. A setting written in prose (``gamma 0.995``) is a decimal
@@ -41,9 +41,9 @@ PUBLISHED = re.compile(r"\bpublish(?:ed|es)?\b|\bread off\b", re.I)
 STORE = re.compile(r"runs/\d{8}|\b(?:from|in) (?:the|its|a) (?:run )?store\b|store's run\.json|"
                    r"\buncommitted store\b|\bstore, not committed\b", re.I)
 RATE = r"\s?(?:env-steps/s|steps/s|agent steps/s)"
-UNIT = (r"(?:×|x\b|%|[kMG]?" + RATE + r"|[kMG]\b|"
+UNIT = (r"(?:\u00d7|x\b|%|[kMG]?" + RATE + r"|[kMG]\b|"
         r"\s?(?:ms|s|seconds?|min|minutes?|h|hours?|MiB|GiB|MB|GB)\b)")
-NUMBER = re.compile(r"(?<![\w./\-−=])([−-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(" + UNIT + r")?")
+NUMBER = re.compile(r"(?<![\w./\-\u2212=])([\u2212-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(" + UNIT + r")?")
 VERSIONED = re.compile(r"\b(?:Python|jax|JAX|jaxlib|CUDA|rejax|navix|Navix|gymnax|brax|"
                        r"Playground|MuJoCo|Jumanji|XLand-MiniGrid|Craftax|ale-py|optuna|flax|"
                        r"version|v)\s*$")
@@ -129,7 +129,7 @@ def measured_numbers(block: str) -> list[tuple[str, float, int]]:
             continue  # a count or a budget ("500k env steps"), not a measurement
         if not unit and VERSIONED.search(prose[:match.start()]):
             continue  # "jax 0.10", "Python 3.11"
-        value = float(digits.replace(",", "").replace("−", "-"))
+        value = float(digits.replace(",", "").replace("\u2212", "-"))
         decimals = len(digits.split(".")[1]) if "." in digits else 0
         found.append((match.group(0).strip(), value, decimals))
     return found
@@ -137,8 +137,8 @@ def measured_numbers(block: str) -> list[tuple[str, float, int]]:
 
 # -- what a file holds --------------------------------------------------------------------------
 def _numbers_in_text(text: str) -> list[float]:
-    return [float(m.replace(",", "").replace("−", "-"))
-            for m in re.findall(r"[−-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?", text)
+    return [float(m.replace(",", "").replace("\u2212", "-"))
+            for m in re.findall(r"[\u2212-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?", text)
             if re.search(r"\d", m)]
 
 

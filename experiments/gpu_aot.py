@@ -125,7 +125,7 @@ def compile_workload(workload, members: int, device) -> list[dict]:
 
             blob, _, _ = serialize_executable.serialize(executable)
             record.update(status="ok", executable_bytes=len(blob))
-        except Exception as err:  # noqa: BLE001 - the record says where it failed
+        except Exception as err:  # the record says where it failed
             record.update(status="failed", error=f"{type(err).__name__}: {err}"[:2000],
                           where=traceback.format_exc().splitlines()[-3:])
         records.append(record)
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     for target in targets:
         try:
             device = target_device(target)
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             out["targets"][target] = {"status": "failed", "error": f"{type(err).__name__}: {err}"}
             continue
         out["targets"][target] = {"device": str(device), "programs": [

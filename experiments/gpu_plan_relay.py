@@ -46,7 +46,10 @@ def call(plan, base: Path, root: Path, seconds: float) -> dict:
     plan.bench_step(args, state, root / plan.BENCHED)
     plan.pack(args, state)
     back = args.out / "benches.tgz"
-    names = tarfile.open(back).getnames() if back.exists() else []
+    names = []
+    if back.exists():
+        with tarfile.open(back) as tar:
+            names = tar.getnames()
     plan.adopt(argparse.Namespace(files_at=str(args.out), into=str(root)))
     return {"seconds": round(time.time() - started, 1), "benches": state["benches"],
             "came_back": [n for n in names if n.count("/") <= 1]}

@@ -73,7 +73,7 @@ def num(x: float) -> str:
     a = abs(x)
     text = (f"{x:,.0f}" if a >= 1000 else f"{x:.1f}" if a >= 100 else f"{x:.2f}" if a >= 1
             else f"{x:.3f}")
-    return "0" if float(text.replace(",", "")) == 0 else text.replace("-", "−")
+    return "0" if float(text.replace(",", "")) == 0 else text.replace("-", "\u2212")
 
 
 def steps(x: float) -> str:
@@ -94,7 +94,7 @@ def rate(x: float) -> str:
 
 
 def ratio(x: float) -> str:
-    return f"{x:.2f}×"
+    return f"{x:.2f}\u00d7"
 
 
 # -- the bench table ------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ def _budget(rows: list[dict], scale: float) -> str:
     text = ran[0] if len(ran) == 1 else f"{ran[0]} to {ran[-1]}"
     skips = {int(r.get("frames_per_step") or 1) for r in rows}
     if skips != {1}:
-        text += " agent steps (×" + ", ".join(str(k) for k in sorted(skips - {1})) + " frames)"
+        text += " agent steps (\u00d7" + ", ".join(str(k) for k in sorted(skips - {1})) + " frames)"
     shares = [ratio_text(x) for x in sorted(float(r["budget_share"]) for r in rows
                                             if r.get("budget_share") is not None)]
     shares = list(dict.fromkeys(shares))
@@ -145,7 +145,7 @@ def _budget(rows: list[dict], scale: float) -> str:
         text += (f"; {shares[0]} the reference's" if len(shares) == 1 else
                  f"; {shares[0]} to {shares[-1]} the references'")
     if scale != 1.0:
-        text += f" (suite budget ×{scale:g})"
+        text += f" (suite budget \u00d7{scale:g})"
     return text
 
 

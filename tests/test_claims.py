@@ -27,7 +27,7 @@ def test_the_rendered_blocks_are_what_their_files_give():
 
 def test_a_rendered_cell_changed_by_hand_is_caught():
     text = (ROOT / "README.md").read_text()
-    changed = text.replace("| 1.16× (2 pairs) |", "| 1.26× (2 pairs) |", 1)
+    changed = text.replace("| 1.16\u00d7 (2 pairs) |", "| 1.26\u00d7 (2 pairs) |", 1)
     assert changed != text
     assert tables.differing(changed) == ["throughput-equal"]
 
@@ -48,11 +48,11 @@ def test_every_measured_number_on_a_checked_page_is_in_a_linked_file(page):
 
 def test_a_readme_number_changed_by_hand_fails_the_check():
     text = (ROOT / "README.md").read_text()
-    assert "(median rung\n1.07×," in text
-    planted = text.replace("(median rung\n1.07×,", "(median rung\n1.47×,")
+    assert "(median rung\n1.07\u00d7," in text
+    planted = text.replace("(median rung\n1.07\u00d7,", "(median rung\n1.47\u00d7,")
     failing = claims.check_page("README.md", planted)
-    assert [c.text for c in failing] == ["1.47×"]
-    unlinked = "On equal devices the median rung is 1.07×."
+    assert [c.text for c in failing] == ["1.47\u00d7"]
+    unlinked = "On equal devices the median rung is 1.07\u00d7."
     assert [c.problem for c in claims.check_page("README.md", unlinked)] == [
         "no committed file is linked beside it"]
 
