@@ -10,8 +10,7 @@ import numpy as np
 from jaxrl.measures import MEASURES
 from jaxrl.runs.report import compile_text, frames_text
 from jaxrl.studies import verdicts
-from jaxrl.studies.bench.judge import (MIN_SEEDS, VERDICTS, budget_text, ratio_text,
-                                       verdict_kind)
+from jaxrl.studies.bench.judge import MIN_SEEDS, VERDICTS, budget_text, ratio_text, verdict_kind
 
 
 def _fmt(x, digits: int = 1) -> str:
