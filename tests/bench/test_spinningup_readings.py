@@ -23,5 +23,7 @@ def test_every_spinning_up_reference_is_inside_its_svg_reading():
             entry.algo]
         value, uncertainty = table[body]
         assert abs(entry.reference["value"] - value) <= uncertainty, entry.name
+        # the reading's uncertainty rides with the reference: no verdict finer than it
+        assert entry.reference["uncertainty"] == uncertainty, entry.name
         checked += 1
     assert checked >= 12  # VPG, TRPO, PPO on the four bodies, and the off-policy rows
