@@ -108,16 +108,62 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_sessionfinish(session):
+    report = os.environ.get("JAXRL_MODULES_REPORT")
+    if report:  # which of the project's modules this worker imported (the fast tier's reach)
+        import sys
+
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        Path(report).mkdir(parents=True, exist_ok=True)
+        names = sorted(m for m in sys.modules if m.split(".")[0] in ("jaxrl", "envs"))
+        (Path(report) / f"{worker}.json").write_text(json.dumps(names))
     if AUDIT:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         Path(AUDIT).mkdir(parents=True, exist_ok=True)
         (Path(AUDIT) / f"{worker}.json").write_text(json.dumps(_audit, indent=1))
 
 
+FAST_TIER_DURATIONS = "docs/test-times/2026-11-29-a8a7739-shuffled-durations.txt"
+"""The newest full run's ``--durations=0`` output: ``--fast`` leaves out every test that took
+longer than `FAST_TIER_SECONDS` there (setup, call and teardown summed)."""
+FAST_TIER_SECONDS = 2.0
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true",
+                     help="the fast tier, for between commits: every test that took at most "
+                          f"{FAST_TIER_SECONDS:g} s in the run of {FAST_TIER_DURATIONS}, and "
+                          "every test that run did not time (new, or under 5 ms); the full "
+                          "suite is what CI runs")
+
+
+def recorded_seconds(path: str) -> dict[str, float]:
+    """``{node id: seconds}`` of a ``--durations=0`` file (its phases summed)."""
+    import re
+
+    seconds: dict[str, float] = collections.defaultdict(float)
+    for line in Path(path).read_text().splitlines():
+        match = re.match(r"([\d.]+)s (?:call|setup|teardown)\s+(\S+)", line)
+        if match:
+            seconds[match.group(2)] += float(match.group(1))
+    return seconds
+
+
+def _fast_tier(config, items) -> None:
+    recorded = recorded_seconds(os.path.join(os.path.dirname(os.path.dirname(__file__)),
+                                             FAST_TIER_DURATIONS))
+    slow = [i for i in items if recorded.get(i.nodeid, 0.0) > FAST_TIER_SECONDS]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        keep = set(map(id, slow))
+        items[:] = [i for i in items if id(i) not in keep]
+
+
 def pytest_collection_modifyitems(config, items):
     """Slow modules first (`SLOW_FIRST`), the rest in collection order; with
     ``JAXRL_TEST_SHUFFLE=SEED`` every test in an order drawn from that seed instead, to find a
     test that leans on another having run before it (issue 73)."""
+    if config.getoption("--fast"):
+        _fast_tier(config, items)
     shuffle = os.environ.get("JAXRL_TEST_SHUFFLE")
     if shuffle:
         import random

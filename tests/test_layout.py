@@ -268,3 +268,17 @@ def test_the_algorithm_layer_has_no_module_over_300_lines():
     long = [f"{p.relative_to(ROOT)} ({n} lines)" for p in modules
             if (n := p.read_text().count("\n")) > ALGOS_MAX_LINES]
     assert not long, long
+
+
+def test_every_module_of_the_package_imports():
+    """Each module of ``jaxrl`` and ``envs`` imports (the fast tier touches every module through
+    this one, the ones its tests reach only in subprocesses included)."""
+    import importlib
+
+    for path in _modules():
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__main__":
+            continue  # `python -m jaxrl.cli` runs it: importing it would run the CLI
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        importlib.import_module(".".join(parts))
