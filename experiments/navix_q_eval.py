@@ -76,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     policy = r.algorithm.policy(r.config.static(), r.env, r.env_params)
     actions = int(r.env.action_space(r.env_params).n)
     horizon = int(getattr(r.env_params, "max_steps", 0) or 100) + 1
+    # the whole state onto one device first: slicing a member out of a state sharded over the
+    # CPU devices runs a cross-device program per leaf (and twice ended in XLA's rendezvous
+    # timeout here); on one device a slice is a plain one
+    device = jax.devices()[0]
+    whole = jax.tree.map(lambda x: jax.device_put(x, device), result.state)
     per_epsilon = {}
     for eps in args.epsilons:
         run = jax.jit(lambda state, key, eps=eps: evaluate(
@@ -83,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             args.episodes, horizon, True))
         values = []
         for seed in range(args.seeds):
-            # on the host, then one device: a slice of a state sharded over the CPU devices
-            # would leave its leaves on different devices
-            state = jax.tree.map(lambda x, s=seed: np.asarray(x[s]), result.state)
+            state = jax.tree.map(lambda x, s=seed: x[s], whole)
             returns = np.asarray(run(state, jax.random.PRNGKey(1000 + seed)))
             values.append(float(np.nan_to_num(returns, nan=0.0).mean()))
         per_epsilon[str(eps)] = values
