@@ -198,18 +198,26 @@ def _ratio_of(values: list[float], value: float, decimals: int) -> bool:
 
 
 # -- the rules ----------------------------------------------------------------------------------
-def check_page(page: str, text: str | None = None) -> list[Claim]:
-    """Rules 1 and 3 on one page (relative to the repository; ``text``: read in its place)."""
+def _walk(page: str, text: str | None):
+    """``(line, block, linked files that exist, problems)`` per block of a page with measured
+    numbers, rule 3 (dead links) already applied to every block."""
     path = ROOT / page
-    problems = []
     for line, block in blocks(path.read_text() if text is None else text):
         targets = links(block)
-        problems += [Claim(page, line, t, "the link points at nothing in the repository")
-                     for t in targets if not (path.parent / t).exists()]
+        dead = [Claim(page, line, t, "the link points at nothing in the repository")
+                for t in targets if not (path.parent / t).exists()]
+        files = [path.parent / t for t in targets if (path.parent / t).exists()]
+        yield line, block, files, dead
+
+
+def check_page(page: str, text: str | None = None) -> list[Claim]:
+    """Rules 1 and 3 on one page (relative to the repository; ``text``: read in its place)."""
+    problems = []
+    for line, block, files, dead in _walk(page, text):
+        problems += dead
         numbers = measured_numbers(block)
         if not numbers or PUBLISHED.search(block):
             continue
-        files = [path.parent / t for t in targets if (path.parent / t).exists()]
         if not files:
             problems += [Claim(page, line, printed, "no committed file is linked beside it")
                          for printed, _, _ in numbers]
@@ -225,17 +233,13 @@ def check_page(page: str, text: str | None = None) -> list[Claim]:
 
 def check_note(page: str, text: str | None = None) -> list[Claim]:
     """Rules 2 and 3 on one note (``text``: read in its place)."""
-    path = ROOT / page
     problems = []
-    for line, block in blocks(path.read_text() if text is None else text):
-        targets = links(block)
-        problems += [Claim(page, line, t, "the link points at nothing in the repository")
-                     for t in targets if not (path.parent / t).exists()]
+    for line, block, files, dead in _walk(page, text):
+        problems += dead
         numbers = measured_numbers(block)
         if not numbers or not STORE.search(block):
             continue
-        files = [path.parent / t for t in targets if (path.parent / t).is_file()]
-        pool = [v for f in files for v in file_numbers(f)]
+        pool = [v for f in files if f.is_file() for v in file_numbers(f)]
         problems += [Claim(page, line, printed, "quoted from a run store: commit what it rests "
                            "on beside the note and link it")
                      for printed, value, decimals in numbers if not holds(pool, value, decimals)]

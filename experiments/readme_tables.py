@@ -30,11 +30,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from jaxrl.studies.bench.judge import budget_text, ratio_text
+from jaxrl.studies.bench.judge import budget_text, ratio_text, verdict_kind
+from jaxrl.studies.throughput.report import whole_run_rate
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 KINDS = ("above reference", "reference inside CI", "below reference", "split", "inconclusive")
+"""`judge.VERDICTS` in the order the table counts them."""
 SHORT = {"above reference": "above", "reference inside CI": "inside", "below reference": "below",
          "split": "split", "inconclusive": "inconclusive"}
 
@@ -102,14 +104,6 @@ def _ran(report: dict) -> list[dict]:
     return [r for r in report["entries"] if r.get("run_id")]
 
 
-def _kind(verdict: str) -> str | None:
-    for part in (verdict, verdict.split(": ", 1)[-1]):
-        for kind in KINDS:
-            if part.startswith(kind):
-                return kind
-    return None
-
-
 def _device(report: dict) -> str:
     """``2-core CPU`` (one CPU device per core), ``1 x NVIDIA H100 80GB HBM3``."""
     names = []
@@ -159,7 +153,7 @@ def _result(report: dict) -> str:
     head = f"{len(rows)} of {total} entries run" if len(rows) < total else f"{total} entries"
     if report.get("budget_scale", 1.0) != 1.0:
         return f"{head}; a smoke run: no verdict"
-    kinds = {r["entry"]: _kind(r["verdict"]) for r in rows}
+    kinds = {r["entry"]: verdict_kind(r["verdict"]) for r in rows}
     judged = [r for r in rows if kinds[r["entry"]]]
     parts = [head]
     if judged:
@@ -221,10 +215,10 @@ WORKLOADS = {"ppo-cartpole": "PPO CartPole-v1 (PureJaxRL's config)",
                                      "the device)"}
 
 
-def whole_run_rate(point: dict) -> float:
-    """A ladder point's env-steps/s over all members and the whole run (compile apart), as
-    `jaxrl.studies.throughput.report.whole_run_rate` reads it."""
-    return float(point.get("env_steps_per_second_all") or point["env_steps_per_second"])
+def _members_header(title: str, counts: list[int]) -> list[str]:
+    """A table's two header lines: ``title`` and one column per member count."""
+    return ["| " + title + " | " + " | ".join(f"{m} member{'s' * (m > 1)}" for m in counts)
+            + " |", "|---|" + "---|" * len(counts)]
 
 
 def throughput_equal() -> str:
@@ -232,9 +226,7 @@ def throughput_equal() -> str:
     pairs = {key: values for key, values in rules["ratios"].items()}
     counts = sorted({int(k.split("@")[1]) for k in pairs})
     workloads = [w for w in WORKLOADS if any(k.startswith(w + "@") for k in pairs)]
-    lines = ["| workload (one CPU device each) | "
-             + " | ".join(f"{m} member{'s' * (m > 1)}" for m in counts) + " |",
-             "|---|" + "---|" * len(counts)]
+    lines = _members_header("workload (one CPU device each)", counts)
     for w in workloads:
         cells = []
         for m in counts:
@@ -257,9 +249,7 @@ def _points(path: Path) -> dict[tuple[str, int, str], dict]:
 def throughput_cpu() -> str:
     points = _points(BENCH / "throughput-cpu" / "results.json")
     counts = sorted({m for _, m, _ in points})
-    lines = ["| workload (jaxrl on two devices, rejax on one) | "
-             + " | ".join(f"{m} member{'s' * (m > 1)}" for m in counts) + " |",
-             "|---|" + "---|" * len(counts)]
+    lines = _members_header("workload (jaxrl on two devices, rejax on one)", counts)
     for w in WORKLOADS:
         cells = []
         for m in counts:
