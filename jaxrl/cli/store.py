@@ -13,6 +13,7 @@ from jaxrl.cli.common import UsageError, bench_view, check_writable, one_line_wa
 from jaxrl.runs import query
 from jaxrl.runs.demos import list_demos
 from jaxrl.runs.export import to_tensorboard, to_wandb
+from jaxrl.runs.integrity import FOREIGN
 from jaxrl.runs.plots import plot_runs
 from jaxrl.runs.runmeta import strict_json
 from jaxrl.runs.store import RunStore
@@ -40,6 +41,8 @@ def _runs_check(store, move: bool) -> int:
         said = [f"{moved} moved to {store.root / '.quarantine'}, their runs stay flagged "
                 "damaged"] if moved else []
         said += [f"{removed} leftover temp files removed"] if removed else []
+        foreign = (bad["reason"] == FOREIGN).sum()
+        said += [f"{foreign} foreign files left in place (never read)"] if foreign else []
         hint = "; ".join(said) or "none moved"
     print(f"{len(bad)} bad files; {hint}")
     return 1

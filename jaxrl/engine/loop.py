@@ -245,6 +245,7 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
             done.run_seconds += elapsed
             metrics["env_steps_per_second"] = np.full_like(
                 metrics["env_steps"], members.size * steps_per_chunk / max(elapsed, 1e-9))
+            check_same_metrics(done.chunks, metrics)
             done.chunks.append(metrics)
             if on_chunk is not None:  # stream the chunk out first: a bad chunk is kept
                 on_chunk({"chunk": c, "metrics": metrics, "first_update": c * k})
@@ -273,6 +274,17 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
         if bar is not None:
             bar.close()
     return state
+
+
+def check_same_metrics(chunks: list, metrics: dict) -> None:
+    """Refuse (one-line `ValueError`) a chunk whose metric names differ from the earlier
+    chunks' (``chunks``: a resumed run's are read from its store, which may have been edited):
+    the run could not be put together from them."""
+    if chunks and set(metrics) != set(chunks[0]):
+        missing, extra = sorted(set(chunks[0]) - set(metrics)), sorted(set(metrics) - set(chunks[0]))
+        raise ValueError(f"the run's earlier chunks do not hold the metrics this program writes "
+                         f"(earlier chunks have {', '.join(missing) or 'nothing more'}, lack "
+                         f"{', '.join(extra) or 'nothing'}): they are not this run's metrics")
 
 
 def compile_source(programs_built: list[tuple[str, float, bool]]) -> str:

@@ -146,6 +146,7 @@ def _resume_locked(run_store: RunStore, run_id: str, progress: bool) -> list:
     spec.configs = [{k: v for k, v in run.meta["config"].items() if k != "total_steps"}
                     for run in runs]  # the exact configs that ran
     resolved = resolve_group(spec)
+    recorded_chunks(runs)  # a bad stored chunk: one line now, before any run is reopened
     for run in runs:
         run.reopen()
     return run_recorded(spec, resolved, runs, progress=progress, restore=True,

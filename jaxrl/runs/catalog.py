@@ -134,11 +134,12 @@ def _file_problem(path: Path, known: list | None) -> str | None:
     return quick_problem(path)
 
 
-def _problems(folder: Path, data: list[str], known: dict) -> tuple[list, list]:
+def _problems(folder: Path, data: list[str], known: dict, meta: dict) -> tuple[list, list]:
     """``(problems, good files)`` of a run's data files ``data``: ``[file, reason, size,
-    mtime_ns]`` of each bad one (`_file_problem`, then `file_reasons` against the run)."""
+    mtime_ns]`` of each bad one (`_file_problem`, then `file_reasons` against the run, whose
+    ``run.json`` is ``meta``)."""
     reasons = file_reasons(folder, data, lambda path: _file_problem(
-        path, known.get(path.relative_to(folder).as_posix())))
+        path, known.get(path.relative_to(folder).as_posix())), meta=meta)
     problems = [[rel, reason, *file_stamp(folder / rel)] for rel, reason in reasons.items()
                 if reason]
     return problems, [rel for rel, reason in reasons.items() if reason is None]
@@ -158,7 +159,7 @@ def read_row(folder: Path, fp: tuple, old: pd.Series | None) -> dict | None:
         return None
     if json_problem == "missing" and not run_json_missing(folder):
         json_problem = None  # in quarantine: the run is flagged damaged for that
-    problems, good = _problems(folder, data, known)
+    problems, good = _problems(folder, data, known, meta or {})
     problems = ([[RUN_JSON, json_problem, fp[2], fp[3]]] if json_problem else []) + problems
     meta = meta or {}
     row = {c: meta.get(c) for c in RUN_COLUMNS}

@@ -46,6 +46,7 @@ from jaxrl.runs.layout import (  # noqa: F401  (re-exported: the store's file na
     QUARANTINE_DIR,
     RUN_JSON,
     TEMP_NAME,
+    is_chunk_name,
     named_runs,
     quarantined_runs,
     top_folders,
@@ -54,6 +55,8 @@ from jaxrl.runs.runmeta import sound_part, validate_meta
 from jaxrl.runs.schema import file_problems
 
 PARQUET_MAGIC = b"PAR1"
+FOREIGN = ("not a file the store writes (chunks are named chunk-NNNNN.parquet): never read; "
+           "remove it or move it out of the run")
 TEMP_GRACE_SECONDS = 600  # a temp file older than this is no write under way: a killed one's
 
 
@@ -120,8 +123,21 @@ def unreadable_entries(root: Path) -> list[BadFile]:
 
 
 def chunk_files(folder: Path) -> list[Path]:
-    """A run's metrics chunks, in order (hidden temp files excluded)."""
-    return sorted((folder / METRICS_DIR).glob(CHUNK_GLOB))
+    """A run's metrics chunks, in order: only the files the store writes (`is_chunk_name`), so
+    a copy (``chunk-00000 (copy).parquet``) or a temp file never joins the run."""
+    return sorted(p for p in (folder / METRICS_DIR).glob(CHUNK_GLOB) if is_chunk_name(p.name))
+
+
+def foreign_files(root: Path) -> list[BadFile]:
+    """The files in the run folders' ``metrics`` that the store did not write (not a chunk
+    name, not a temp file of a write): never read, listed by ``jaxrl runs check``."""
+    found = []
+    for folder in run_folders(Path(root)):
+        metrics = folder / METRICS_DIR
+        names = sorted(p.name for p in metrics.iterdir()) if metrics.is_dir() else []
+        found += [BadFile(folder.name, f"{METRICS_DIR}/{name}", FOREIGN) for name in names
+                  if not is_chunk_name(name) and not TEMP_NAME.fullmatch(name)]
+    return found
 
 
 def data_files(folder: Path) -> list[str]:
@@ -213,15 +229,17 @@ def check_run(folder: Path, deep: bool = True) -> list[BadFile]:
     return bad + [BadFile(folder.name, rel, reason) for rel, reason in reasons.items() if reason]
 
 
-def file_reasons(folder: Path, rels: list[str], check=quick_problem,
-                 deep: bool = False) -> dict[str, str | None]:
+def file_reasons(folder: Path, rels: list[str], check=quick_problem, deep: bool = False,
+                 meta: dict | None = None) -> dict[str, str | None]:
     """``{file: why it is bad, or None}`` for the data files ``rels`` of the run ``folder``
     (relative to it): each checked alone (``check``: a path's problem or None), then the
     Parquet files that passed, against the run (`jaxrl.runs.schema.file_problems`, ``deep``:
-    reading their ``run_id`` values)."""
+    reading their ``run_id`` values; ``meta``: the run's ``run.json``, read here if None)."""
     reasons = {rel: check(folder / rel) for rel in rels}
     whole = [rel for rel, reason in reasons.items() if reason is None and rel != RUN_JSON]
-    reasons.update(file_problems(folder, whole, deep))
+    if meta is None:
+        meta = read_run_json(folder / RUN_JSON)[0] or {}
+    reasons.update(file_problems(folder, whole, deep, meta.get("metric_names")))
     return reasons
 
 

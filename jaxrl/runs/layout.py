@@ -23,6 +23,9 @@ RUN_JSON = "run.json"
 EVALUATIONS = "evaluations.parquet"
 METRICS_DIR = "metrics"
 CHUNK_GLOB = "chunk-*.parquet"
+# the only names a run's metrics chunks have (`chunk_name`): a file matching `CHUNK_GLOB` but not
+# this (``chunk-00000 (copy).parquet``) is a foreign file, never read
+CHUNK_NAME = re.compile(r"chunk-[0-9]{5,}\.parquet")
 QUARANTINE_DIR = ".quarantine"
 CATALOG_DIR = ".catalog"
 # the temp file of a write (`jaxrl.runs.files.atomic_write_bytes`): ".<name>.<8 hex>.tmp"
@@ -33,6 +36,16 @@ Fingerprint = tuple[int, int, int, int]
 # makes (letters, digits, "-", "_"), and at most "." besides; never a path, never hidden.
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 ID_RULE = "one name of letters, digits, '.', '_' and '-', never a path"
+
+
+def chunk_name(index: int) -> str:
+    """The file name of a run's metrics chunk ``index`` (what the store writes)."""
+    return f"chunk-{index:05d}.parquet"
+
+
+def is_chunk_name(name: str) -> bool:
+    """Whether ``name`` is a metrics chunk's file name as the store writes it (`chunk_name`)."""
+    return bool(CHUNK_NAME.fullmatch(name))
 
 
 def is_run_id(name: object) -> bool:

@@ -40,6 +40,7 @@ from jaxrl.runs.integrity import (
     check_store,
     chunk_files,
     file_reasons,
+    foreign_files,
     leftover_temps,
     one_line,
     quarantine,
@@ -352,15 +353,16 @@ def check(store: RunStore | None = None, move: bool = False) -> pd.DataFrame:
     ``reason``, and ``moved_to`` when ``move``: the file is then in the store's
     ``.quarantine`` folder), per entry of the store that cannot be read (a looping link), and
     per temp file a killed write left (`leftover_temps`; ``move`` removes those older than a
-    few minutes: ``moved_to`` says ``removed``). The catalog learns of the bad files, so later
-    queries skip them."""
+    few minutes: ``moved_to`` says ``removed``), and per file in a run's ``metrics`` that the
+    store did not write (`foreign_files`: never read, left in place). The catalog learns of the
+    bad files, so later queries skip them."""
     root = Path((store or RunStore()).root)
     if move:  # moving files aside writes the store: one line now if it cannot be written
         (store or RunStore(root)).ensure_writable(needed_bytes=0)
     bad = check_store(root)
     catalog.record_check(root, bad)
     temps = leftover_temps(root)
-    found = sorted(bad + temps, key=lambda b: b.run_id)
+    found = sorted(bad + temps + foreign_files(root), key=lambda b: b.run_id)
     frame = pd.DataFrame(found, columns=list(BadFile._fields))
     if move:
         done = {src: str(dst) for src, dst in quarantine(root, bad)}

@@ -36,6 +36,7 @@ COUNTS = {"seeds": SEEDS_LIMIT, "total_steps_per_seed": STEP_LIMIT, "frames_per_
           "device_count": 2**20, "pid": 2**31 - 1}
 MAPPINGS = ("config", "group", "versions", "compile_parts")
 LISTS = ("final_eval_return", "train_return_last100")
+NAME_CHARS = 200  # the longest metric name ``metric_names`` may record
 
 
 def _is_number(x) -> bool:
@@ -69,6 +70,9 @@ def field_problem(name: str, value) -> str | None:
     if name in LISTS and not (isinstance(value, list)
                               and all(v is None or _is_number(v) for v in value)):
         return f"{name} is not a list of numbers"
+    if name == "metric_names" and not (isinstance(value, list) and all(
+            isinstance(v, str) and 0 < len(v) <= NAME_CHARS for v in value)):
+        return "metric_names is not a list of metric names"
     if name == "git_dirty" and not isinstance(value, bool):
         return f"git_dirty is not true or false ({value!r:.40})"
     return None

@@ -13,8 +13,10 @@ answers for every run: a text ``episode_return_mean`` turns the column to text f
 them, a ``run_id`` of another run counts its rows as that run's. `file_problems` says why a
 file cannot join: a column of a type that does not cast exactly to the store's (text where a
 number goes; int32 seeds and float32 metrics cast exactly and are fine), a column missing or
-doubled, a ``run_id`` other than its run folder's name, and, for a metrics chunk, column names
-other than those of most of its run's chunks (the earliest chunk's on a tie). Such a file is
+doubled, a ``run_id`` other than its run folder's name, and, for a metrics chunk, metric names
+other than those its run's ``run.json`` records (``metric_names``, written with the first
+chunk), or, for a run written before they were recorded, other than those of most of its
+run's chunks (the earliest chunk's on a tie). Such a file is
 bad like a truncated one: skipped by queries, its run flagged ``damaged``, listed by ``jaxrl
 runs check``. The views cast every column to the store's type (`pinned_columns`), so no file
 can change another run's types either.
@@ -159,11 +161,14 @@ def _other_run(value) -> str:
     return f"rows of another run: run_id {value!r:.60}"
 
 
-def file_problems(folder: Path, rels: list[str], deep: bool = False) -> dict[str, str]:
+def file_problems(folder: Path, rels: list[str], deep: bool = False,
+                  recorded: list[str] | None = None) -> dict[str, str]:
     """``{file: reason}`` for the files ``rels`` of the run folder ``folder`` (metrics chunks
     and evaluations, relative to it, each a whole Parquet file) that cannot join the store's
     tables (see the module docstring); ``deep`` reads ``run_id`` values from the column even
-    where the footer's statistics give them."""
+    where the footer's statistics give them. ``recorded``: the metric names the run's
+    ``run.json`` records (``metric_names``), which every chunk must hold exactly; a run written
+    before they were recorded has its chunks compared with each other instead."""
     problems, names = {}, {}
     for rel in rels:
         path = folder / rel
@@ -179,9 +184,11 @@ def file_problems(folder: Path, rels: list[str], deep: bool = False) -> dict[str
             problems[rel] = reason
         elif table == "metrics":
             names[rel] = frozenset(footer.names)
-    if names:
+    if recorded is not None:
+        usual, whose = frozenset([*KEY_TYPES, *recorded]), "the metric names its run records"
+    elif names:
         counts = Counter(names.values())  # in chunk order: a tie goes to the earliest chunk
-        usual = max(counts, key=counts.get)
-        problems.update({rel: differing(cols, usual, "the run's other chunks")
-                         for rel, cols in names.items() if cols != usual})
+        usual, whose = max(counts, key=counts.get), "the run's other chunks"
+    problems.update({rel: differing(cols, usual, whose)
+                     for rel, cols in names.items() if cols != usual})
     return problems

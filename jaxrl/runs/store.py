@@ -43,10 +43,12 @@ from jaxrl.runs.files import (  # noqa: F401  (re-exported: the store's file hel
     write_error,
 )
 from jaxrl.runs.frames import metrics_frame
-from jaxrl.runs.integrity import read_run_json
+from jaxrl.runs.integrity import file_reasons, read_run_json
 from jaxrl.runs.layout import (  # noqa: F401  (re-exported)
     DEFAULT_ROOT,
     ID_RULE,
+    METRICS_DIR,
+    chunk_name,
     default_root,
     is_run_id,
     named_runs,
@@ -301,21 +303,41 @@ class Run:
 
     def read_chunks(self) -> list[dict]:
         """The metrics chunks written so far, in order, as ``{name: [seeds, K]}`` arrays (the
-        inverse of `write_chunk`); stops at the first missing chunk."""
-        chunks = []
-        while (path := self.folder / "metrics" / f"chunk-{len(chunks):05d}.parquet").is_file():
-            frame = pd.read_parquet(path).sort_values(["seed", "update"])
-            seeds = frame["seed"].nunique()
-            names = [c for c in frame.columns if c not in ("run_id", "seed", "update")]
-            chunks.append({n: frame[n].to_numpy().reshape(seeds, -1) for n in names})
-        return chunks
+        inverse of `write_chunk`); stops at the first missing chunk. A chunk that cannot join
+        the run (truncated, its metric names not those ``run.json`` records: `file_reasons`)
+        is a one-line `StoreError` naming it, before anything is trained on top of it."""
+        rels = []
+        while (self.folder / METRICS_DIR / chunk_name(len(rels))).is_file():
+            rels.append(f"{METRICS_DIR}/{chunk_name(len(rels))}")
+        bad = [(rel, why) for rel, why in file_reasons(self.folder, rels, meta=self.meta).items()
+               if why]
+        if bad:
+            rel, why = bad[0]
+            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            raise StoreError(f"run {self.run_id!r} cannot go on from its stored metrics: {rel} "
+                             f"is bad: {why}{more}; restore the file, or train the run again")
+        return [self._chunk(self.folder / rel) for rel in rels]
+
+    def _chunk(self, path: Path) -> dict:
+        """One chunk file as ``{name: [seeds, K]}`` arrays."""
+        frame = pd.read_parquet(path).sort_values(["seed", "update"])
+        seeds = frame["seed"].nunique()
+        names = [c for c in frame.columns if c not in ("run_id", "seed", "update")]
+        return {n: frame[n].to_numpy().reshape(seeds, -1) for n in names}
 
     def write_chunk(self, index: int, metrics: dict, first_update: int) -> None:
-        """``metrics``: ``{name: [seeds, K]}`` host arrays of one chunk -> one Parquet file."""
+        """``metrics``: ``{name: [seeds, K]}`` host arrays of one chunk -> one Parquet file. The
+        first chunk's metric names go into ``run.json`` (``metric_names``) before it is
+        written: every chunk of the run is checked against them
+        (`jaxrl.runs.schema.file_problems`). A run begun before they were recorded goes on
+        without them (its chunks are compared with each other)."""
+        if index == 0:
+            self.meta["metric_names"] = sorted(metrics)
+            self.save_meta()
         frame = metrics_frame([metrics])
         frame["update"] += first_update
         frame.insert(0, "run_id", self.run_id)
-        atomic_write_parquet(self.folder / "metrics" / f"chunk-{index:05d}.parquet", frame)
+        atomic_write_parquet(self.folder / METRICS_DIR / chunk_name(index), frame)
 
     def finish(self, status: str, message: str | None = None, summary: dict | None = None,
                evaluations: pd.DataFrame | None = None) -> None:

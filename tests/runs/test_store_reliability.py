@@ -453,3 +453,21 @@ def test_evaluations_that_do_not_match_the_store_are_kept_out(store, change, rea
         assert damaged(store) == {"run-a"}
     assert evals.run_id.tolist() == ["run-b", "run-c"] and evals.m.tolist() == [15.0, 15.0]
     assert reason in check_store(store.root)[0].reason
+
+
+@pytest.mark.parametrize("name", ["chunk-00000 (copy).parquet", "chunk-00001.parquet.bak",
+                                  "chunk-1.parquet", "notes.txt"])
+def test_a_file_the_store_did_not_write_never_joins_its_run(store, capsys, name):
+    """A file manager's copy of a chunk (or any file not named as the writer names chunks) is
+    never read: counts stay right, and ``runs check`` lists it, left in place."""
+    metrics = store.root / "run-a" / "metrics"
+    shutil.copy(metrics / "chunk-00000.parquet", metrics / name)
+    assert n_metrics(store) == 3 * CHUNKS * CHUNK_ROWS
+    assert len(query.load_metrics("run-a", store)) == CHUNKS * CHUNK_ROWS
+    assert not damaged(store)
+    root = str(store.root)
+    for flags in ([], ["--quarantine"]):
+        assert main(["runs", "--runs-dir", root, "check", *flags]) == 1
+        out = capsys.readouterr().out
+        assert f"metrics/{name}" in out and "not a file the store writes" in out
+    assert "1 foreign files left in place" in out and (metrics / name).is_file()

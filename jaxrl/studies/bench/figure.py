@@ -27,6 +27,7 @@ import pandas as pd
 
 from jaxrl import stats
 from jaxrl.measures import LAST_EPISODES, last_episodes_mean
+from jaxrl.runs.integrity import chunk_files
 from jaxrl.runs.plots import curve_band
 from jaxrl.runs.store import RunStore, valid_run_id
 from jaxrl.studies.bench.markdown import _fmt
@@ -57,7 +58,7 @@ def entry_curve(store: RunStore, meta: dict, measure: str) -> pd.DataFrame:
         if measure == "final_eval":
             frame = pd.read_parquet(folder / "evaluations.parquet")
             return frame.rename(columns={"eval_return": "value"})[["seed", "env_steps", "value"]]
-        files = sorted((folder / "metrics").glob("chunk-*.parquet"))
+        files = chunk_files(folder)
         frame = pd.concat([pd.read_parquet(f, columns=["seed", "update", "env_steps",
                                                        "episode_return_mean", "episode_count"])
                            for f in files])

@@ -23,6 +23,7 @@ import numpy as np
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.programs import act_program
 from jaxrl.engine.recorded import end_run, new_group_runs, run_recorded
+from jaxrl.runs.integrity import chunk_files
 from jaxrl.runs.run_lock import held
 from jaxrl.runs.store import Run, RunStore, StoreError
 from jaxrl.studies.ray import record_as_they_end
@@ -193,11 +194,11 @@ def group_runs(plan: Plan, g: int, root: Path, sweep_id: str, stored: dict,
         runs = [run_store.open(stored[i]["run_id"]) for i in idx]
         folder = runs[0].checkpoint_dir  # restorable here if the runs hold its chunks too
         restore = (folder is not None and folder.is_dir() and any(folder.iterdir())
-                   and any((runs[0].folder / "metrics").glob("chunk-*.parquet")))
+                   and bool(chunk_files(runs[0].folder)))
         for run in runs:
             run.reopen()
             if not restore:  # trained again from its first update: no stale chunks
-                for chunk in (run.folder / "metrics").glob("chunk-*.parquet"):
+                for chunk in chunk_files(run.folder):
                     chunk.unlink()
         return runs, restore
     metas = [{"sweep_params": plan.swept[i], "sweep_index": i} for i in idx]
