@@ -31,6 +31,7 @@ from typing import Any
 
 from envs import families, goals, probes
 from envs.families import Family
+from envs.options import EnvOptionError, checked
 from envs.starts import PreparedStarts
 from envs.wrappers import ObservationSubset, RewardScale, StickyActions
 
@@ -72,10 +73,6 @@ def register(name: str, factory: Factory, family: str = "discrete") -> None:
     if not callable(factory):
         raise ValueError(f"factory must be callable (**kwargs) -> (env, params), got {factory!r}")
     _REGISTERED[name] = (factory, family)
-
-
-class EnvOptionError(ValueError):
-    """Raised by `make` for an option (keyword argument) the env does not take."""
 
 
 def _gymnax_names() -> tuple[str, ...]:
@@ -175,9 +172,11 @@ def make(name: str, reward_scale: float | None = None, observation_indices=None,
     entries of a flat observation (`envs.wrappers.ObservationSubset`: CartPole-v1 with
     ``[0, 2]`` hides both velocities), and ``sticky_action_prob`` repeats the last executed
     action with that probability (`envs.wrappers.StickyActions`, discrete actions: MinAtar's
-    0.1)."""
+    0.1). An option that counts (``episode_length``, ...: `envs.options`) must be a whole
+    number in range (`EnvOptionError`, one line)."""
     if not isinstance(name, str):
         raise TypeError(f"environment name must be a string, got {type(name).__name__}")
+    kwargs = checked(name, kwargs)
     if sticky_action_prob is not None:
         if not isinstance(sticky_action_prob, (int, float)) or isinstance(sticky_action_prob,
                                                                           bool):

@@ -194,6 +194,8 @@ def cmd_compare_adaptive(args) -> int:
         a, b = pair.split(" vs ")
         print(f"{a} vs {b}: {decision} (alpha {args.alpha:g}, {result.interims} interim(s) of "
               f"{args.batch} seeds, cap {args.max_batches})")
+    for note in result.notes:
+        print(f"note: {note}")
     for run_id, scores in result.scores.items():
         added = result.runs[run_id][1:]
         print(f"{run_id}: {len(scores)} seeds, mean {np.mean(scores):.2f}"

@@ -8,6 +8,7 @@ from typing import Any
 
 import envs
 from envs.core import runs_on_host
+from envs.options import checked as checked_env_options
 from envs.wrappers import EpisodeStatistics
 from jaxrl import algos, memory
 from jaxrl.algos.offpolicy import ActorCriticStatic
@@ -58,11 +59,13 @@ def group_spec(algo: str, env: str, seeds: int, total_steps: int, configs: list,
                max_chunk_updates: int = MAX_CHUNK_UPDATES, env_kwargs=None,
                checkpoint_every=None, memory_check: bool = True,
                eval_sample: bool = False) -> GroupSpec:
-    """A `GroupSpec` from the engine options as `train` and `sweep` name them."""
+    """A `GroupSpec` from the engine options as `train` and `sweep` name them; the env's count
+    options are checked and recorded as ints (`envs.options.checked`: ``2.0`` -> ``2``)."""
     check_run_args(seeds=seeds, total_steps=total_steps, seed=seed,  # before int() truncates
                    eval_episodes=eval_episodes, env_kwargs=env_kwargs)
     return GroupSpec(algo=algo, env=env, total_steps=int(total_steps), seeds=int(seeds),
-                     seed=int(seed), configs=list(configs), env_kwargs=env_kwargs,
+                     seed=int(seed), configs=list(configs),
+                     env_kwargs=checked_env_options(env, env_kwargs),
                      eval_every=eval_every, eval_episodes=int(eval_episodes),
                      eval_sample=_flag("eval_sample", eval_sample),
                      max_chunk_updates=int(max_chunk_updates), shard=bool(shard_seeds),

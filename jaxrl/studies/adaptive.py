@@ -40,7 +40,8 @@ SEED_STRIDE = 100_003  # root seeds of added batches: the first run's + k * this
 @dataclasses.dataclass
 class Decision:
     """What an adaptive comparison decided: ``decisions`` ``{"A vs B": larger | smaller |
-    equal}``, ``seeds`` used per side, the number of ``interims``, and ``scores`` per side."""
+    equal}``, ``seeds`` used per side, the number of ``interims``, ``scores`` per side, and
+    ``notes`` on what was compared (budgets that differ)."""
 
     decisions: dict[str, str]
     seeds: dict[str, int]
@@ -50,6 +51,7 @@ class Decision:
     batch: int
     max_batches: int
     runs: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    notes: list[str] = dataclasses.field(default_factory=list)  # what the reader should know
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -92,13 +94,40 @@ def decide(sides: list[str], scores: Callable[[str, int], np.ndarray], batch: in
 def compare_runs(run_a: str, run_b: str, store, measure: str = "final_eval", batch: int = 5,
                  max_batches: int = 4, alpha: float = 0.05, progress: bool = False) -> Decision:
     """`decide` between two stored runs, training more seeds of each as the test asks (see the
-    module docstring). ``measure``: a `jaxrl.measures` name."""
+    module docstring). ``measure``: a `jaxrl.measures` name. Runs on different envs (or env
+    options) are refused (`check_comparable`); runs of different budgets are compared, and
+    ``notes`` says their budgets (more training against less is a question worth asking)."""
     pools = {run_id: SeedPool(run_id, store, measure, batch, progress)
              for run_id in (run_a, run_b)}
+    check_comparable(run_a, pools[run_a].spec, run_b, pools[run_b].spec)
     result = decide([run_a, run_b], lambda side, k: pools[side].batch(k), batch, max_batches,
                     alpha)
     result.runs = {run_id: pool.run_ids for run_id, pool in pools.items()}
+    steps = {run_id: pool.spec.get("total_steps") for run_id, pool in pools.items()}
+    if steps[run_a] != steps[run_b]:
+        result.notes.append("the runs' budgets differ (" + ", ".join(
+            f"{run_id}: {_steps(n)} env steps per seed" for run_id, n in steps.items()) + ")")
     return result
+
+
+def _steps(n) -> str:
+    return f"{n:,}" if isinstance(n, int) else str(n)
+
+
+def check_comparable(run_a: str, spec_a: dict, run_b: str, spec_b: dict) -> None:
+    """A one-line `ValueError` naming both runs unless their group specs are on one env with
+    the same env options: scores of two envs are on two scales, and a test between them
+    decides nothing about the algorithms."""
+    def env_of(spec: dict) -> str:
+        options = spec.get("env_kwargs") or {}
+        return str(spec.get("env")) + (f" {json.dumps(options, sort_keys=True, default=str)}"
+                                       if options else "")
+
+    env_a, env_b = env_of(spec_a), env_of(spec_b)
+    if env_a.removeprefix("gymnax:") != env_b.removeprefix("gymnax:"):  # one env's two names
+        raise ValueError(f"run {run_a} is on {env_a} and run {run_b} on {env_b}: an adaptive "
+                         "comparison needs two runs of one env (their scores are on different "
+                         "scales)")
 
 
 def grow_entry(run_id: str, store, adaptive: dict, reference: float, measure: str,

@@ -198,7 +198,10 @@ def judge(row: dict, smoke: bool = False) -> dict:
     return row
 
 
-def _suite_file(suite: str | None, suite_path: str | None, by_name: bool = False) -> Path | None:
+def suite_file(suite: str | None, suite_path: str | None, by_name: bool = False) -> Path | None:
+    """The suite file a bench's report is checked against (`suite_entries`): the one at
+    ``suite_path`` (where it was read from), else ``experiments/benchmarks/<suite>.yaml``;
+    ``by_name``: the other way round. None where neither is a file."""
     named = str(SUITES_DIR / f"{suite}.yaml") if suite else None
     for candidate in ((named, suite_path) if by_name else (suite_path, named)):
         if candidate and Path(candidate).is_file():
@@ -213,7 +216,7 @@ def suite_entries(suite: str | None, suite_path: str | None = None,
     may come from another machine), with the suite's defaults for seeds and evaluation
     episodes filled in (as `jaxrl.studies.bench.suite.load_suite` does); None if there is no readable
     file."""
-    path = _suite_file(suite, suite_path, by_name)
+    path = suite_file(suite, suite_path, by_name)
     if path is None:
         return None
     try:

@@ -5,12 +5,22 @@ references."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from jaxrl.measures import MEASURES
+from jaxrl.repo_data import REPO, SUITES_DIR
 from jaxrl.runs.report import compile_text, frames_text
 from jaxrl.studies import verdicts
-from jaxrl.studies.bench.judge import MIN_SEEDS, VERDICTS, budget_text, ratio_text, verdict_kind
+from jaxrl.studies.bench.judge import (
+    MIN_SEEDS,
+    VERDICTS,
+    budget_text,
+    ratio_text,
+    suite_file,
+    verdict_kind,
+)
 
 
 def _fmt(x, digits: int = 1) -> str:
@@ -89,11 +99,23 @@ def banner(report: dict) -> list[str]:
                   + ", ".join(f"`{e}`" for e in carried) + ".", ""]
     if report.get("stale"):
         lines += ["> **Stale: this report no longer matches its suite file** "
-                  f"(`experiments/benchmarks/{report.get('suite')}.yaml`), so it is no result "
+                  f"(`{suite_file_shown(report)}`), so it is no result "
                   "for that suite as it stands:", ">"]
         lines += [f"> * {reason}" for reason in report["stale"]]
         lines.append("")
     return lines
+
+
+def suite_file_shown(report: dict) -> str:
+    """The suite file ``report`` was checked against (`judge.suite_file`; the one it was read
+    from where that is gone), relative to the repository where it lies in it."""
+    by_name = report.get("source") == "results.json"
+    path = suite_file(report.get("suite"), report.get("suite_path"), by_name) or Path(
+        report.get("suite_path") or SUITES_DIR / f"{report.get('suite')}.yaml")
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:  # outside the repository
+        return str(path)
 
 
 def markdown(report: dict) -> str:

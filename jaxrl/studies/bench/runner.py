@@ -51,6 +51,7 @@ from jaxrl.studies.bench.suite import (  # noqa: F401  (re-exported: the suite f
     SuiteError,
     load_suite,
     suite_path,
+    with_batch,
 )
 from jaxrl.trained.results import NonFiniteMetricError
 
@@ -67,8 +68,9 @@ def matches(name: str, patterns: list[str] | None, names: tuple[str, ...] = ()) 
 
 
 def scaled(entry: Entry, seeds: int | None, budget_scale: float) -> Entry:
-    """The entry with ``seeds`` (if given) and its budget times ``budget_scale``, never below
-    one update of its config."""
+    """The entry with ``seeds`` (if given; an adaptive entry's batch, which the suite file's
+    rule holds to >= 2) and its budget times ``budget_scale``, never below one update of its
+    config."""
     steps = entry.total_steps
     if budget_scale != 1.0:
         try:
@@ -77,8 +79,8 @@ def scaled(entry: Entry, seeds: int | None, budget_scale: float) -> Entry:
         except ValueError as err:
             raise SuiteError(f"{entry.name}: {err}") from None
         steps = max(round(steps * budget_scale), config.steps_per_update)
-    adaptive = entry.adaptive if entry.adaptive is None or not seeds else {
-        **entry.adaptive, "batch": int(seeds)}  # --seeds sets an adaptive entry's batch
+    adaptive = entry.adaptive if entry.adaptive is None or not seeds else with_batch(
+        entry.adaptive, seeds, f"--seeds {seeds} (the batch of {entry.name}'s seeds: adaptive)")
     return dataclasses.replace(entry, seeds=int(seeds or entry.seeds), total_steps=int(steps),
                                adaptive=adaptive)
 

@@ -43,7 +43,8 @@ entry runs ``batch`` seeds, then another ``batch`` while no side is found, at mo
 
 Every number is finite and whole where it counts (``seeds: .inf`` or ``total_steps: 1e400`` is
 one line), the root ``seed`` and ``env_kwargs`` are checked as `jaxrl.train` checks them
-(`jaxrl.config.check_run_args`), and entry names are unique.
+(`jaxrl.config.check_run_args`; an env option that counts, ``episode_length`` ..., a whole
+number in range: `envs.options`), and entry names are unique.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from envs.options import EnvOptionError
+from envs.options import checked as checked_env_options
 from jaxrl import named_yaml, presets
 from jaxrl.config import ConfigError, check_run_args, shown
 from jaxrl.measures import MEASURES
@@ -178,7 +181,8 @@ def _entry(raw: Any, index: int, file: str, seeds: Any, eval_episodes: int) -> E
         reference = _reference(reference, where)
     try:
         check_run_args(env_kwargs=raw.get("env_kwargs"))
-    except ConfigError as err:
+        env_kwargs = checked_env_options(env, raw.get("env_kwargs"))
+    except (ConfigError, EnvOptionError) as err:
         raise SuiteError(f"{where}: {err}") from None
     adaptive = _adaptive(raw.get("seeds", seeds), where)
     if adaptive is not None and reference is None:
@@ -191,7 +195,7 @@ def _entry(raw: Any, index: int, file: str, seeds: Any, eval_episodes: int) -> E
                  config=dict(config), reference=reference,
                  eval_episodes=_positive_int(raw.get("eval_episodes", eval_episodes),
                                              f"{where}: eval_episodes"),
-                 env_kwargs=raw.get("env_kwargs"),
+                 env_kwargs=env_kwargs,
                  floor=None if raw.get("floor") is None else _floor(raw["floor"], where))
 
 
@@ -246,6 +250,12 @@ def _adaptive(raw: Any, where: str) -> dict | None:
         raise SuiteError(f"{where}: seeds.adaptive needs batch >= 2 and 0 < alpha < 1, got "
                          f"batch {batch}, alpha {shown(alpha)}")
     return {"batch": batch, "max_batches": looks, "alpha": alpha}
+
+
+def with_batch(plan: dict, seeds: Any, where: str) -> dict:
+    """An entry's adaptive ``plan`` with ``seeds`` as its batch (`jaxrl bench --seeds`), checked
+    by the rule of the suite file's own ``seeds.adaptive`` (`SuiteError`: batch >= 2)."""
+    return _adaptive({"adaptive": {**plan, "batch": seeds}}, where)
 
 
 def _preset(raw: dict, algo: str, where: str) -> dict:
