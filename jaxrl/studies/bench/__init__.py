@@ -1,2 +1,3 @@
 """Benchmark suites (`suite`), their runs (`runner`, on Ray: `remote`), verdicts against the
-published references (`judge`), the report (`report`, `markdown`) and its figure (`figure`)."""
+published references (`judge`), the report (`report`, `markdown`; a results file read back is
+checked by `results_file`) and its figure (`figure`)."""

@@ -50,6 +50,7 @@ from jaxrl.studies.bench.judge import (
     verdict,
 )
 from jaxrl.studies.bench.markdown import banner, markdown
+from jaxrl.studies.bench.results_file import read_results
 
 __all__ = ["BOOTSTRAP_REPS", "CONFIDENCE", "MIN_SEEDS", "VERDICTS", "banner", "bench_dir",
            "bench_runs", "budget_share", "budget_text", "current_references", "entry_result",
@@ -276,8 +277,9 @@ def results_from_json(path: str | Path) -> dict:
     the per-seed values as recorded, judged by today's rules against today's references from
     the suite file, and checked for staleness (`stale_reasons`). Its figure is redrawn from the
     curves the rows kept (rows written before reports kept curves draw their final values).
-    Rows written before the report recorded the frame skip get Atari's 4."""
-    old = _load_results(path)
+    Rows written before the report recorded the frame skip get Atari's 4. The file is checked
+    first (`read_results`): `StoreError`, one line, for one that is not a bench's results."""
+    old = read_results(path)
     old_rows = old["entries"]
     scale = float(old.get("budget_scale", 1.0))
     suite = suite_entries(old.get("suite"), old.get("suite_path"), by_name=True)
@@ -341,28 +343,23 @@ def merged(report: dict, earlier: dict) -> dict:
             "carried_from": earlier.get("bench_id")}
 
 
-def _load_results(path: str | Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text())
-        data["entries"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
-        raise StoreError(f"{str(path)!r} is not a bench results.json ({err})") from None
-    return data
-
-
 def write(store: RunStore, bench_id: str, out: str | None = None,
           merge: str | Path | None = None) -> Path:
     """Write ``report.md``, ``results.json`` and ``curves.png`` for the bench (into its folder
     in the store, and into ``out`` if given), with the rows of the ``results.json`` at
-    ``merge`` for entries this store has not run (`merged`). Returns the folder in the store."""
+    ``merge`` for entries this store has not run (`merged`). Returns the folder in the store.
+    The ``merge`` file is checked (`read_results`) and the report rendered before anything is
+    written: a refused file changes nothing in the store."""
+    earlier = read_results(merge) if merge is not None else None
     report = results(store, bench_id)
-    if merge is not None:
-        report = merged(report, _load_results(merge))
+    if earlier is not None:
+        report = merged(report, earlier)
     report = json.loads(json.dumps(report, default=json_default))  # as the file will hold it
+    text = markdown(report)
     folder = bench_dir(store, bench_id)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / "results.json", json.dumps(report, indent=2, default=json_default))
-    atomic_write_text(folder / "report.md", markdown(report))
+    atomic_write_text(folder / "report.md", text)
     bench_figure.plot(report, folder / "curves.png")
     if out is not None:
         target = Path(out)
@@ -375,12 +372,14 @@ def write(store: RunStore, bench_id: str, out: str | None = None,
 def write_from_results(path: str | Path, out: str | None = None) -> Path:
     """Rewrite ``report.md``, ``results.json`` and ``curves.png`` from a committed
     ``results.json`` alone (`results_from_json`), in its folder or in ``out``. Returns the
-    folder written."""
+    folder written. The file is checked (`read_results`) and the report rendered before anything
+    is written."""
     report = results_from_json(path)
+    text = markdown(report)
     target = Path(out) if out is not None else Path(path).parent
     target.mkdir(parents=True, exist_ok=True)
     atomic_write_text(target / "results.json", json.dumps(report, indent=2, default=json_default))
-    atomic_write_text(target / "report.md", markdown(report))
+    atomic_write_text(target / "report.md", text)
     bench_figure.plot(report, target / "curves.png")
     return target
 
