@@ -2,7 +2,7 @@
 Pendulum-v1 (jaxrl's defaults, 64x64 MLPs, observation normalization), trained briefly here,
 then per call (median of rounds of calls, one seed): `TrainResult.act` and `StoredPolicy.act`
 on one observation and on a batch of 64, and the exported program (`export_policy`, run as a
-serving process would: `jax.export.deserialize(...).call`). Each exported policy then plays
+serving process would: `load_exported(...).call`, checksum checked). Each exported policy then plays
 gymnasium's own env (the same deterministic policy, gymnasium's physics and time limit) for a
 few episodes, beside the return it scored in jaxrl's final evaluation.
 
@@ -23,6 +23,7 @@ import jax
 import numpy as np
 
 import jaxrl
+from jaxrl.trained.serving import load_exported
 
 TASKS = {"CartPole-v1": 100_000, "Pendulum-v1": 300_000}
 ROUNDS, CALLS = 5, 200
@@ -70,7 +71,7 @@ def main(out: str) -> None:
         batch = np.zeros((64, *space.shape), np.float32)
         stored = jaxrl.load_policy(result.run_id, runs_dir=runs)
         path = result.export_policy(Path(runs) / f"{env_name}.jaxpolicy", seed=0)
-        serve = jax.export.deserialize(path.read_bytes())
+        serve = load_exported(path)  # checks the file's SHA-256, then deserializes
         served = jax.jit(serve.call)  # as a serving loop would call it: one dispatch
         rows.append({
             "env": env_name, "total_steps": steps, "hidden": list(result.config.hidden),

@@ -12,6 +12,7 @@ truncated nor left changed, and no file is left behind.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -21,14 +22,32 @@ class OutputPathError(ValueError):
 
 
 def check_file(path: str | os.PathLike, flag: str = "--json") -> None:
-    """Raise `OutputPathError` unless a file can be written (atomically) at ``path``."""
+    """Raise `OutputPathError` unless a file can be written (atomically) at ``path``: an
+    existing ``path`` (links followed) must be a regular file, since the write replaces it, and
+    replacing a folder, a device (``/dev/null``), a FIFO or a socket would destroy it."""
     target = Path(path).absolute()
-    if target.is_dir():
-        raise OutputPathError(f"{flag} {str(path)!r} is not writable: it is a folder")
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:
+        raise OutputPathError(f"{flag} {str(path)!r} is not writable: "
+                              f"{err.strerror or err}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise OutputPathError(f"{flag} {str(path)!r} is not writable: it is {file_kind(mode)}, not "
+                              "a regular file (never replaced)")
     if not target.parent.is_dir():
         raise OutputPathError(f"{flag} {str(path)!r} is not writable: folder "
                               f"{str(target.parent)!r} does not exist")
     _require_creatable(target.parent, path, flag)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` that is not a regular file is, with its article."""
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 def check_folder(path: str | os.PathLike, flag: str = "--out") -> None:

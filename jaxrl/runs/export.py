@@ -6,7 +6,8 @@
 TensorBoard uses ``tensorboardX`` (``pip install 'jaxrl[tensorboard]'``); W&B uses ``wandb``
 (``pip install 'jaxrl[wandb]'``) in offline mode, so no server or account is needed
 (``wandb sync`` uploads later). The embedded store stays the source of truth; exporting is a
-read-only view of it.
+read-only view of it. An output folder that cannot be written (an existing file, a path under
+``/proc``, a read-only file system) is a one-line `OutputPathError` before anything is written.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxrl.output_paths import check_folder
+from jaxrl.runs.files import write_error
 from jaxrl.runs.query import load_evaluations, load_metrics
 from jaxrl.runs.store import RunStore
 
@@ -31,9 +34,19 @@ def to_tensorboard(run_id: str, out: str | None = None, store: RunStore | None =
     out_dir = Path(out) if out else Path(store.root) / run_id / "tensorboard"
     metrics = load_metrics(run_id, store)
     evals = load_evaluations(run_id, store)
+    check_folder(out_dir, "--out")
+    try:
+        _write_tensorboard(SummaryWriter, out_dir, metrics, evals)
+    except OSError as err:  # the folder changed since the check, or the disk filled
+        raise write_error(out_dir, err) from None
+    return out_dir
+
+
+def _write_tensorboard(writer_class, out_dir: Path, metrics, evals) -> None:
+    """One event file folder ``out_dir/seed_<k>`` per seed of ``metrics`` and ``evals``."""
     names = [c for c in metrics.columns if c not in ("run_id", "seed", "update", "env_steps")]
     for seed, frame in metrics.groupby("seed"):
-        writer = SummaryWriter(str(out_dir / f"seed_{int(seed)}"))
+        writer = writer_class(str(out_dir / f"seed_{int(seed)}"))
         for row in frame.itertuples(index=False):
             step = int(row.env_steps)
             for name in names:
@@ -44,7 +57,6 @@ def to_tensorboard(run_id: str, out: str | None = None, store: RunStore | None =
             for row in evals[evals.seed == seed].itertuples(index=False):
                 writer.add_scalar("eval/return", float(row.eval_return), int(row.env_steps))
         writer.close()
-    return out_dir
 
 
 def _per_step_records(metrics, evals, seed) -> list[tuple[int, dict]]:
@@ -74,6 +86,7 @@ def to_wandb(run_id: str, out: str | None = None, store: RunStore | None = None,
     store = store or RunStore()
     meta = store.load(run_id)
     out_dir = Path(out) if out else Path(store.root) / run_id
+    check_folder(out_dir, "--out")
     out_dir.mkdir(parents=True, exist_ok=True)
     metrics = load_metrics(run_id, store)
     evals = load_evaluations(run_id, store)

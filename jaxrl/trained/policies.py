@@ -102,9 +102,12 @@ class StoredPolicy:
                              f"{seed!r}")
         return cached_seed(self._seed_states, self.state, seed)
 
-    def export_policy(self, path, seed: int = 0, platforms: tuple[str, ...] = ("cpu", "cuda")):
+    def export_policy(self, path, seed: int = 0,
+                      platforms: str | tuple[str, ...] = ("cpu", "cuda")):
         """Write seed ``seed``'s deterministic policy to ``path`` as a serialized JAX program
-        that runs without jaxrl (`jaxrl.trained.serving.export_policy`). Returns the path."""
+        that runs without jaxrl (`jaxrl.trained.serving.export_policy`), with a checksum that
+        `jaxrl.trained.serving.load_exported` checks. ``platforms``: one of 'cpu', 'cuda',
+        'rocm', 'tpu' or a sequence of them. Returns the path."""
         space = self.env.observation_space(self.env_params)
         return serving.export_policy(self.policy, self.seed_state(seed),
                                      tuple(space.shape), space.dtype, path, platforms)

@@ -63,9 +63,12 @@ class TrainResult:
         return acting.act_with(self._act, state, obs, key, seed, deterministic,
                                memory, shape)
 
-    def export_policy(self, path, seed: int = 0, platforms: tuple[str, ...] = ("cpu", "cuda")):
+    def export_policy(self, path, seed: int = 0,
+                      platforms: str | tuple[str, ...] = ("cpu", "cuda")):
         """Write seed ``seed``'s deterministic policy to ``path`` as a serialized JAX program
-        that runs without jaxrl (`jaxrl.trained.serving`). Returns the path."""
+        that runs without jaxrl (`jaxrl.trained.serving`), with a checksum that
+        `jaxrl.trained.serving.load_exported` checks. ``platforms``: one of 'cpu', 'cuda',
+        'rocm', 'tpu' or a sequence of them. Returns the path."""
         return self.policy().export_policy(path, seed, platforms)
 
     def policy(self) -> StoredPolicy:

@@ -6,6 +6,7 @@ names the problem; the CLI prints one line on stderr and exits 2. Nothing here t
 import dataclasses
 import math
 import os
+import stat
 
 import numpy as np
 import pytest
@@ -186,6 +187,20 @@ def test_unwritable_outputs_are_refused(check, path, fragment):
     with pytest.raises(OutputPathError, match="is not writable") as err:
         check(path)
     assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_existing_output_that_is_not_a_regular_file_is_never_replaced(tmp_path, capsys):
+    """The atomic write renames over its target: onto a FIFO, a device or a link to one it
+    would replace the node itself (as root, ``--json /dev/null`` would replace /dev/null)."""
+    fifo, link = tmp_path / "fifo", tmp_path / "null"
+    os.mkfifo(fifo)
+    link.symlink_to("/dev/null")
+    for path, kind in ((fifo, "a FIFO"), (link, "a character device")):
+        with pytest.raises(OutputPathError, match=f"it is {kind}, not a regular file"):
+            check_file(path)
+        assert main(["train", "ppo", "--json", str(path)]) == 2
+        assert f"it is {kind}" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.readlink(link) == "/dev/null"
 
 
 # -- the CLI: one line on stderr, exit 2 ----------------------------------------------------------

@@ -1,7 +1,7 @@
 """A trained policy serves fast and travels alone: `TrainResult.act` slices a seed's acting state
 once (not at every call) and gives the action the sliced state gives; `export_policy` writes a
-JAX program that a process without jaxrl runs to the same actions, observation normalization
-included."""
+JAX program that a process without jaxrl checks and runs to the same actions, observation
+normalization included."""
 
 import subprocess
 import sys
@@ -44,8 +44,11 @@ def test_the_exported_policy_runs_without_jaxrl(result, tmp_path):
     obs = np.random.default_rng(1).normal(size=(5, 3)).astype(np.float32)
     want = np.asarray(result.act(obs, seed=1))
     code = (
-        "import sys, jax, numpy as np\n"
-        f"serve = jax.export.deserialize(open({str(path)!r}, 'rb').read())\n"
+        "import hashlib, sys, jax, numpy as np\n"  # the check the serving docstring shows
+        f"header, payload = open({str(path)!r}, 'rb').read().split(b'\\n', 1)\n"
+        "assert header == b'jaxrl-policy 1 sha256=' + "
+        "hashlib.sha256(payload).hexdigest().encode()\n"
+        "serve = jax.export.deserialize(payload)\n"
         "obs = np.random.default_rng(1).normal(size=(5, 3)).astype(np.float32)\n"
         "np.save(sys.stdout.buffer, np.asarray(serve.call(obs)))\n"
         "np.save(sys.stdout.buffer, np.asarray(serve.call(obs[:1])))\n"
@@ -57,6 +60,17 @@ def test_the_exported_policy_runs_without_jaxrl(result, tmp_path):
     out = io.BytesIO(done.stdout)
     np.testing.assert_allclose(np.load(out), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.load(out), want[:1], rtol=1e-5, atol=1e-6)
+
+
+def test_the_checked_loader_serves_the_seeds_actions_on_one_platform(result, tmp_path):
+    from jaxrl.trained.serving import load_exported
+
+    path = result.export_policy(tmp_path / "pendulum.jaxpolicy", seed=0, platforms="cpu")
+    serve = load_exported(path)
+    assert serve.platforms == ("cpu",)
+    obs = np.random.default_rng(2).normal(size=(4, 3)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(serve.call(obs)), np.asarray(result.act(obs, seed=0)),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_a_recurrent_policy_is_not_exported(result, tmp_path):
