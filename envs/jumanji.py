@@ -14,8 +14,10 @@ left) has ``episode_length`` 100,000, never reached.
 
 **Specs to spaces.** The observation (a NamedTuple of arrays, nested for some tasks) becomes one
 flat float32 vector: every field but ``action_mask`` flattened in field order, then the mask
-(1 allowed, 0 not) last; ``action_mask_size`` says how many entries it has, and an on-policy
-algorithm's policy gives the masked actions no probability (`jaxrl.networks.ActorCritic`). An
+(1 allowed, 0 not) last; ``action_mask_size`` says how many entries it has (and the action
+space's ``mask_size``, `envs.spaces.Discrete`): an on-policy algorithm's policy gives the masked
+actions no probability (`jaxrl.networks.ActorCritic`), and the Q-learners act, explore and
+bootstrap among the allowed actions only (`jaxrl.algos.q_learner`). An
 action spec of one ``DiscreteArray`` is ``Discrete(n)``; a ``MultiDiscreteArray`` (Minesweeper's
 row and column, Tetris' rotation and column) is ``Discrete(prod)``, unravelled for Jumanji.
 
@@ -103,7 +105,8 @@ class JumanjiEnv(EqualByConstruction, Environment):
         return Box(low=-np.inf, high=np.inf, shape=(self.observation_size,))
 
     def action_space(self, params: Any = None) -> Discrete:
-        return Discrete(self.num_actions)
+        whole = self.action_mask_size == self.num_actions  # not a mask per component (JobShop)
+        return Discrete(self.num_actions, mask_size=self.action_mask_size if whole else 0)
 
     def _obs(self, obs: Any) -> jax.Array:
         leaves, mask = _fields(obs)

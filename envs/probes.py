@@ -20,6 +20,11 @@ rung   name                            what a failure localizes
 10     probe:continuous-truncation     rung 6 for continuous-action learners
 11     probe:memory                    a recurrent policy's memory (feed-forward ones must fail)
 =====  ==============================  ==========================================================
+
+Off the ladder, ``probe:masked-action`` checks that a learner honours an action mask.
+
+Length: the ladder's probes are each a few lines and read best beside one another (the rung
+before says what the next one adds), so they stay in one module.
 """
 
 from __future__ import annotations
@@ -364,12 +369,64 @@ class MemoryProbe(ProbeEnv):
         return ProbeAnswer(_PM1, np.full(2, gamma ** (self.length - 1)), None, 0.1, 0.0)
 
 
+class MaskedActionProbe(ProbeEnv):
+    """Off the ladder (for the algorithms that honour action masks, `envs.spaces.Discrete`):
+    three actions, two steps; the observation is ``[step, mask of 3]``, the mask allowing two
+    of the three actions (pattern ``p``: all but action ``p``; the first step's is random, the
+    second's ``p + 1 mod 3``). An allowed action ``a`` earns ``(0, 0.5, 1)[a]``, a forbidden one
+    3: a learner that acts on forbidden actions scores more than the 2 a masked one can (so a
+    training episode's return above 2 proves a mask was ignored), and one that bootstraps from
+    a forbidden action values the first step too high. V(step 1, p) = best(p), V(step 0, p) =
+    best(p) + gamma best(p + 1)."""
+
+    name, rung = "probe:masked-action", 0
+    diagnosis = ("action masks: a forbidden action is taken, preferred or bootstrapped from "
+                 "(the greedy action, exploration or the target ignores the mask)")
+    obs_dim = 4
+    episode_steps = 2
+    allowed_rewards = (0.0, 0.5, 1.0)
+    forbidden_reward = 3.0
+
+    def observation_space(self, params=None) -> Box:
+        return Box(0.0, 1.0, (self.obs_dim,))
+
+    def action_space(self, params=None):
+        return Discrete(3, mask_size=3)
+
+    @staticmethod
+    def _obs(step, pattern) -> jax.Array:
+        mask = 1.0 - jax.nn.one_hot(pattern, 3, dtype=jnp.float32)
+        return jnp.concatenate([jnp.asarray(step, jnp.float32)[None], mask])
+
+    def initial_obs(self, key):
+        return self._obs(0, jax.random.randint(key, (), 0, 3))
+
+    def next_obs(self, state):
+        pattern = jnp.argmin(state.obs[1:])
+        return self._obs(jnp.minimum(state.time, 1), (pattern + 1) % 3)
+
+    def reward(self, state, action):
+        allowed = state.obs[1:][action] > 0.5
+        return jnp.where(allowed, jnp.asarray(self.allowed_rewards)[action],
+                         self.forbidden_reward)
+
+    def answer(self, gamma, params=None):
+        best = np.array([1.0, 1.0, 0.5])  # pattern p forbids action p
+        patterns = np.arange(3)
+        masks = 1.0 - np.eye(3, dtype=np.float32)
+        obs = np.concatenate([np.concatenate([np.full((3, 1), step, np.float32), masks], 1)
+                              for step in (0, 1)])
+        values = np.concatenate([best + gamma * best[(patterns + 1) % 3], best])
+        actions = np.array([2, 2, 1, 2, 2, 1])
+        return ProbeAnswer(obs, values.astype(np.float64), actions, 0.1, 0.0)
+
+
 PROBES: tuple[type[ProbeEnv], ...] = (
     ValueProbe, DiscountingProbe, ObsValueProbe, ActionProbe, ObsActionProbe, TruncationProbe,
     ContinuousActionProbe, ContinuousObsActionProbe, DelayedRewardProbe, ContinuousTruncationProbe,
     MemoryProbe,
 )
-PROBES_BY_NAME = {p.name: p for p in PROBES}
+PROBES_BY_NAME = {p.name: p for p in (*PROBES, MaskedActionProbe)}
 
 
 def make_probe(name: str, **param_overrides) -> tuple[ProbeEnv, ProbeParams]:

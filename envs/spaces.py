@@ -16,10 +16,28 @@ import numpy as np
 
 @dataclasses.dataclass(frozen=True)
 class Discrete:
-    """Integers ``0 .. n-1`` (a scalar per step)."""
+    """Integers ``0 .. n-1`` (a scalar per step). ``mask_size = n``: the last ``n`` entries of
+    the env's flat observation say which actions are allowed now (1) and which not (0), as
+    Jumanji's tasks give them (`envs.jumanji`); 0: every action is always allowed."""
 
     n: int
     dtype: object = jnp.int32
+    mask_size: int = 0
+
+    def __post_init__(self):
+        if self.mask_size not in (0, self.n):
+            raise ValueError(f"an action mask has one entry per action ({self.n}), got "
+                             f"mask_size={self.mask_size}")
+
+    def allowed(self, obs: jax.Array) -> jax.Array | None:
+        """``[..., n]`` bool: the actions the mask at the end of flat observations ``obs [...,
+        obs_dim]`` allows; every action where it allows none (a final observation: nothing is
+        left to choose, and a value read there is never bootstrapped from); None without a
+        mask."""
+        if not self.mask_size:
+            return None
+        allowed = obs[..., -self.mask_size:] > 0.5
+        return allowed | ~jnp.any(allowed, axis=-1, keepdims=True)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -45,6 +45,9 @@ class Algorithm:
     action_kinds: tuple[str, ...] = ("discrete", "continuous")
     imitation: bool = False  # learns from demonstrations (config field ``demos``)
     kit: str = "standalone"  # the kit that built it (`KITS`)
+    # acts, explores and bootstraps among the actions an env's mask allows
+    # (`envs.spaces.Discrete.mask_size`); one that does not is refused on such an env
+    action_masks: bool = False
 
     def policy(self, static, env, env_params) -> acting.Policy:
         """The algorithm's `acting.Policy` for ``env``."""
@@ -67,9 +70,10 @@ class Algorithm:
 def standalone(name: str, config_cls: type, default_config: Callable[[str], Any], init: Callable,
                train_step: Callable, make_policy: Callable[..., acting.Policy],
                memory_model: Callable, action_kinds: tuple[str, ...] = ("discrete", "continuous"),
-               imitation: bool = False) -> Algorithm:
+               imitation: bool = False, action_masks: bool = False) -> Algorithm:
     """The `Algorithm` of one that brings its own ``init`` and ``train_step`` (PQN's Q-learning
     over rollouts, ACER's replayed segments, BC's supervised steps) and acts by
     ``make_policy``."""
     return Algorithm(name, config_cls, default_config, init, train_step, make_policy,
-                     memory_model, action_kinds, imitation, kit="standalone")
+                     memory_model, action_kinds, imitation, kit="standalone",
+                     action_masks=action_masks)

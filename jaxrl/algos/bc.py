@@ -179,4 +179,4 @@ def memory_model(config: BCStatic, state, obs_bytes: int, action_bytes: int) -> 
 
 
 ALGORITHM = standalone("bc", BCConfig, default_config, init, train_step, onpolicy.make_policy,
-                       memory_model, imitation=True)
+                       memory_model, imitation=True, action_masks=True)

@@ -87,11 +87,11 @@ def q_values(params, hp: C51Hparams, obs: jax.Array, static: C51Static, space) -
 
 
 def target_distribution(params, target_params, network, batch, z: jax.Array,
-                        static: C51Static) -> jax.Array:
+                        static: C51Static, space=None) -> jax.Array:
     """``[B, K]`` the projected target ``m`` (no gradient flows into it)."""
     mean = lambda logits: jax.nn.softmax(logits, axis=-1) @ z
     next_logits = q_learner.next_outputs(params, target_params, network, batch.next_obs, static,
-                                         mean)
+                                         mean, space)
     next_probs = jax.nn.softmax(next_logits, axis=-1)
     return jax.lax.stop_gradient(categorical_projection(next_probs, batch.reward,
                                                         batch.discount, z))
@@ -105,7 +105,8 @@ def c51_loss(params, state, batch, weights, key, static: C51Static, space):
     offpolicy.check_transitions(batch, weights)
     network = make_network(static, space)
     z = support(state.hparams, static)
-    target = target_distribution(state.params, state.target_params, network, batch, z, static)
+    target = target_distribution(state.params, state.target_params, network, batch, z, static,
+                                 space)
     logits = cast(jax.Array, network.apply(params, batch.obs))
     log_p = jax.nn.log_softmax(q_learner.take_action(logits, batch.action))
     cross_entropy = -jnp.sum(target * log_p, axis=-1)

@@ -73,9 +73,11 @@ def q_values(params, hparams, obs: jax.Array, static: DQNStatic, space) -> jax.A
     return cast(jax.Array, make_network(static, space).apply(params, obs))
 
 
-def td_targets(params, target_params, network, batch, static: QLearnerStatic) -> jax.Array:
+def td_targets(params, target_params, network, batch, static: QLearnerStatic, space=None
+               ) -> jax.Array:
     """``[B]`` ``y = R + discount * Q_target(s', a*)`` (no gradient flows into it)."""
-    q_next = q_learner.next_outputs(params, target_params, network, batch.next_obs, static)
+    q_next = q_learner.next_outputs(params, target_params, network, batch.next_obs, static,
+                                    space=space)
     return jax.lax.stop_gradient(batch.reward + batch.discount * q_next)
 
 
@@ -97,7 +99,7 @@ def td_loss(params, state, batch, weights, key, static: DQNStatic, space):
     """DQN's `make_learn` loss: `dqn_loss` at `td_targets`; the priority is ``|TD|``."""
     del key  # the loss is deterministic given the batch
     network = make_network(static, space)
-    targets = td_targets(state.params, state.target_params, network, batch, static)
+    targets = td_targets(state.params, state.target_params, network, batch, static, space)
     loss, (td, q_taken) = dqn_loss(params, network, batch, targets, weights, static)
     return loss, (td, q_metrics(td, q_taken, targets))
 

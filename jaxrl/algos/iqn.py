@@ -30,6 +30,7 @@ import jax.numpy as jnp
 
 from jaxrl import memory
 from jaxrl.algos import offpolicy, q_learner
+from jaxrl.algos.action_masks import allowed_q
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, static
 from jaxrl.networks import CONV_TORSOS, ImplicitQuantileNetwork
@@ -106,18 +107,21 @@ def explore(state, obs: jax.Array, key, static: IQNStatic, space) -> jax.Array:
     tau_key, action_key = jax.random.split(key)
     taus = fractions(tau_key, obs.shape[0], static.num_action_quantiles)
     q = mean_values(make_network(static, space), state.params, obs, taus)
-    return q_learner.epsilon_greedy(action_key, q, q_learner.epsilon(state))
+    return q_learner.epsilon_greedy(action_key, q, q_learner.epsilon(state),
+                                    q_learner.allowed_actions(space, obs))
 
 
-def target_quantiles(params, target_params, network, batch, key, static: IQNStatic
+def target_quantiles(params, target_params, network, batch, key, static: IQNStatic, space=None
                      ) -> jax.Array:
     """``[B, N']`` ``T_j = R + discount * Z_{tau'_j}(s', a*)`` of the target net, ``a*`` the
-    greedy action over K sampled fractions (no gradient flows into it)."""
+    greedy action over K sampled fractions among those ``space``'s mask allows (no gradient
+    flows into it)."""
     select_key, target_key = jax.random.split(key)
     size = batch.reward.shape[0]
     selector = params if static.double_q else target_params
     select_taus = fractions(select_key, size, static.num_action_quantiles)
-    best = jnp.argmax(mean_values(network, selector, batch.next_obs, select_taus), axis=-1)
+    q_next = mean_values(network, selector, batch.next_obs, select_taus)
+    best = jnp.argmax(allowed_q(q_next, space, batch.next_obs), axis=-1)
     target_taus = fractions(target_key, size, static.num_target_quantiles)
     next_z = q_learner.take_action(
         cast(jax.Array, network.apply(target_params, batch.next_obs, target_taus)), best)
@@ -132,7 +136,7 @@ def iqn_loss(params, state, batch, weights, key, static: IQNStatic, space):
     network = make_network(static, space)
     target_key, online_key = jax.random.split(key)
     targets = target_quantiles(state.params, state.target_params, network, batch, target_key,
-                               static)
+                               static, space)
     taus = fractions(online_key, batch.reward.shape[0], static.num_quantiles)
     quantiles = q_learner.take_action(cast(jax.Array, network.apply(params, batch.obs, taus)),
                                       batch.action)

@@ -21,10 +21,9 @@ recomputed with the current network, the slots not yet filled weigh nothing, and
 ``reward_scale`` before learning (purejaxql's CartPole setting: 0.1); the Q-values that acting
 and the probes read are divided by it again, so they are in the env's reward units.
 
-Shared: the rollout (`jaxrl.rollout.collect`), minibatch SGD and the LR annealing
-(`onpolicy`), the lambda-return op (`jaxrl.ops.lambda_returns`, which with ``next_values =
-max_a Q`` is Peng's Q(lambda)), epsilon-greedy and greedy acting (`q_learner`), and the
-on-policy memory model (a rollout, no replay).
+Shared: the rollout (`jaxrl.rollout.collect`), minibatch SGD and LR annealing (`onpolicy`),
+the lambda-return op (`jaxrl.ops.lambda_returns`: Peng's Q(lambda) with ``next_values = max_a
+Q``), acting and action masks (`q_learner`), the on-policy memory model (a rollout, no replay).
 """
 
 from __future__ import annotations
@@ -42,6 +41,7 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import onpolicy, q_learner
+from jaxrl.algos.action_masks import allowed_q
 from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import (
@@ -132,8 +132,7 @@ def default_config(env_name: str) -> PQNConfig:
 @struct.dataclass
 class Replay:
     """The last ``K = replay_rollouts`` rollouts, oldest first: `Transition` leaves
-    ``[K, T, N, ...]`` (``terminated``/``truncated`` as the loss sees them) and ``valid [K]``
-    (False until a slot has been filled)."""
+    ``[K, T, N, ...]`` (flags as the loss sees them) and ``valid [K]`` (False until filled)."""
 
     steps: Transition
     valid: jax.Array  # [K] bool
@@ -212,22 +211,23 @@ def as_transitions(traj, static: PQNStatic) -> Transition:
                       terminated=terminated, truncated=truncated, next_obs=traj.next_obs)
 
 
-def q_lambda_targets(params, hp: PQNHparams, steps: Transition, network) -> jax.Array:
+def q_lambda_targets(params, hp: PQNHparams, steps: Transition, network, space=None) -> jax.Array:
     """``[T, N]`` Peng's Q(lambda) returns of a rollout ``steps`` (leaves ``[T, N, ...]``, flags
     as the loss sees them): `lambda_returns` of the scaled rewards with ``next_values =
-    max_a Q(s_{t+1}, a)`` at the true next observations, bootstrapping through truncation and
-    never after termination."""
+    max_a Q(s_{t+1}, a)`` at the true next observations (``a`` among the actions ``space``'s
+    mask allows there), bootstrapping through truncation and never after termination."""
     with jax.named_scope("forward"):
-        next_q = jnp.max(network.apply(params, steps.next_obs), axis=-1)
-    return lambda_returns(hp.reward_scale * steps.reward, jax.lax.stop_gradient(next_q),
+        q_next = allowed_q(network.apply(params, steps.next_obs), space, steps.next_obs)
+    return lambda_returns(hp.reward_scale * steps.reward, jax.lax.stop_gradient(q_next.max(-1)),
                           steps.terminated, steps.truncated, hp.gamma, hp.q_lambda)
 
 
-def replay_batch(state: PQNState, fresh: Transition, network) -> tuple[Batch, jax.Array, Replay]:
+def replay_batch(state: PQNState, fresh: Transition, network, space=None
+                 ) -> tuple[Batch, jax.Array, Replay]:
     """The batch an update fits: the new rollout ``fresh`` (leaves ``[T, N, ...]``) and the
     replayed ones, every target from the current network. ``-> (batch [(K+1) T N], targets of
     the new rollout [T, N], the replay with ``fresh`` pushed in and the oldest dropped)``."""
-    targets = q_lambda_targets(state.params, state.hparams, fresh, network)
+    targets = q_lambda_targets(state.params, state.hparams, fresh, network, space)
     flat = lambda x: x.reshape(-1, *x.shape[2:])
     if state.replay.valid.shape[0] == 0:
         return Batch(flat(fresh.obs), flat(fresh.action), flat(targets)), targets, state.replay
@@ -235,7 +235,7 @@ def replay_batch(state: PQNState, fresh: Transition, network) -> tuple[Batch, ja
                             state.replay.steps, fresh)  # [K+1, T, N, ...]
     valid = jnp.concatenate([state.replay.valid, jnp.ones((1,), bool)])
     all_targets = jax.vmap(lambda s: q_lambda_targets(state.params, state.hparams, s,
-                                                      network))(rollouts)
+                                                      network, space))(rollouts)
     weight = jnp.broadcast_to(valid[:, None, None], all_targets.shape).astype(jnp.float32)
     flat2 = lambda x: x.reshape(-1, *x.shape[3:])
     batch = Batch(flat2(rollouts.obs), flat2(rollouts.action), flat2(all_targets),
@@ -269,7 +269,7 @@ def train_step(state: PQNState, static: PQNStatic, env, env_params):
     key, rollout_key, update_key = jax.random.split(state.key, 3)
     act = lambda obs, k: (explore(state, obs, k, static, space), jnp.zeros(obs.shape[:1]))
     carry, traj = collect(rollout_key, env, env_params, state.carry, act, static.num_steps)
-    batch, targets, replay = replay_batch(state, as_transitions(traj, static), network)
+    batch, targets, replay = replay_batch(state, as_transitions(traj, static), network, space)
     lr = state.hparams.learning_rate * onpolicy.lr_scale(state, static)
     params, opt_state, aux = onpolicy.minibatch_sgd(
         lambda p, mb: td_loss(p, network, mb), state.params, state.opt_state,
@@ -287,9 +287,8 @@ def train_step(state: PQNState, static: PQNStatic, env, env_params):
 
 def memory_model(config: PQNStatic, state: PQNState, obs_bytes: int, action_bytes: int
                  ) -> memory.Footprint:
-    """PQN's memory model (`jaxrl.memory`): the kept rollouts are its replay, and an update
-    works on ``replay_rollouts + 1`` rollouts, so the on-policy working set of one rollout
-    (`onpolicy.working_set`) is counted that many times over."""
+    """PQN's memory model (`jaxrl.memory`): the kept rollouts are its replay; an update works on
+    ``replay_rollouts + 1`` rollouts, each one on-policy working set (`onpolicy.working_set`)."""
     one = onpolicy.working_set(config, state.params, state.opt_state, obs_bytes, action_bytes)
     return memory.Footprint(replay_bytes=memory.tree_bytes(state.replay),
                             working_bytes=(config.replay_rollouts + 1) * one)
@@ -297,4 +296,5 @@ def memory_model(config: PQNStatic, state: PQNState, obs_bytes: int, action_byte
 
 explore = q_learner.make_explore(q_values)
 ALGORITHM = standalone("pqn", PQNConfig, default_config, init, train_step,
-                       q_learner.make_policy_of(q_values, explore), memory_model, ("discrete",))
+                       q_learner.make_policy_of(q_values, explore), memory_model, ("discrete",),
+                       action_masks=True)

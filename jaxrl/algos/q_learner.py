@@ -5,6 +5,8 @@ network and loss.
   `QLearnerHparams`), and the distributional learners' static head (`DistributionalStatic`);
 * epsilon-greedy exploration at the Q-values (`make_explore`);
 * the next action's selection (`next_outputs`: double Q or not);
+* action masks (`envs.spaces.Discrete.mask_size`): acting, exploring and bootstrapping among
+  the allowed actions only (`allowed_q`);
 * one optimizer step with the periodic target update (`make_learn`);
 * greedy acting and the greedy policy's value (`make_policy_of`);
 * `algorithm`: a Q-learner's `Algorithm` from its network, its
@@ -26,10 +28,17 @@ from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting, offpolicy
+from jaxrl.algos.action_masks import allowed_actions, allowed_q, masked
 from jaxrl.algos.algorithm import Algorithm
 from jaxrl.config import POSITIVE, UNIT, UNIT_NO_ONE, UNIT_NO_ZERO, ConfigError, static, traced
 from jaxrl.networks import DistributionalQNetwork
-from jaxrl.ops import clipped_optimizer, linear_schedule, optimizer_problem, polyak_update
+from jaxrl.ops import (
+    clipped_optimizer,
+    linear_schedule,
+    optimizer_problem,
+    polyak_update,
+    uniform_choice,
+)
 from jaxrl.rollout import flatten_obs
 
 
@@ -156,22 +165,25 @@ def epsilon(state) -> jax.Array:
                            hp.eps_decay_fraction * hp.total_steps)
 
 
-def epsilon_greedy(key, q: jax.Array, eps: jax.Array) -> jax.Array:
-    """``[N]`` int32: a uniform action with probability ``eps``, else ``argmax_a q [N, A]``."""
-    greedy = jnp.argmax(q, axis=-1)
+def epsilon_greedy(key, q: jax.Array, eps: jax.Array, allowed: jax.Array | None = None
+                   ) -> jax.Array:
+    """``[N]`` int32: with probability ``eps`` a uniform action, else ``argmax_a q [N, A]``;
+    both among the actions ``allowed [N, A]`` allows (None: all)."""
+    greedy = jnp.argmax(masked(q, allowed), axis=-1)
     coin_key, action_key = jax.random.split(key)
-    random = jax.random.randint(action_key, greedy.shape, 0, q.shape[-1])
+    random = uniform_choice(action_key, q.shape[-1], greedy.shape, allowed)
     explore_now = jax.random.uniform(coin_key, greedy.shape) < eps
     return jnp.where(explore_now, random, greedy).astype(jnp.int32)
 
 
 def make_explore(values: QValues):
     """``explore(state, obs [N, obs_dim], key, static, space) -> [N]``: epsilon-greedy at the
-    current `epsilon` (training, and the policy's step when not deterministic)."""
+    current `epsilon` (training, and the policy's step when not deterministic), among the
+    allowed actions."""
 
     def explore(state, obs, key, static, space):
         q = values(state.params, state.hparams, obs, static, space)
-        return epsilon_greedy(key, q, epsilon(state))
+        return epsilon_greedy(key, q, epsilon(state), allowed_actions(space, obs))
 
     return explore
 
@@ -183,14 +195,15 @@ def take_action(x: jax.Array, action: jax.Array) -> jax.Array:
 
 
 def next_outputs(params, target_params, network, next_obs, static: QLearnerStatic,
-                 to_values: Callable = lambda out: out) -> jax.Array:
+                 to_values: Callable = lambda out: out, space=None) -> jax.Array:
     """The target network's output at ``next_obs`` for the next action ``a*``: ``[B, ...]`` of
-    its ``[B, A, ...]``. ``a* = argmax_a Q(s', a)`` of the online net if ``double_q``, else of
-    the target net; ``to_values`` maps an output ``[B, A, ...]`` to Q-values ``[B, A]``
-    (identity for DQN, the distribution's mean for C51 and QR-DQN)."""
+    its ``[B, A, ...]``. ``a* = argmax_a Q(s', a)`` over the actions ``space``'s mask allows at
+    ``next_obs`` (every action for None, or a space without a mask), of the online net if ``double_q``, else of the target net; ``to_values`` maps
+    an output ``[B, A, ...]`` to Q-values ``[B, A]`` (identity for DQN, the distribution's
+    mean for C51 and QR-DQN)."""
     target_out = network.apply(target_params, next_obs)
     selector = network.apply(params, next_obs) if static.double_q else target_out
-    best = jnp.argmax(to_values(selector), axis=-1)
+    best = jnp.argmax(allowed_q(to_values(selector), space, next_obs), axis=-1)
     return take_action(target_out, best)
 
 
@@ -235,12 +248,15 @@ def make_policy_of(values: QValues, explore: Callable):
     """``make_policy(static, env, env_params) -> acting.Policy`` of a Q-learner: the greedy
     action ``argmax_a Q(s, a)`` ``[K]`` (``explore``'s epsilon-greedy one at the current epsilon
     when not deterministic) and the greedy policy's value ``V(s) = max_a Q(s, a)`` ``[K]``, at
-    raw env observations ``[K, *obs_shape]``."""
+    raw env observations ``[K, *obs_shape]``, ``a`` ranging over the allowed actions."""
 
     def make_policy(static, env, env_params) -> acting.Policy:
         obs_space, space = env.observation_space(env_params), env.action_space(env_params)
-        q = lambda state, obs: values(state.params, state.hparams, flatten_obs(obs, obs_space),
-                                      static, space)
+
+        def q(state, obs):
+            flat = flatten_obs(obs, obs_space)
+            return allowed_q(values(state.params, state.hparams, flat, static, space), space, flat)
+
         mode = lambda state, obs: jnp.argmax(q(state, obs), axis=-1)
         value = lambda state, obs: jnp.max(q(state, obs), axis=-1)
         return offpolicy.exploring_policy(mode, value, explore, static, env, env_params)
@@ -274,4 +290,4 @@ def algorithm(name: str, config_cls: type, default_config: Callable, network_of:
     init_learner = make_init_learner(network_of, example_inputs)
     return offpolicy.algorithm(name, config_cls, default_config, init_learner,
                                explore, make_learn(loss_fn), make_policy_of(values, explore),
-                               ("discrete",), memory_model, kit="q_learner")
+                               ("discrete",), memory_model, kit="q_learner", action_masks=True)

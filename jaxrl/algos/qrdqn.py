@@ -63,10 +63,12 @@ def q_values(params, hp: q_learner.QuantileHparams, obs: jax.Array, static: QRDQ
     return cast(jax.Array, make_network(static, space).apply(params, obs)).mean(axis=-1)
 
 
-def target_quantiles(params, target_params, network, batch, static: QRDQNStatic) -> jax.Array:
+def target_quantiles(params, target_params, network, batch, static: QRDQNStatic, space=None
+                     ) -> jax.Array:
     """``[B, N]`` ``T_j = R + discount * theta_j(s', a*)`` (no gradient flows into it)."""
     mean = lambda quantiles: quantiles.mean(axis=-1)
-    next_q = q_learner.next_outputs(params, target_params, network, batch.next_obs, static, mean)
+    next_q = q_learner.next_outputs(params, target_params, network, batch.next_obs, static, mean,
+                                    space)
     return jax.lax.stop_gradient(batch.reward[:, None] + batch.discount[:, None] * next_q)
 
 
@@ -77,7 +79,7 @@ def qr_loss(params, state, batch, weights, key, static: QRDQNStatic, space):
     del key  # the loss is deterministic given the batch
     offpolicy.check_transitions(batch, weights)
     network = make_network(static, space)
-    targets = target_quantiles(state.params, state.target_params, network, batch, static)
+    targets = target_quantiles(state.params, state.target_params, network, batch, static, space)
     quantiles = q_learner.take_action(cast(jax.Array, network.apply(params, batch.obs)),
                                       batch.action)
     per_sample = quantile_huber_loss(quantiles, targets, quantile_midpoints(static.num_quantiles),

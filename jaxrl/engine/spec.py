@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 import envs
-from envs.core import runs_on_host
+from envs.core import runs_on_host, wrapped_attr
 from envs.options import checked as checked_env_options
 from envs.wrappers import EpisodeStatistics
 from jaxrl import algos, memory
@@ -91,6 +91,19 @@ def single_spec(algo: str, env: str, seeds: int, total_steps: int, **kwargs) -> 
     return group_spec(algo, env, seeds, total_steps, [overrides], **options)
 
 
+def check_action_mask(algorithm, env, space, name: str) -> None:
+    """`ConfigError` when ``env`` (named ``name``) masks its actions and ``algorithm`` cannot
+    honour the mask (`jaxrl.algos.algorithm.Algorithm.action_masks`), or when its mask is one
+    per action component rather than per action (no algorithm here honours that)."""
+    if wrapped_attr(env, "action_mask_size", 0) and not getattr(space, "mask_size", 0):
+        raise ConfigError(f"{name}'s action mask has one entry per action component, not one "
+                          f"per action: no jaxrl algorithm honours it")
+    if getattr(space, "mask_size", 0) and not algorithm.action_masks:
+        able = sorted(n for n in algos.BUILT_IN if algos.get(n).action_masks)
+        raise ConfigError(f"{algorithm.name} cannot honour {name}'s action mask (it would act "
+                          f"on actions the task forbids); these can: {', '.join(able)}")
+
+
 def resolve(algo: str, env: str, total_steps: int, seeds: int, env_kwargs=None, **overrides):
     """Validate the request and build ``(algorithm, env, env_params, config, num_updates)``.
     Every bad input raises a `ValueError` subclass with a one-line message."""
@@ -104,6 +117,7 @@ def resolve(algo: str, env: str, total_steps: int, seeds: int, env_kwargs=None, 
     if kind not in algorithm.action_kinds:
         raise ConfigError(f"{algorithm.name} handles {' and '.join(algorithm.action_kinds)} "
                           f"actions; {env} has {kind} actions")
+    check_action_mask(algorithm, base_env, space, env)
     config = algorithm.default_config(env).replace(**overrides, total_steps=float(total_steps))
     obs_shape = base_env.observation_space(env_params).shape
     config = config.replace(torso=resolve_torso(config.torso, obs_shape))  # "auto" -> concrete

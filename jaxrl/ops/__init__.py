@@ -16,7 +16,13 @@ from jaxrl.ops.distributional import (
     quantile_huber_loss,
     quantile_midpoints,
 )
-from jaxrl.ops.distributions import Categorical, DiagGaussian, TanhGaussian, masked
+from jaxrl.ops.distributions import (
+    Categorical,
+    DiagGaussian,
+    TanhGaussian,
+    masked,
+    uniform_choice,
+)
 from jaxrl.ops.optim import clipped_adam, clipped_optimizer, clipped_rmsprop, optimizer_problem
 from jaxrl.ops.polyak import polyak_update
 from jaxrl.ops.returns import (
@@ -70,4 +76,5 @@ __all__ = [
     "reverse_discounted_cumsum",
     "running_stats_init",
     "running_stats_update",
+    "uniform_choice",
 ]

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-__all__ = ["Categorical", "DiagGaussian", "TanhGaussian"]
+__all__ = ["Categorical", "DiagGaussian", "TanhGaussian", "masked", "uniform_choice"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_2 = math.log(2.0)
@@ -25,6 +25,15 @@ _LOG_2 = math.log(2.0)
 def masked(dist: Categorical, allowed: jax.Array) -> Categorical:
     """``dist`` with the classes where ``allowed [..., n]`` is 0 masked out (logit ``-inf``)."""
     return Categorical(logits=jnp.where(allowed > 0.5, dist.logits, -jnp.inf))
+
+
+def uniform_choice(key: jax.Array, n: int, shape: tuple[int, ...],
+                   allowed: jax.Array | None = None) -> jax.Array:
+    """``shape`` int32 classes drawn uniformly from ``0 .. n-1``, or from those ``allowed [*shape,
+    n]`` allows (each must allow one: `envs.spaces.Discrete.allowed` sees to it)."""
+    if allowed is None:
+        return jax.random.randint(key, shape, 0, n, dtype=jnp.int32)
+    return masked(Categorical(jnp.zeros(allowed.shape)), allowed).sample(key)
 
 
 @flax.struct.dataclass

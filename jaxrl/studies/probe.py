@@ -61,6 +61,13 @@ def run_rung(algo: str, probe_cls, seeds: int = 4, total_steps: int = PROBE_STEP
     except NonFiniteMetricError as err:  # a rung that blows up fails, naming the metric
         return RungResult(probe_cls.name, probe_cls.rung, False, {}, {}, {},
                           f"training stopped: {err}", time.perf_counter() - start)
+    return judge(algo, probe_cls, result, start)
+
+
+def judge(algo: str, probe_cls, result, start: float) -> RungResult:
+    """The `RungResult` of ``result`` (a `TrainResult` of ``algo`` on the probe ``probe_cls``,
+    trained since ``start``, a `time.perf_counter` reading): its learned values and greedy
+    actions at the probe's query observations against the exact answer."""
     algorithm = algos.get(algo)
     env, params = envs.make(probe_cls.name)
     gamma = float(result.config.gamma)

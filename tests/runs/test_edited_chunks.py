@@ -13,8 +13,8 @@ from jaxrl.cli import main
 from jaxrl.runs import query
 from jaxrl.runs.integrity import StoreWarning, check_store
 from jaxrl.runs.store import RunStore
-from tests.engine.test_resume_race import _snapshot
 from tests.engine.test_resume import _killed_run
+from tests.engine.test_resume_race import _snapshot
 from tests.runs.test_store_reliability import write_run
 
 METRICS = ["env_steps", "episode_return_mean", "episode_count", "value_loss"]

@@ -13,14 +13,15 @@ from envs.wrappers import completed_episode_summary
 from jaxrl.algos.offpolicy.config import OffPolicyStatic, warmup_rounds
 from jaxrl.algos.offpolicy.replay import keep_if, reprioritize, sample, store
 from jaxrl.algos.offpolicy.state import OffPolicyState, buffer_module
-from jaxrl.ops import noise
+from jaxrl.ops import noise, uniform_choice
 from jaxrl.rollout import env_step
 
 
-def random_action(key, space, num_envs: int) -> jax.Array:
-    """Uniform random agent actions ``[N, ...]`` (Box actions in the agent's ``[-1, 1]``)."""
+def random_action(key, space, num_envs: int, obs: jax.Array) -> jax.Array:
+    """Uniform random agent actions ``[N, ...]`` at flat observations ``obs [N, obs_dim]``
+    (Box actions in the agent's ``[-1, 1]``; discrete ones among those a mask allows)."""
     if isinstance(space, Discrete):
-        return jax.random.randint(key, (num_envs,), 0, space.n, dtype=jnp.int32)
+        return uniform_choice(key, space.n, (num_envs,), space.allowed(obs))
     if isinstance(space, Box):
         return jax.random.uniform(key, (num_envs, *space.shape), jnp.float32, -1.0, 1.0)
     raise TypeError(f"unsupported action space {space!r}")
@@ -64,7 +65,8 @@ def make_train_step(explore, learn):
                 rho = noise.ou_correlation(hp.ou_theta, hp.ou_dt)
                 state = dataclasses.replace(state, noise=noise.ou_step(state.noise, step_key, rho))
             with jax.named_scope("act"):
-                action = jnp.where(warming, random_action(random_key, space, static.num_envs),
+                action = jnp.where(warming, random_action(random_key, space, static.num_envs,
+                                                          state.carry.obs),
                                    explore(state, state.carry.obs, act_key, static, space))
             carry, row, info = env_step(env_key, env, env_params, state.carry, action)
             if state.noise is not None:  # an ended episode's process restarts afresh

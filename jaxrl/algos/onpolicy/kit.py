@@ -25,4 +25,4 @@ def algorithm(name: str, config_cls: type, default_config: Callable[[str], Any],
     return Algorithm(name, config_cls, default_config,
                      make_init(optimizers) if init is None else init,
                      make_train_step(update, relabel), make_policy, memory_model,
-                     imitation=imitation, kit="onpolicy")
+                     imitation=imitation, kit="onpolicy", action_masks=True)

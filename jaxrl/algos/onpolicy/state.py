@@ -10,7 +10,6 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.core import wrapped_attr
 from jaxrl.algos import acting
 from jaxrl.algos.acting import PolicyStatic
 from jaxrl.algos.onpolicy.config import OnPolicyHparams, RolloutStatic
@@ -78,7 +77,7 @@ def make_network(static: PolicyStatic, env, env_params) -> ActorCritic | Recurre
     torso = resolve_torso(static.torso, env.observation_space(env_params).shape)
     args = (env.action_space(env_params), tuple(static.hidden), static.activation,
             static.init_log_std, static.shared_network, torso)
-    mask = action_mask_size(static, env)
+    mask = action_mask_size(static, args[0])
     heads = tuple(static.head_hidden)
     if static.recurrent:
         return RecurrentActorCritic(*args, static.rnn, static.rnn_size, heads)
@@ -86,11 +85,11 @@ def make_network(static: PolicyStatic, env, env_params) -> ActorCritic | Recurre
     return ActorCritic(*args, policy_obs=own, action_mask=mask, head_hidden=heads)
 
 
-def action_mask_size(static: PolicyStatic, env) -> int:
-    """How many trailing observation entries mask the policy's actions: the env's
-    ``action_mask_size`` (0: none). The mask must reach the policy as the env gives it:
-    `ConfigError` with observation normalization or a recurrent policy."""
-    size = int(wrapped_attr(env, "action_mask_size", 0) or 0)
+def action_mask_size(static: PolicyStatic, space) -> int:
+    """How many trailing observation entries mask the policy's actions: the action ``space``'s
+    ``mask_size`` (`envs.spaces.Discrete`; 0: none). The mask must reach the policy as the env
+    gives it: `ConfigError` with observation normalization or a recurrent policy."""
+    size = int(getattr(space, "mask_size", 0))
     if size and (static.normalize_obs or static.recurrent):
         raise ConfigError("this env's observation ends in an action mask, which the policy "
                           "reads as given: set normalize_obs=False (and rnn=none)")
