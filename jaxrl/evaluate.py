@@ -45,10 +45,21 @@ def evaluate(state, key, policy: Policy, env, env_params, episodes: int, max_ste
     return jnp.where(done, ret, jnp.nan)
 
 
+TIME_LIMIT_NAMES = ("max_steps_in_episode", "episode_length", "time_limit")  # env params'
+
+
+def time_limit(env_params) -> tuple[str, int] | None:
+    """The env's time limit as (the name of its param, steps): gymnax's
+    ``max_steps_in_episode``, brax's and Playground's ``episode_length``, the probes'
+    ``time_limit``; None when its params name none."""
+    for name in TIME_LIMIT_NAMES:
+        if hasattr(env_params, name):
+            return name, int(getattr(env_params, name))
+    return None
+
+
 def eval_horizon(env_params) -> int:
     """The step cap of an evaluation episode: the env's own time limit (at most
     `EVAL_MAX_STEPS`), or `DEFAULT_EVAL_STEPS` when its params name none."""
-    for name in ("max_steps_in_episode", "episode_length", "time_limit"):
-        if hasattr(env_params, name):
-            return int(min(int(getattr(env_params, name)), EVAL_MAX_STEPS))
-    return DEFAULT_EVAL_STEPS
+    limit = time_limit(env_params)
+    return DEFAULT_EVAL_STEPS if limit is None else min(limit[1], EVAL_MAX_STEPS)

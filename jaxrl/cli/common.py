@@ -115,7 +115,12 @@ def print_result(result) -> None:
     print(f"{'mean':>6}  {stats.mean(returns):>18.2f}")
     print(f"{'IQM':>6}  {stats.iqm(returns):>18.2f}")
     finished = int(np.isfinite(np.asarray(returns, dtype=np.float64)).sum())
-    if finished < len(returns):
+    evaluated = len(getattr(result, "evaluations", [None])) > 0
+    if not evaluated:
+        print("(no final evaluation ran: --eval-episodes 0)")
+    elif finished == 0:
+        print("(no mean or IQM: no seed's final evaluation finished an episode)")
+    elif finished < len(returns):
         print(f"(mean and IQM over {finished} of {len(returns)} seeds: the other final "
               "evaluations finished no episode)")
     cached = "" if result.compile_source == "compiled" else f" ({result.compile_source})"

@@ -46,10 +46,17 @@ def cmd_train(args) -> int:
         print(f"jaxrl: {err}{where}", file=sys.stderr)
         return 1
     print_result(result)
+    print_notes(result)
     write_json(args.json, result_json(result))
     if result.run_dir:
         print(f"run {result.run_id}: report and curves in {result.run_dir}")
     return 0
+
+
+def print_notes(result) -> None:
+    """What the run could not measure (`TrainResult.notes`), one line each on stderr."""
+    for note in result.notes():
+        print(f"jaxrl: {note}", file=sys.stderr)
 
 
 def _driver_options(args) -> dict:
@@ -142,6 +149,7 @@ def cmd_resume(args) -> int:
         return 1
     for result in results:
         print_result(result)
+        print_notes(result)
         print(f"run {result.run_id}: report and curves in {result.run_dir}")
     write_json(args.json, result_json(results[0]) if len(results) == 1
                 else {"runs": [result_json(r) for r in results]})

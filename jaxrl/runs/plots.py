@@ -36,8 +36,10 @@ def curve_band(frame: pd.DataFrame, metric: str, band: str = "iqm", reps: int = 
 
 
 def plot_runs(curves: dict[str, pd.DataFrame], metric: str, title: str, path: str | None = None,
-              band: str = "iqm", ax=None):
-    """One line per run (label -> metrics frame), shaded band over seeds. Saves PNG if ``path``."""
+              band: str = "iqm", ax=None, empty: str | None = None):
+    """One line per run (label -> metrics frame), shaded band over seeds. Saves PNG if ``path``.
+    When no run has a finite ``metric`` the panel says ``empty`` (default: no finite values of
+    ``metric``) in its middle, and has no legend."""
     own = ax is None
     if own and path is not None:  # a file: build the figure without pyplot (any backend)
         from matplotlib.figure import Figure
@@ -48,23 +50,33 @@ def plot_runs(curves: dict[str, pd.DataFrame], metric: str, title: str, path: st
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    drawn = 0
     for label, frame in curves.items():
         c = curve_band(frame, metric, band=band)
         if c.empty:
             continue
+        drawn += 1
         line, = ax.plot(c.iloc[:, 0], c["center"], label=f"{label} (n={int(c['n'].max())})")
         ax.fill_between(c.iloc[:, 0], c["low"], c["high"], alpha=0.25, color=line.get_color())
     ax.set_xlabel("env steps per seed")
     ax.set_ylabel(metric + (" (IQM, 95% bootstrap CI)" if band == "iqm" else " (mean ± std)"))
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    if curves:
+    if drawn:
         ax.legend(fontsize=8)
+    else:  # a legend of no lines is matplotlib's "No artists with labels" warning
+        empty_note(ax, empty or f"no finite values of {metric}")
     if own:
         fig.tight_layout()
         if path is not None:
             fig.savefig(path)
     return ax
+
+
+def empty_note(ax, text: str) -> None:
+    """``text`` in the middle of a panel that has nothing to draw."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=9,
+            color="0.35", wrap=True)
 
 
 class LiveCurve:

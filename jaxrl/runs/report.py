@@ -11,7 +11,7 @@ import numpy as np
 
 from jaxrl import stats
 from jaxrl.runs.files import atomic_write_bytes, atomic_write_text
-from jaxrl.runs.plots import plot_runs
+from jaxrl.runs.plots import empty_note, plot_runs
 
 
 def summary_lines(meta: dict, returns: np.ndarray) -> list[str]:
@@ -57,12 +57,16 @@ def ran_on(meta: dict) -> str:
 
 
 def write_report(folder: Path, meta: dict, result) -> None:
+    """``report.md`` and ``curves.png`` of a finished run (``result``: its `TrainResult`), with
+    what it could not measure (`TrainResult.notes`: no training or evaluation episode ended)."""
     returns = np.asarray(result.final_eval_return, dtype=float)
-    per_seed = " ".join(f"{r:.1f}" for r in returns)
+    per_seed = " ".join(f"{r:.1f}" if np.isfinite(r) else "n/a" for r in returns)
+    notes = result.notes()
     lines = [f"# {meta['algo']} on {meta['env']} — run {meta['run_id']}", ""]
     lines += summary_lines(meta, returns)
-    lines += ["", f"Final evaluation return per seed: {per_seed}", "",
-              f"Status: {meta['status']}; started {meta['started_at']}, ended {meta['ended_at']}; "
+    lines += ["", f"Final evaluation return per seed: {per_seed}", ""]
+    lines += [line for note in notes for line in (f"**Note:** {note}.", "")]
+    lines += [f"Status: {meta['status']}; started {meta['started_at']}, ended {meta['ended_at']}; "
               f"git {meta['git_commit'] or 'n/a'}{' (dirty)' if meta['git_dirty'] else ''}; "
               f"{ran_on(meta)}.", "",
               f"Command: `{meta['command_line']}`", "", "![curves](curves.png)", "",
@@ -73,6 +77,8 @@ def write_report(folder: Path, meta: dict, result) -> None:
 
 
 def _write_curves(folder: Path, meta: dict, result, plot_runs) -> None:
+    """``curves.png``: training return (or BC's loss) and evaluation return; a panel with
+    nothing to draw says why in its middle, and no legend is asked of it."""
     from matplotlib.figure import Figure  # no pyplot: never touches the user's backend
 
     fig = Figure(figsize=(12, 4.2), dpi=110)
@@ -80,13 +86,20 @@ def _write_curves(folder: Path, meta: dict, result, plot_runs) -> None:
     train = result.metrics.copy()
     if "episode_return_mean" in train:
         plot_runs({meta["algo"]: train}, "episode_return_mean", "training episode return",
-                  ax=axes[0])
+                  ax=axes[0], empty="no training episode ended within the budget")
     elif "bc_nll" in train:  # behaviour cloning takes no env steps: its loss instead
         plot_runs({meta["algo"]: train}, "bc_nll", "expert negative log-likelihood", ax=axes[0])
     evals = result.evaluations
+    title = "evaluation return (deterministic)"
     if len(evals):
-        plot_runs({meta["algo"]: evals}, "eval_return", "evaluation return (deterministic)",
-                  ax=axes[1])
+        plot_runs({meta["algo"]: evals}, "eval_return", title, ax=axes[1],
+                  empty="no evaluation episode ended within its step limit")
+    else:
+        axes[1].set_title(title)
+        empty_note(axes[1], "no evaluation (eval_episodes=0)")
+    for ax in axes:
+        if not ax.lines and result.total_steps_per_seed:  # an empty panel spans the run
+            ax.set_xlim(0, result.total_steps_per_seed)
     fig.suptitle(f"{meta['algo']} on {meta['env']}, {meta['seeds']} seeds")
     fig.tight_layout()
     buffer = io.BytesIO()

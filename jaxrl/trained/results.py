@@ -11,8 +11,10 @@ import pandas as pd
 from jaxrl import stats
 from jaxrl.algos import acting
 from jaxrl.config import AlgoConfig
+from jaxrl.evaluate import eval_horizon, time_limit
 from jaxrl.measures import train_return_last100
 from jaxrl.runs.files import finite_or_none
+from jaxrl.runs.silent import run_notes
 from jaxrl.trained.policies import StoredPolicy, acting_state, cached_seed
 from jaxrl.trained.video import Video, render_policy
 
@@ -82,6 +84,18 @@ class TrainResult:
         """A `jaxrl.trained.video.Video` of ``episodes`` fresh episodes of seed ``seed``'s
         policy: it plays inline in a notebook; ``.save("run.mp4")`` (or ``.gif``) writes it."""
         return render_policy(self.policy(), seed, episodes, deterministic, key_seed, height)
+
+    def notes(self) -> list[str]:
+        """What this run could not measure, one line each (`jaxrl.runs.silent`): the seeds that
+        ended no training episode before the budget ran out (the env's episode length, the
+        envs, the steps each took, the budget that would end one), and those whose final
+        evaluation ended no episode within its step limit; ``[]`` when every seed measured both."""
+        params = None if self._acting_env is None else self._acting_env[1]
+        limit = None if params is None else time_limit(params)
+        horizon = None if params is None or self.evaluations.empty else eval_horizon(params)
+        return run_notes(self.metrics, self.final_eval_return, self.seeds,
+                         int(self.total_steps_per_seed), getattr(self.config, "num_envs", None),
+                         int(self.config.steps_per_update), limit, horizon)
 
     def summary(self) -> dict:
         r = self.final_eval_return
