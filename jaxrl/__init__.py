@@ -20,6 +20,7 @@ _PUBLIC = {
     "TrainResult": "jaxrl.trained.results",
     "NonFiniteMetricError": "jaxrl.trained.results",
     "sweep": "jaxrl.studies.sweep.runner",
+    "search": "jaxrl.studies.search.runner",
     "bench": "jaxrl.studies.bench.runner",
     "load_policy": "jaxrl.api",
     "render": "jaxrl.api",

@@ -104,6 +104,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_flags(sw)
     sw.set_defaults(handler=("training", "cmd_sweep"))
 
+    se = sub.add_parser("search", help="search hyperparameters with Optuna's samplers, a batch "
+                                       "of trials x seeds trained as one program")
+    _add_run_flags(se, seeds=4, seed_help="root seed (the trials' seeds and the sampler's)")
+    se.add_argument("--space", metavar="FILE.yaml",
+                    help="the search space: config field -> loguniform(a,b) | uniform(a,b) | "
+                         "int(a,b) | intlog(a,b) | categorical(v1,v2,...)")
+    se.add_argument("--param", action="append", metavar="KEY=DIST",
+                    help="one field of the space (added to --space's)")
+    se.add_argument("--trials", type=whole_number, default=64)
+    se.add_argument("--batch", type=whole_number, default=16,
+                    help="trials asked at a time and trained as one sweep")
+    se.add_argument("--sampler", choices=("tpe", "cmaes", "random"), default="tpe")
+    se.add_argument("--objective", choices=("final_eval_iqm", "final_eval_mean"),
+                    default="final_eval_iqm", help="what a trial scores: over its seeds, of "
+                                                   "the final evaluation return")
+    se.add_argument("--resume", metavar="SEARCH_ID", default=None,
+                    help="continue a stored search (the same arguments) where it stopped")
+    se.set_defaults(handler=("training", "cmd_search"))
+
     b = sub.add_parser("bench", help="run a benchmark suite against its published references")
     b.add_argument("suite", help="a suite name (experiments/benchmarks/NAME.yaml) or a YAML path")
     b.add_argument("--only", action="append", metavar="PATTERN",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxrl import named_yaml
 from jaxrl.api import resume, train
 from jaxrl.cli.common import (
     UsageError,
@@ -27,6 +28,7 @@ from jaxrl.runs.store import RunStore
 from jaxrl.studies import adaptive
 from jaxrl.studies.bench.runner import bench
 from jaxrl.studies.probe import PROBE_STEPS, run_ladder
+from jaxrl.studies.search.runner import search
 from jaxrl.studies.sweep.runner import format_table, parse_grid, parse_random, sweep
 from jaxrl.trained.results import NonFiniteMetricError
 
@@ -100,6 +102,50 @@ def cmd_sweep(args) -> int:
             print(f"  group {g}: {result.failures[first]}", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_search(args) -> int:
+    check_writable(args.json)
+    if args.no_store:
+        raise UsageError("jaxrl search keeps its study and its trials' runs in the run store: "
+                         "--no-store cannot be given")
+    space = search_space(args.space, args.param)
+    result = search(args.algo, env=args.env, space=space, trials=args.trials, batch=args.batch,
+                    seeds=args.seeds, total_steps=args.total_steps, sampler=args.sampler,
+                    seed=args.seed, objective=args.objective, runs_dir=args.runs_dir,
+                    resume=args.resume, progress=not args.no_progress,
+                    command=["jaxrl", *sys.argv[1:]], eval_episodes=args.eval_episodes,
+                    **_driver_options(args), **run_overrides(args))
+    shown = result.table.head(10)
+    print(f"\n{args.algo} on {args.env}: {len(result.table)} trials x {args.seeds} seeds "
+          f"({args.sampler}, batches of {args.batch}); {args.objective}, best first")
+    print_frame(shown.drop(columns=["batch"], errors="ignore"))
+    print(f"best: {result.best} ({args.objective} {result.best_value:.4g})")
+    print(f"search {result.search_id}: `jaxrl search ... --resume {result.search_id}` continues "
+          f"it")
+    write_json(args.json, {"search_id": result.search_id, "algo": args.algo, "env": args.env,
+                            "best": result.best, "best_value": result.best_value,
+                            "trials": result.table.to_dict(orient="records")})
+    return 0
+
+
+def search_space(path: str | None, params: list[str] | None) -> dict:
+    """The search space of ``--space FILE`` (a YAML mapping) and every ``--param KEY=DIST``."""
+    space = {}
+    if path is not None:
+        space = named_yaml.read(path, "--space", UsageError, unique_keys=True)
+        if not isinstance(space, dict):
+            raise UsageError(f"--space {path!r} is not a mapping of config fields to "
+                             f"distributions")
+    for item in params or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"--param expects KEY=DIST, got {item!r}")
+        space[key.strip()] = value.strip()
+    if not space:
+        raise UsageError("jaxrl search needs a search space: --space FILE.yaml or --param "
+                         "KEY=DIST")
+    return space
 
 
 def _backend_options(args) -> dict:

@@ -2,6 +2,8 @@
 
 * `jaxrl.studies.sweep`: sweeps over config grids and random draws, their groups and their
   stored table;
+* `jaxrl.studies.search`: hyperparameter search with Optuna's samplers, each batch of trials
+  one sweep, the study in the run store;
 * `jaxrl.studies.bench`: benchmark suites, their runs, verdicts against published references,
   the report and the figure;
 * `jaxrl.studies.probe`: the probe ladder; `jaxrl.studies.throughput`: the throughput ladder;

@@ -195,7 +195,8 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
           command: list[str] | None = None, resume: bool = False,
           configs_per_group: int | None = None, cpus_per_task: float = 1,
           gpus_per_task: float = 0, checkpoint_dir: str | None = None,
-          keep_results: bool = True, **kwargs) -> SweepResult:
+          keep_results: bool = True, configs: list[dict] | None = None,
+          **kwargs) -> SweepResult:
     """Train every config of ``grid`` (``{key: [values]}``) x ``random`` (``{key:
     "loguniform(a,b)"}``, ``trials`` draws) for ``seeds`` seeds each; configs sharing their
     static fields run as one program (traced hyperparameters vmapped with the seeds), at most
@@ -213,6 +214,8 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     every chunk into ``checkpoint_dir`` (default: the run store; either must be reachable from
     every node) and a retried task resumes from there. ``keep_results=False`` keeps no
     `TrainResult` in memory (the CLI: the head's memory stays flat in the number of groups).
+    ``configs`` (instead of ``grid`` and ``random``): the swept values of each config, as given
+    (a search's batch of trials, `jaxrl.studies.search`).
     """
     options = {k: kwargs.pop(k) for k in _ENGINE_KEYS if k in kwargs}
     if options.get("checkpoint_every") and not store:
@@ -222,7 +225,10 @@ def sweep(algo: str, env: str = "CartPole-v1", seeds: int = 8, total_steps: int 
     if not store and (backend == "ray" or resume):
         raise ConfigError("backend 'ray' and resume record every group in the run store; "
                           "they need store=True")
-    swept = make_configs(grid, random, trials, seed)
+    if configs is not None and (grid or random):
+        raise ConfigError("give a sweep its configs, or a grid and random draws, not both")
+    swept = [dict(c) for c in configs] if configs is not None else make_configs(grid, random,
+                                                                                 trials, seed)
     kwargs = with_demos_found(kwargs, runs_dir)
     configs = [{**kwargs, **c} for c in swept]  # fixed overrides + this config's values
     groups = split_groups(group_configs(algo, env, total_steps, seeds, configs,

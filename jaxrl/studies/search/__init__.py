@@ -1,0 +1,7 @@
+"""Hyperparameter search (`jaxrl.search`): Optuna's samplers asked for a batch of trials at a
+time, each batch trained as one sweep (`jaxrl.studies.sweep`), the study kept in the run store.
+
+* `jaxrl.studies.search.space`: the search space, parsed into Optuna distributions;
+* `jaxrl.studies.search.store`: where a search lives in the run store;
+* `jaxrl.studies.search.runner`: `search`, the batch loop and the trial table.
+"""
