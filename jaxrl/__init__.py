@@ -21,6 +21,7 @@ _PUBLIC = {
     "NonFiniteMetricError": "jaxrl.trained.results",
     "sweep": "jaxrl.studies.sweep.runner",
     "search": "jaxrl.studies.search.runner",
+    "pbt": "jaxrl.studies.pbt.runner",
     "bench": "jaxrl.studies.bench.runner",
     "load_policy": "jaxrl.api",
     "render": "jaxrl.api",

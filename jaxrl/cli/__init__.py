@@ -123,6 +123,25 @@ def build_parser() -> argparse.ArgumentParser:
                     help="continue a stored search (the same arguments) where it stopped")
     se.set_defaults(handler=("training", "cmd_search"))
 
+    pb = sub.add_parser("pbt", help="population-based training: a population x seeds in one "
+                                    "program, exploited and explored between chunks")
+    _add_run_flags(pb, seeds=8, seed_help="root seed (the population's draws and decisions)")
+    pb.add_argument("--space", metavar="FILE.yaml",
+                    help="traced hyperparameters -> loguniform(a,b) | uniform(a,b)")
+    pb.add_argument("--param", action="append", metavar="KEY=DIST",
+                    help="one field of the space (added to --space's)")
+    pb.add_argument("--population", type=whole_number, default=8)
+    pb.add_argument("--interval", type=whole_number, default=2,
+                    help="chunks between exploits (--max-chunk-updates sets a chunk)")
+    pb.add_argument("--fraction", type=float, default=0.25,
+                    help="the bottom fraction copies the top fraction")
+    pb.add_argument("--resample-probability", type=float, default=0.25)
+    pb.add_argument("--window", type=whole_number, default=10,
+                    help="a member's score: its mean training return over this many last updates")
+    pb.add_argument("--resume", metavar="PBT_ID", default=None,
+                    help="continue a stored, checkpointed population (the same arguments)")
+    pb.set_defaults(handler=("training", "cmd_pbt"))
+
     b = sub.add_parser("bench", help="run a benchmark suite against its published references")
     b.add_argument("suite", help="a suite name (experiments/benchmarks/NAME.yaml) or a YAML path")
     b.add_argument("--only", action="append", metavar="PATTERN",

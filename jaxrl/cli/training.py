@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxrl import named_yaml
+from jaxrl import named_yaml, stats
 from jaxrl.api import resume, train
 from jaxrl.cli.common import (
     UsageError,
@@ -27,6 +27,8 @@ from jaxrl.output_paths import check_folder
 from jaxrl.runs.store import RunStore
 from jaxrl.studies import adaptive
 from jaxrl.studies.bench.runner import bench
+from jaxrl.studies.pbt.runner import pbt
+from jaxrl.studies.pbt.schedule import Rule
 from jaxrl.studies.probe import PROBE_STEPS, run_ladder
 from jaxrl.studies.search.runner import search
 from jaxrl.studies.sweep.runner import format_table, parse_grid, parse_random, sweep
@@ -129,6 +131,32 @@ def cmd_search(args) -> int:
     return 0
 
 
+def cmd_pbt(args) -> int:
+    check_writable(args.json)
+    if args.no_store:
+        raise UsageError("jaxrl pbt keeps its slots' runs and lineage in the run store: "
+                         "--no-store cannot be given")
+    rule = Rule(interval=args.interval, fraction=args.fraction,
+                resample_probability=args.resample_probability, window=args.window)
+    result = pbt(args.algo, env=args.env, space=search_space(args.space, args.param),
+                 population=args.population, seeds=args.seeds, total_steps=args.total_steps,
+                 rule=rule, seed=args.seed, runs_dir=args.runs_dir, resume=args.resume,
+                 progress=not args.no_progress, command=["jaxrl", *sys.argv[1:]],
+                 eval_episodes=args.eval_episodes, **_driver_options(args),
+                 **run_overrides(args))
+    print(f"\n{args.algo} on {args.env}: a population of {args.population} x {args.seeds} "
+          f"seeds, {len(result.lineage)} exploits; per seed, the slot with the best final "
+          f"training return and its final evaluation return")
+    print_frame(result.final)
+    returns = result.final["final_eval_return"].to_numpy(float)
+    print(f"final evaluation over seeds: IQM {stats.iqm(returns):.4g}, mean "
+          f"{np.nanmean(returns):.4g}")
+    print(f"pbt {result.pbt_id}: lineage in the run store's pbt/{result.pbt_id}/lineage.json")
+    write_json(args.json, {"pbt_id": result.pbt_id, "final": result.final.to_dict("records"),
+                            "lineage": result.lineage})
+    return 0
+
+
 def search_space(path: str | None, params: list[str] | None) -> dict:
     """The search space of ``--space FILE`` (a YAML mapping) and every ``--param KEY=DIST``."""
     space = {}
@@ -143,8 +171,7 @@ def search_space(path: str | None, params: list[str] | None) -> dict:
             raise UsageError(f"--param expects KEY=DIST, got {item!r}")
         space[key.strip()] = value.strip()
     if not space:
-        raise UsageError("jaxrl search needs a search space: --space FILE.yaml or --param "
-                         "KEY=DIST")
+        raise UsageError("a search space is needed: --space FILE.yaml or --param KEY=DIST")
     return space
 
 

@@ -23,10 +23,11 @@ from jaxrl.trained.results import NonFiniteMetricError, TrainResult, stored_summ
 
 def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: bool = True,
                  on_chunk=None, restore: bool = False, stop_on_non_finite: bool = True,
-                 outcome: GroupOutcome | None = None) -> list:
+                 outcome: GroupOutcome | None = None, between=None) -> list:
     """Run one group, streaming each config's chunks into its run folder (``runs[i]`` for config
     ``i``), and finish every run. With ``outcome`` (a group already run elsewhere, e.g. a Ray
-    worker) only record it. Returns one `TrainResult` per config; raises
+    worker) only record it; ``between``: `jaxrl.engine.loop.BetweenChunks`. Returns one
+    `TrainResult` per config; raises
     `NonFiniteMetricError` for a single run whose metrics went non-finite."""
     members = Members(resolved.configs, spec.seeds, spec.seed)
 
@@ -43,7 +44,7 @@ def run_recorded(spec: GroupSpec, resolved: Resolved, runs: list, *, progress: b
             outcome = run_group(spec, resolved, progress=progress, on_chunk=record,
                                 stop_on_non_finite=stop_on_non_finite,
                                 checkpoint_dir=runs[0].checkpoint_dir, restore=restore,
-                                prior_chunks=prior)
+                                prior_chunks=prior, between=between)
         else:
             first_update = 0
             for c, metrics in enumerate(outcome.chunks):
@@ -126,6 +127,10 @@ def resume_group(run_store: RunStore, run_id: str, progress: bool = True) -> lis
     group = meta.get("group")
     if not group or not group.get("checkpoint_dir"):
         raise StoreError(f"run {run_id!r} was not checkpointed (train with --checkpoint-every)")
+    if meta.get("pbt_id"):  # its population changes between chunks: pbt knows how
+        raise StoreError(f"run {run_id!r} is a member of population-based training "
+                         f"{meta['pbt_id']!r}: continue it with `jaxrl pbt ... --resume "
+                         f"{meta['pbt_id']}`")
     first = run_store.open(group["runs"][0])
     with held(first.folder, run_id):  # one writer at a time; read the runs again under it
         return _resume_locked(run_store, run_id, progress)

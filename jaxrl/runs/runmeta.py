@@ -29,7 +29,7 @@ DEAD_MESSAGE = "process ended without finishing (killed)"
 REQUIRED = ("algo", "env", "status", "seeds", "total_steps_per_seed", "config")
 TEXT = ("run_id", "algo", "env", "started_at", "ended_at", "git_commit", "sweep_id",
         "command_line", "device_kind", "host", "message", "compile_source", "platform",
-        "bench_id")
+        "bench_id", "pbt_id")
 NUMBERS = ("final_eval_return_mean", "final_eval_return_iqm", "compile_seconds", "run_seconds",
            "env_steps_per_second")
 COUNTS = {"seeds": SEEDS_LIMIT, "total_steps_per_seed": STEP_LIMIT, "frames_per_step": 2**16,

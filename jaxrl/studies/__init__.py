@@ -4,6 +4,8 @@
   stored table;
 * `jaxrl.studies.search`: hyperparameter search with Optuna's samplers, each batch of trials
   one sweep, the study in the run store;
+* `jaxrl.studies.pbt`: population-based training, the population one program, exploited and
+  explored between chunks;
 * `jaxrl.studies.bench`: benchmark suites, their runs, verdicts against published references,
   the report and the figure;
 * `jaxrl.studies.probe`: the probe ladder; `jaxrl.studies.throughput`: the throughput ladder;

@@ -102,7 +102,7 @@ def test_the_cli_searches_and_refuses_what_it_cannot_run(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "2 trials x 2 seeds (tpe, batches of 2)" in out and "best: {'learning_rate':" in out
     for argv, fragment in [
-        (["search", "ppo", "--runs-dir", runs], "needs a search space"),
+        (["search", "ppo", "--runs-dir", runs], "a search space is needed"),
         (["search", "ppo", "--param", "lr", "--runs-dir", runs], "--param expects KEY=DIST"),
         (["search", "ppo", "--param", "clip=uniform(0,1)", "--runs-dir", runs],
          "not a field of PPOConfig"),
