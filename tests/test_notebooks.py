@@ -22,6 +22,6 @@ def test_notebook_executes(path, tmp_path, monkeypatch):
 
 
 def test_there_is_a_notebook_for_each_way_of_working():
-    expected = {"quickstart", "sweeps", "debugging", "benchmarking", "custom_env",
+    expected = {"quickstart", "sweeps", "search", "debugging", "benchmarking", "custom_env",
                 "custom_algorithm"}
     assert expected <= {p.stem for p in NOTEBOOKS}
