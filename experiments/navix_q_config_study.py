@@ -1,0 +1,157 @@
+"""Which difference between the navix suite's Q-learner entries and what rejax ran at the table's
+commit (rejax 613bd7a, the Navix baselines' pin) explains the LavaGapS6 gap (PQN 0.10 against
+0.96, DQN 0.0 against 0.37)? One-factor-at-a-time variants of the suite's entry, each trained in
+its own process at the entry's full budget and seeds, evaluated as the suite evaluates (final
+evaluation, greedy, the entry's episodes).
+
+    .venv/bin/python experiments/navix_q_config_study.py --algo pqn --variants relu relu_noclip
+    .venv/bin/python experiments/navix_q_config_study.py --algo dqn --variants noclip
+
+What rejax 613bd7a does (src/rejax/algos/pqn.py, dqn.py, mixins.py), against the suite's entry:
+
+* PQN's network: ``create_agent`` sets ``activation = relu(LayerNorm(x))`` whatever the config
+  says (the table's PQN configs name none); the suite's PQN entries use SiLU with LayerNorm;
+* gradient clipping: ``optax.clip(max_grad_norm)`` clips each gradient *element* (practically
+  no clipping at 1-5); the suite's entries clip the global norm at that value;
+* time limits end episodes as terminations (rejax's ``done``);
+* PQN's targets: the lambda-return scan carries ``max_a Q`` of the step it has just processed
+  as the next-step value of the step before, so step ``t`` bootstraps from ``max_a Q(s_{t+2})``
+  (``s_T`` for the last two steps) where Peng's Q(lambda) uses ``s_{t+1}``
+  (``calculate_targets``): variant ``rejax_targets`` puts that into jaxrl's PQN;
+* observations normalized by running statistics (the LavaGapS6 configs ask for it): not a
+  variant here (jaxrl's Q-learners have no such option).
+
+Variants (overrides of the suite entry's config; ``_`` keys are patches):
+
+* ``relu`` (PQN): the network rejax ran, ReLU with LayerNorm;
+* ``noclip``: ``max_grad_norm`` 1e9 (rejax's element-wise clip: practically none);
+* ``relu_noclip`` (PQN): both;
+* ``relu_noclip_termination``: and time limits as terminations;
+* ``rejax_like`` (PQN): all of the above and rejax's targets.
+
+The JSON (default benchmarks/navix-cpu/q_config_study.json) is merged with what is there, keyed
+``algo/env/variant``, and rewritten after each variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+OUT = Path("benchmarks/navix-cpu/q_config_study.json")
+NO_CLIP = {"max_grad_norm": 1e9}
+RELU = {"activation": "relu"}
+TERMINATION = {"bootstrap_truncation": False}
+VARIANTS = {
+    "relu": RELU,
+    "noclip": NO_CLIP,
+    "relu_noclip": {**RELU, **NO_CLIP},
+    "relu_noclip_termination": {**RELU, **NO_CLIP, **TERMINATION},
+    "noclip_termination": {**NO_CLIP, **TERMINATION},
+    "rejax_like": {**RELU, **NO_CLIP, **TERMINATION, "_targets": "rejax"},
+}
+
+
+def patch_rejax_targets() -> None:
+    """jaxrl's PQN with rejax 613bd7a's targets: step ``t`` bootstraps from ``max_a Q`` of the
+    observation after step ``t + 1`` (the last step's for the last two steps)."""
+    import jax.numpy as jnp
+
+    from jaxrl.algos import action_masks, pqn
+    from jaxrl.ops import lambda_returns
+
+    def targets(params, hp, steps, network, space=None):
+        q_next = action_masks.allowed_q(network.apply(params, steps.next_obs), space,
+                                        steps.next_obs).max(-1)  # [T, N] max_a Q(s_{t+1})
+        shifted = jnp.concatenate([q_next[1:], q_next[-1:]])  # [T, N] max_a Q(s_{t+2})
+        return lambda_returns(hp.reward_scale * steps.reward, pqn.jax.lax.stop_gradient(shifted),
+                              steps.terminated, steps.truncated, hp.gamma, hp.q_lambda)
+
+    pqn.q_lambda_targets = targets
+
+
+def _finite(x) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def worker(algo: str, env: str, variant: str, seeds: int, steps: int | None, out: Path) -> None:
+    """Train one variant (in this process) and write its record to ``out``."""
+    import jaxrl
+    from jaxrl.studies.bench.suite import load_suite
+
+    overrides = dict(VARIANTS[variant])
+    if overrides.pop("_targets", None) == "rejax":
+        patch_rejax_targets()
+    entry = next(e for e in load_suite("navix").entries if e.algo == algo and e.env == env)
+    config = {**entry.config, **overrides}
+    total = steps or entry.total_steps
+    started = time.time()
+    result = jaxrl.train(algo, env=env, seeds=seeds, total_steps=total, progress=False,
+                         store=False, eval_episodes=entry.eval_episodes, **config)
+    frame = result.metrics.sort_values("update")
+    per_seed = []
+    for seed, rows in frame.groupby("seed"):
+        ret = rows["episode_return_mean"].to_numpy(float)
+        per_seed.append({"seed": int(seed),
+                         "final_eval_return": _finite(np.asarray(result.final_eval_return)[
+                             int(seed)]),
+                         "last10_train_return_mean": _finite(np.nanmean(ret[-10:]))})
+    record = {"algo": algo, "env": env, "variant": variant, "overrides": VARIANTS[variant],
+              "config": {k: v for k, v in config.items()}, "seeds": seeds,
+              "total_steps": total, "eval_episodes": entry.eval_episodes,
+              "final_eval_mean": _finite(np.mean(result.final_eval_return)),
+              "solved_seeds": int(np.sum(np.asarray(result.final_eval_return) >= 0.5)),
+              "per_seed": per_seed, "wall_seconds": round(time.time() - started, 1),
+              "date": time.strftime("%Y-%m-%d")}
+    out.write_text(json.dumps(record, indent=1, default=str))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--algo", default="pqn", choices=["pqn", "dqn"])
+    ap.add_argument("--env", default="navix:Navix-LavaGapS6-v0")
+    ap.add_argument("--variants", nargs="+", default=["relu", "relu_noclip",
+                                                      "relu_noclip_termination", "rejax_like"],
+                    choices=list(VARIANTS))
+    ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--total-steps", type=int, default=None)
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--worker-out", type=Path, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        worker(args.algo, args.env, args.worker, args.seeds, args.total_steps, args.worker_out)
+        return 0
+    for variant in args.variants:
+        if args.algo == "dqn" and variant in ("relu", "relu_noclip", "relu_noclip_termination",
+                                              "rejax_like"):
+            print(f"skipping {variant}: a PQN variant", file=sys.stderr)
+            continue
+        tmp = args.out.with_suffix(f".{variant}.tmp")
+        cmd = [sys.executable, __file__, "--algo", args.algo, "--env", args.env, "--seeds",
+               str(args.seeds), "--worker", variant, "--worker-out", str(tmp)]
+        if args.total_steps:
+            cmd += ["--total-steps", str(args.total_steps)]
+        print(f"[{time.strftime('%H:%M:%S')}] {args.algo} {variant} ...", file=sys.stderr,
+              flush=True)
+        subprocess.run(cmd, check=True)
+        record = json.loads(tmp.read_text())
+        tmp.unlink()
+        merged = json.loads(args.out.read_text()) if args.out.exists() else {}
+        merged[f"{args.algo}/{args.env}/{variant}"] = record
+        args.out.write_text(json.dumps(merged, indent=1) + "\n")
+        print(f"  {variant}: mean {record['final_eval_mean']}, solved "
+              f"{record['solved_seeds']}/{args.seeds}", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
