@@ -78,6 +78,13 @@ class StaticConfig:
         """The static view: this object itself (a whole `AlgoConfig` gives its static part)."""
         return self
 
+    def for_env(self, env) -> Self:
+        """This config with what it reads from ``env`` filled in (the engine asks every config
+        once it has the env): itself, unless a part needs the env (an actor-critic's
+        ``actor_obs``, `jaxrl.algos.offpolicy.ActorCriticStatic.for_env`)."""
+        del env
+        return self
+
     def static_key(self) -> tuple:
         """The static fields only: equal keys share one compiled program."""
         return (

@@ -282,3 +282,18 @@ def test_every_module_of_the_package_imports():
         if parts[-1] == "__init__":
             parts = parts[:-1]
         importlib.import_module(".".join(parts))
+
+
+def test_the_engine_asks_every_algorithm_the_same_questions():
+    """No kit's config or state is special-cased by the engine: it imports from the algorithm
+    layer only the acting contract (`jaxrl.algos.acting`) and the registry."""
+    allowed = {"jaxrl.algos", "jaxrl.algos.acting"}
+    found = {}
+    for path in sorted((ROOT / "jaxrl" / "engine").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        kits = sorted(m for m in names if m.startswith("jaxrl.algos") and m not in allowed)
+        if kits:
+            found[path.name] = kits
+    assert not found, found

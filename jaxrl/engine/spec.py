@@ -11,7 +11,6 @@ from envs.core import runs_on_host, wrapped_attr
 from envs.options import checked as checked_env_options
 from envs.wrappers import EpisodeStatistics
 from jaxrl import algos, memory
-from jaxrl.algos.offpolicy import ActorCriticStatic
 from jaxrl.config import AlgoConfig, ConfigError, check_run_args
 from jaxrl.engine.members import member_sharding
 from jaxrl.networks import resolve_torso
@@ -121,8 +120,7 @@ def resolve(algo: str, env: str, total_steps: int, seeds: int, env_kwargs=None, 
     config = algorithm.default_config(env).replace(**overrides, total_steps=float(total_steps))
     obs_shape = base_env.observation_space(env_params).shape
     config = config.replace(torso=resolve_torso(config.torso, obs_shape))  # "auto" -> concrete
-    if isinstance(config, ActorCriticStatic):
-        config = config.for_env(base_env)  # the actor's part of an asymmetric critic's obs
+    config = config.for_env(base_env)  # what the config reads from the env (actor_obs, ...)
     num_updates = int(total_steps) // config.steps_per_update
     if num_updates < 1:
         raise ConfigError(
