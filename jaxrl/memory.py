@@ -44,7 +44,7 @@ import jax
 import numpy as np
 
 from jaxrl.config import ConfigError
-from jaxrl.networks import CONV_TORSOS, conv_units
+from jaxrl.torsos import CONV_TORSOS, conv_units
 
 __all__ = [
     "MEMORY_ENV_VAR",
@@ -204,7 +204,7 @@ def _key_name(k) -> Any:
 
 def activation_units(params: Any, config) -> int:
     """Activation units per sample over all networks: the bias elements of every dense layer,
-    and each conv torso's feature maps and patch matrices (`networks.conv_units`)."""
+    and each conv torso's feature maps and patch matrices (`torsos.conv_units`)."""
     units = 0
     for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
         if not path or not hasattr(leaf, "shape"):

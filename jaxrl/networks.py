@@ -1,23 +1,18 @@
 """Networks whose input and output heads are chosen from the env's spaces (reading 004).
 
-* intake: observations of a `Box` space are flattened to ``[..., obs_dim]``; a *torso* reads
-  them: the MLP's hidden layers, or a conv net that first folds the flat vector back into its
-  image (`ConvTorso`: ``minatar_cnn`` for 10x10xC grids, ``nature_cnn`` and
-  ``nature_cnn_small`` for 84x84xk frames);
+* intake: observations of a `Box` space are flattened to ``[..., obs_dim]``; a *torso*
+  (`jaxrl.torsos`: the MLP's hidden layers, a conv net, or the user's own module) reads them;
 * policy head: `Discrete(n)` -> `Categorical` logits; `Box` -> `DiagGaussian` with a
   state-independent log-std (on-policy methods);
-* value head: a scalar.
+* value head: a scalar; Q heads: one value per action, or a distribution per action.
 
 Actions of a `Box` space live in ``[-1, 1]`` inside the agent; `to_env_action` rescales to the
 env's bounds (after clipping), so every algorithm sees the same normalized action range.
-
-Length: every network module the algorithms build from a space, side by side, so that their
-intake, torsos and heads stay one convention.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import flax.linen as nn
 import jax
@@ -25,141 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs.spaces import Box, Discrete, Space
-from jaxrl.config import ConfigError
 from jaxrl.ops import Categorical, DiagGaussian, TanhGaussian, masked
-from jaxrl.ops.init import orthogonal
-
-ACTIVATIONS: dict[str, Callable] = {"tanh": jnp.tanh, "relu": nn.relu, "elu": nn.elu, "silu": nn.silu}
-
-
-def _dense(features: int, gain: float) -> nn.Dense:
-    return nn.Dense(features, kernel_init=orthogonal(gain),
-                    bias_init=nn.initializers.zeros)
-
-
-# -- torsos ------------------------------------------------------------------------------------
-TORSOS = ("auto", "mlp", "minatar_cnn", "nature_cnn", "nature_cnn_small")
-
-#: Conv torsos: ``(side of the square input, [(filters, kernel, stride)], dense width)``, VALID
-#: padding, ReLU after every layer, the dense layer last (its output is the torso's feature).
-CONV_TORSOS: dict[str, tuple[int, tuple, int]] = {
-    # Young & Tian 2019 (MinAtar): one 3x3 conv of 16 filters, then 128 units.
-    "minatar_cnn": (10, ((16, 3, 1),), 128),
-    # Mnih et al. 2015 (Nature DQN): 32 8x8/4, 64 4x4/2, 64 3x3/1, then 512 units.
-    "nature_cnn": (84, ((32, 8, 4), (64, 4, 2), (64, 3, 1)), 512),
-    # Reading 002's TRPO on Atari (vel's NatureCnnSmall): 8 8x8/4, 16 4x4/2, then 128 units.
-    # After nature_cnn: ``auto`` takes the first torso that fits a shape.
-    "nature_cnn_small": (84, ((8, 8, 4), (16, 4, 2)), 128),
-}
-
-
-def check_network_fields(activation: str, torso: str, verbosity: str, levels: Sequence[str]
-                         ) -> None:
-    """The config checks every algorithm shares: a known activation, torso and diagnostics
-    level (``levels``: `jaxrl.diagnostics.LEVELS`); `ConfigError` naming the bad value."""
-    if verbosity not in levels:
-        raise ConfigError(f"verbosity must be one of {tuple(levels)}, got {verbosity!r}")
-    if activation not in ACTIVATIONS:
-        raise ConfigError(f"unknown activation {activation!r}")
-    if torso not in TORSOS:
-        raise ConfigError(f"unknown torso {torso!r}; choose one of {', '.join(TORSOS)}")
-
-
-def resolve_torso(torso: str, obs_shape: Sequence[int]) -> str:
-    """The concrete torso for observations of ``obs_shape``: ``auto`` picks by rank and size
-    (a ``[10, 10, C]`` grid -> ``minatar_cnn``, an ``[84, 84, k]`` stack -> ``nature_cnn``,
-    anything else -> ``mlp``); an explicit conv torso is checked against the shape.
-    Raises `ConfigError` (one line) for an unknown name or a shape the torso cannot read."""
-    if torso not in TORSOS:
-        raise ConfigError(f"unknown torso {torso!r}; choose one of {', '.join(TORSOS)}")
-    shape = tuple(int(d) for d in obs_shape)
-    image = {kind: len(shape) == 3 and shape[0] == shape[1] == side
-             for kind, (side, _, _) in CONV_TORSOS.items()}
-    if torso == "auto":
-        return next((kind for kind, fits in image.items() if fits), "mlp")
-    if torso != "mlp" and not image[torso]:
-        side = CONV_TORSOS[torso][0]
-        raise ConfigError(f"torso {torso!r} reads [{side}, {side}, C] observations; this env's "
-                          f"are {list(shape)}")
-    return torso
-
-
-def _hidden_layers(x: jax.Array, hidden: Sequence[int], activation: str,
-                   layer_norm: bool = False) -> jax.Array:
-    """Dense (+ LayerNorm) + activation per width (called inside a compact module, which names
-    the layers)."""
-    act = ACTIVATIONS[activation]
-    for width in hidden:
-        x = _normalized(_dense(width, np.sqrt(2.0))(x), layer_norm)
-        x = act(x)
-    return x
-
-
-def _normalized(x: jax.Array, layer_norm: bool) -> jax.Array:
-    """``x`` through a LayerNorm over its last axis (learned scale and bias) when ``layer_norm``
-    (PQN's networks: after every hidden layer, before the activation), else as it is."""
-    return nn.LayerNorm()(x) if layer_norm else x
-
-
-class ConvTorso(nn.Module):
-    """``[..., side*side*C] -> [..., dense width]``: unflatten to ``[side, side, C]``, then the
-    conv layers and the dense layer of ``CONV_TORSOS[kind]`` (ReLU, orthogonal init); with
-    ``layer_norm`` a LayerNorm (over the channels, or the dense units) before every ReLU."""
-
-    kind: str
-    layer_norm: bool = False
-
-    @nn.compact
-    def __call__(self, x: jax.Array) -> jax.Array:
-        side, convs, width = CONV_TORSOS[self.kind]
-        lead = x.shape[:-1]
-        x = x.reshape(-1, side, side, x.shape[-1] // (side * side))
-        for i, (filters, kernel, stride) in enumerate(convs):
-            w = self.param(f"conv_{i}_kernel", orthogonal(np.sqrt(2.0)),
-                           (kernel, kernel, x.shape[-1], filters))
-            b = self.param(f"conv_{i}_bias", nn.initializers.zeros, (filters,))
-            x = nn.relu(_normalized(conv2d_valid(x, w, stride) + b, self.layer_norm))
-        x = _dense(width, np.sqrt(2.0))(x.reshape(x.shape[0], -1))
-        x = nn.relu(_normalized(x, self.layer_norm))
-        return x.reshape(*lead, width)
-
-
-def conv2d_valid(x: jax.Array, kernel: jax.Array, stride: int) -> jax.Array:
-    """``[N, H, W, C] * [k, k, C, F] -> [N, H', W', F]``, VALID padding.
-
-    On the CPU as one matrix product over the k*k shifted (strided) views of ``x`` (im2col):
-    XLA's CPU convolution, backward pass included, made MinAtar PPO ~12x slower than the MLP
-    (849 vs 10.6k env-steps/s per seed); elsewhere XLA's own convolution."""
-    if jax.default_backend() != "cpu":
-        return jax.lax.conv_general_dilated(x, kernel, (stride, stride), "VALID",
-                                            dimension_numbers=("NHWC", "HWIO", "NHWC"))
-    k, _, c, f = kernel.shape
-    out_h, out_w = (x.shape[1] - k) // stride + 1, (x.shape[2] - k) // stride + 1
-    views = [x[:, i:i + stride * (out_h - 1) + 1:stride, j:j + stride * (out_w - 1) + 1:stride]
-             for i in range(k) for j in range(k)]  # (i, j, c) order, as kernel.reshape below
-    return jnp.concatenate(views, axis=-1) @ kernel.reshape(k * k * c, f)
-
-
-def conv_units(kind: str, channels: int) -> int:
-    """Activation floats per sample of a `ConvTorso` on ``channels`` input channels: every conv
-    layer's output and its im2col patch matrix (the memory plan's working set)."""
-    side, convs, _ = CONV_TORSOS[kind]
-    units = 0
-    for filters, kernel, stride in convs:
-        side = (side - kernel) // stride + 1
-        units += side * side * (filters + kernel * kernel * channels)
-        channels = filters
-    return units
-
-
-def _trunk(x: jax.Array, torso: str, hidden: Sequence[int], activation: str,
-           layer_norm: bool = False) -> jax.Array:
-    """The layers under an output head: the MLP's hidden layers (``mlp``; ``auto`` not resolved
-    against an env is the MLP), or a `ConvTorso` (whose dense layer replaces ``hidden``); with
-    ``layer_norm`` a LayerNorm before every activation."""
-    if torso in ("mlp", "auto"):
-        return _hidden_layers(x, hidden, activation, layer_norm)
-    return ConvTorso(torso, layer_norm)(x)
+from jaxrl.torsos import ACTIVATIONS, Torso, dense, trunk
 
 
 class MLP(nn.Module):
@@ -175,22 +37,8 @@ class MLP(nn.Module):
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        x = _trunk(x, self.torso, self.hidden, self.activation, self.layer_norm)
-        return _dense(self.out, self.out_gain)(x)
-
-
-class Torso(nn.Module):
-    """``[..., in] -> [..., features]``: the hidden layers of an MLP (or a conv torso), without
-    an output layer."""
-
-    hidden: Sequence[int]
-    activation: str = "tanh"
-    torso: str = "mlp"
-    layer_norm: bool = False
-
-    @nn.compact
-    def __call__(self, x: jax.Array) -> jax.Array:
-        return _trunk(x, self.torso, self.hidden, self.activation, self.layer_norm)
+        x = trunk(x, self.torso, self.hidden, self.activation, self.layer_norm)
+        return dense(self.out, self.out_gain)(x)
 
 
 class PolicyHead(nn.Module):
@@ -314,7 +162,7 @@ class QNetwork(nn.Module):
             return MLP(self.hidden, self.num_actions, self.activation, 1.0, self.torso,
                        self.layer_norm)(obs)
         x = Torso(self.hidden, self.activation, self.torso, self.layer_norm)(obs)
-        return _dueling(_dense(1, 1.0)(x), _dense(self.num_actions, 1.0)(x), axis=-1)
+        return _dueling(dense(1, 1.0)(x), dense(self.num_actions, 1.0)(x), axis=-1)
 
 
 def _dueling(value: jax.Array, advantage: jax.Array, axis: int) -> jax.Array:
@@ -343,7 +191,7 @@ class DistributionalQNetwork(nn.Module):
         if not self.dueling:
             return split(MLP(self.hidden, n * k, self.activation, 1.0, self.torso)(obs), n)
         x = Torso(self.hidden, self.activation, self.torso)(obs)
-        return _dueling(split(_dense(k, 1.0)(x), 1), split(_dense(n * k, 1.0)(x), n), axis=-2)
+        return _dueling(split(dense(k, 1.0)(x), 1), split(dense(n * k, 1.0)(x), n), axis=-2)
 
 
 class ImplicitQuantileNetwork(nn.Module):
@@ -371,11 +219,11 @@ class ImplicitQuantileNetwork(nn.Module):
         width = psi.shape[-1]
         frequencies = jnp.arange(self.embedding_dim, dtype=psi.dtype)
         cosines = jnp.cos(jnp.pi * frequencies * taus[..., None].astype(psi.dtype))
-        phi = nn.relu(_dense(width, np.sqrt(2.0))(cosines))
-        x = ACTIVATIONS[self.activation](_dense(width, np.sqrt(2.0))(psi[..., None, :] * phi))
+        phi = nn.relu(dense(width, np.sqrt(2.0))(cosines))
+        x = ACTIVATIONS[self.activation](dense(width, np.sqrt(2.0))(psi[..., None, :] * phi))
         n = self.num_actions
-        out = (_dueling(_dense(1, 1.0)(x), _dense(n, 1.0)(x), axis=-1) if self.dueling
-               else _dense(n, 1.0)(x))
+        out = (_dueling(dense(1, 1.0)(x), dense(n, 1.0)(x), axis=-1) if self.dueling
+               else dense(n, 1.0)(x))
         return jnp.swapaxes(out, -1, -2)
 
 
@@ -396,7 +244,7 @@ class PolicyAndQ(nn.Module):
             return (MLP(self.hidden, self.num_actions, self.activation, 0.01, self.torso)(obs),
                     MLP(self.hidden, self.num_actions, self.activation, 1.0, self.torso)(obs))
         x = Torso(self.hidden, self.activation, self.torso)(obs)
-        return _dense(self.num_actions, 0.01)(x), _dense(self.num_actions, 1.0)(x)
+        return dense(self.num_actions, 0.01)(x), dense(self.num_actions, 1.0)(x)
 
 
 def policy_part(obs: jax.Array, size: int) -> jax.Array:
@@ -449,7 +297,7 @@ class Critic(nn.Module):
 
     @nn.compact
     def __call__(self, obs: jax.Array, action: jax.Array) -> jax.Array:
-        if self.torso not in ("mlp", "auto"):
-            obs = ConvTorso(self.torso)(obs)
+        if self.torso not in ("mlp", "auto"):  # a conv torso or the user's: its features
+            obs = trunk(obs, self.torso, (), self.activation)
         x = jnp.concatenate([obs, action], axis=-1)
         return MLP(self.hidden, 1, self.activation)(x)[..., 0]

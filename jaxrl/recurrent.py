@@ -20,8 +20,9 @@ import jax
 import jax.numpy as jnp
 
 from envs.spaces import Space
-from jaxrl.networks import MLP, PolicyHead, Torso
+from jaxrl.networks import MLP, PolicyHead
 from jaxrl.ops.init import orthogonal
+from jaxrl.torsos import Torso
 
 
 class Weights(nn.Module):

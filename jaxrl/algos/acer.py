@@ -47,7 +47,7 @@ from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.offpolicy import frame_shape
 from jaxrl.buffers import uniform
 from jaxrl.config import ConfigError
-from jaxrl.networks import PolicyAndQ, resolve_torso
+from jaxrl.networks import PolicyAndQ
 from jaxrl.ops import (
     categorical_kl_gradient,
     clipped_optimizer,
@@ -56,6 +56,7 @@ from jaxrl.ops import (
     retrace,
 )
 from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
+from jaxrl.torsos import resolve_torso
 
 MU_FLOOR = 1e-8  # behaviour probabilities are softmax outputs (> 0); guard the division anyway
 #: the replayed updates' diagnostics, reported as ``replay_<name>`` (their mean over the updates)

@@ -20,8 +20,8 @@ from jaxrl.config import (
     static,
     traced,
 )
-from jaxrl.networks import check_network_fields
 from jaxrl.ops import optimizer_problem
+from jaxrl.torsos import check_network_fields
 
 REPLAY_SCHEDULES = ("fixed", "poisson")
 

@@ -39,7 +39,6 @@ from jaxrl.config import (
     static,
     traced,
 )
-from jaxrl.networks import check_network_fields
 from jaxrl.ops import (
     RunningMeanStd,
     clipped_adam,
@@ -48,6 +47,7 @@ from jaxrl.ops import (
     running_stats_update,
 )
 from jaxrl.rollout import obs_dim
+from jaxrl.torsos import check_network_fields
 
 
 @dataclasses.dataclass(frozen=True)

@@ -54,10 +54,11 @@ from jaxrl.config import (
     static,
     traced,
 )
-from jaxrl.networks import QNetwork, check_network_fields
+from jaxrl.networks import QNetwork
 from jaxrl.ops import clipped_optimizer, lambda_returns
 from jaxrl.rollout import EnvCarry, collect, reset_envs
 from jaxrl.rollout import obs_dim as flat_dim
+from jaxrl.torsos import check_network_fields
 from jaxrl.transition import Transition
 
 OPTIMIZERS = ("radam", "adam")
@@ -131,10 +132,9 @@ def default_config(env_name: str) -> PQNConfig:
 
 @struct.dataclass
 class Replay:
-    """The last ``K = replay_rollouts`` rollouts, oldest first: `Transition` leaves
-    ``[K, T, N, ...]`` (flags as the loss sees them) and ``valid [K]`` (False until filled)."""
+    """The last ``K = replay_rollouts`` rollouts, oldest first, and ``valid [K]`` (filled)."""
 
-    steps: Transition
+    steps: Transition  # leaves [K, T, N, ...], flags as the loss sees them
     valid: jax.Array  # [K] bool
 
 

@@ -13,7 +13,7 @@ from envs.wrappers import EpisodeStatistics
 from jaxrl import algos, memory
 from jaxrl.config import AlgoConfig, ConfigError, check_run_args
 from jaxrl.engine.members import member_sharding
-from jaxrl.networks import resolve_torso
+from jaxrl.torsos import resolve_torso
 
 MAX_CHUNK_UPDATES = 50
 

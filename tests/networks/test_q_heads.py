@@ -5,7 +5,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrl.networks import ConvTorso, DistributionalQNetwork, QNetwork
+from jaxrl.networks import DistributionalQNetwork, QNetwork
+from jaxrl.torsos import ConvTorso
 
 
 def test_layer_norm_sits_before_every_hidden_activation():

@@ -9,7 +9,8 @@ import pytest
 import jaxrl
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
-from jaxrl.networks import ActorCritic, ConvTorso, Critic, QNetwork, conv2d_valid, resolve_torso
+from jaxrl.networks import ActorCritic, Critic, QNetwork
+from jaxrl.torsos import ConvTorso, conv2d_valid, resolve_torso
 
 
 @pytest.mark.parametrize("n, side, c, k, stride, f", [(5, 10, 4, 3, 1, 16), (2, 84, 4, 8, 4, 32),
@@ -91,7 +92,7 @@ def test_memory_plan_counts_conv_activations():
     for minatar_cnn on 4 channels; the plan's working set grows by them."""
     from jaxrl import memory
     from jaxrl.engine.spec import resolve
-    from jaxrl.networks import conv_units
+    from jaxrl.torsos import conv_units
 
     assert conv_units("minatar_cnn", 4) == 8 * 8 * (16 + 9 * 4)
     assert conv_units("nature_cnn", 4) == (20 * 20 * (32 + 64 * 4) + 9 * 9 * (64 + 16 * 32)

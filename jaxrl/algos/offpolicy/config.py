@@ -21,7 +21,7 @@ from jaxrl.config import (
     static,
     traced,
 )
-from jaxrl.networks import check_network_fields
+from jaxrl.torsos import check_network_fields
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,8 +22,8 @@ from jaxrl.config import (
     static,
     traced,
 )
-from jaxrl.networks import check_network_fields
 from jaxrl.recurrent import RNNS
+from jaxrl.torsos import check_network_fields
 
 
 class RolloutStatic(StaticConfig):

@@ -14,7 +14,7 @@ from jaxrl.algos import acting
 from jaxrl.algos.acting import PolicyStatic
 from jaxrl.algos.onpolicy.config import OnPolicyHparams, RolloutStatic
 from jaxrl.config import ConfigError
-from jaxrl.networks import ActorCritic, resolve_torso
+from jaxrl.networks import ActorCritic
 from jaxrl.ops import (
     RunningMeanStd,
     linear_schedule,
@@ -23,6 +23,7 @@ from jaxrl.ops import (
 )
 from jaxrl.recurrent import RecurrentActorCritic
 from jaxrl.rollout import EnvCarry, obs_dim, reset_envs
+from jaxrl.torsos import resolve_torso
 
 
 @struct.dataclass
