@@ -53,19 +53,6 @@ class Algorithm:
         """The algorithm's `acting.Policy` for ``env``."""
         return self.make_policy(static, env, env_params)
 
-    # views of the one policy, by the names earlier versions gave them
-    def make_act(self, static, env, env_params) -> Callable:
-        """``act(state, obs, key, deterministic=True) -> env action`` (`acting.Policy.act`)."""
-        return self.policy(static, env, env_params).act
-
-    def make_value(self, static, env, env_params) -> acting.Value:
-        """``value(state, obs [K, *obs_shape]) -> [K]``."""
-        return self.policy(static, env, env_params).value
-
-    def make_agent_action(self, static, env, env_params) -> acting.Mode:
-        """``mode(state, obs) -> agent action``."""
-        return self.policy(static, env, env_params).mode
-
 
 def standalone(name: str, config_cls: type, default_config: Callable[[str], Any], init: Callable,
                train_step: Callable, make_policy: Callable[..., acting.Policy],

@@ -135,7 +135,7 @@ def test_acting_outside_training_draws_fresh_noise(algo):
     processes are not theirs, so a stochastic action draws independent noise."""
     _, _, static, state = _ou_state_after_a_train_step(algo, "Pendulum-v1")
     env, params = envs.make("Pendulum-v1")
-    act = jax.jit(jaxrl.algos.get(algo).make_act(static, env, params), static_argnums=3)
+    act = jax.jit(jaxrl.algos.get(algo).policy(static, env, params).act, static_argnums=3)
     obs = jnp.zeros((5, 3))  # 5 eval envs, where training has 3
     a, b = act(state, obs, jax.random.key(1), False), act(state, obs, jax.random.key(2), False)
     assert a.shape == (5, 1) and not np.allclose(a, b)

@@ -61,7 +61,7 @@ def test_popart_preserves_the_value_function_when_its_statistics_move(algo, shar
     env, params, spec, config = _popart_parts(algo, shared)
     static = config.static()
     state = spec.init(jax.random.PRNGKey(0), env, params, config)
-    value = spec.make_value(static, env, params)
+    value = spec.policy(static, env, params).value
     obs = jax.random.normal(jax.random.PRNGKey(1), (64, 4))
     batch = onpolicy.Batch(obs=obs, action=jnp.zeros(64, jnp.int32), log_prob=jnp.zeros(64),
                            value=value(state, obs), advantage=jnp.full(64, 500.0),
@@ -102,7 +102,7 @@ def test_popart_learns_the_obs_value_probe_at_a_reward_scale_of_1000():
                          env_kwargs={"reward_scale": 1000.0})
     env, params = envs.make("probe:obs-value")
     answer = env.answer(0.9, params)
-    value = jax.vmap(algos.get("ppo").make_value(result.config, env, params), (0, None))
+    value = jax.vmap(algos.get("ppo").policy(result.config, env, params).value, (0, None))
     v = np.asarray(value(result.state, np.asarray(answer.observations, np.float32)))
     np.testing.assert_allclose(v, np.broadcast_to(1000.0 * answer.values, v.shape),
                                atol=1000.0 * answer.value_tolerance)

@@ -15,7 +15,7 @@ def _truncation_value(bootstrap: bool) -> np.ndarray:
     result = train("ppo", env="probe:truncation", seeds=4, total_steps=40_960, progress=False,
                    eval_episodes=4, bootstrap_truncation=bootstrap)
     env, params = envs.make("probe:truncation")
-    value = jax.vmap(algos.get("ppo").make_value(result.config, env, params), (0, None))
+    value = jax.vmap(algos.get("ppo").policy(result.config, env, params).value, (0, None))
     return np.asarray(value(result.state, np.zeros((1, 1), np.float32)))[:, 0]
 
 

@@ -115,7 +115,7 @@ def _memory_run(algo: str, **overrides):
                    progress=False, eval_episodes=16, ent_coef=0.01, **overrides)
     env, params = envs.make(MemoryProbe.name)
     answer = env.answer(float(result.config.gamma), params)
-    value = jax.vmap(algos.get(algo).make_value(result.config.static(), env, params), (0, None))
+    value = jax.vmap(algos.get(algo).policy(result.config.static(), env, params).value, (0, None))
     values = np.asarray(value(result.state, np.asarray(answer.observations)))
     return values, answer, result
 
