@@ -124,8 +124,20 @@ def print_result(result) -> None:
         print(f"(mean and IQM over {finished} of {len(returns)} seeds: the other final "
               "evaluations finished no episode)")
     cached = "" if result.compile_source == "compiled" else f" ({result.compile_source})"
-    print(f"compile {result.compile_seconds:.1f} s{cached} | run {result.run_seconds:.1f} s | "
+    print(f"compile {result.compile_seconds:.1f} s{cached}{phases_text(result.compile_phases)} | "
+          f"run {result.run_seconds:.1f} s | "
           f"{result.env_steps_per_second:,.0f} env-steps/s (all seeds) | {result.devices}")
+
+
+def phases_text(phases: dict) -> str:
+    """`` (trace 1.2 s, lower 0.4 s, XLA 9.8 s)``: the compile phases summed over a run's
+    programs (`jaxrl.engine.programs.Built`); empty when none was compiled here."""
+    totals = {k: sum(p.get(k, 0.0) for p in phases.values()) for k in ("trace", "lower",
+                                                                          "compile")}
+    if not any(totals.values()):
+        return ""
+    return (f" (trace {totals['trace']:.1f} s, lower {totals['lower']:.1f} s, XLA "
+            f"{totals['compile']:.1f} s)")
 
 
 def result_json(result) -> dict:
@@ -135,7 +147,8 @@ def result_json(result) -> dict:
         "algo": result.algo, "env": result.env, "seeds": result.seeds,
         "total_steps_per_seed": result.total_steps_per_seed,
         "compile_seconds": result.compile_seconds, "compile_source": result.compile_source,
-        "compile_parts": result.compile_parts, "run_seconds": result.run_seconds,
+        "compile_parts": result.compile_parts, "compile_phases": result.compile_phases,
+        "run_seconds": result.run_seconds,
         "env_steps_per_second": result.env_steps_per_second, "devices": result.devices,
         "final_eval_return": [finite_or_none(r) for r in returns],
         "final_eval_return_iqm": finite_or_none(stats.iqm(returns)),

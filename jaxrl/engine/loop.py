@@ -75,6 +75,7 @@ class GroupOutcome:
     compile_source: str = "compiled"  # see `compile_source`
     resumed_from_chunk: int = 0  # chunks restored from a checkpoint, not recomputed
     compile_parts: dict = dataclasses.field(default_factory=dict)  # seconds per program
+    compile_phases: dict = dataclasses.field(default_factory=dict)  # per program: trace, ...
 
     def done_updates(self) -> int:
         return sum(m["env_steps"].shape[1] for m in self.chunks)
@@ -97,7 +98,7 @@ class GroupOutcome:
             run_seconds=self.run_seconds,
             env_steps_per_second=m.seeds * done * self.steps_per_update / max(self.run_seconds, 1e-9),
             _act=act, _acting_env=acting_env, devices=self.devices, compile_source=self.compile_source,
-            compile_parts=self.compile_parts,
+            compile_parts=self.compile_parts, compile_phases=self.compile_phases,
         )
 
 
@@ -121,17 +122,23 @@ class Programs:
     init_fn: Callable
     chunk_fn: Callable
     eval_fn: Callable | None
-    built: list  # [(name, seconds, from disk)] per program built: init, chunk, eval
+    built: dict  # {"init", "chunk", "eval"}: `programs.Built` of each program built
 
     @property
     def compile_seconds(self) -> float:
-        return sum(seconds for _, seconds, _ in self.built)
+        return sum(b.seconds for b in self.built.values())
 
     @property
     def compile_parts(self) -> dict[str, float]:
         """Seconds per program (tracing, lowering and compiling, or loading it): ``{"init",
         "chunk", "eval"}``; 0 for a program this process already held."""
-        return {name: seconds for name, seconds, _ in self.built}
+        return {name: b.seconds for name, b in self.built.items()}
+
+    @property
+    def compile_phases(self) -> dict[str, dict]:
+        """Per program, the seconds of its phases (`programs.Built.phases`: trace, lower,
+        compile); ``{}`` for a program this process already held."""
+        return {name: b.phases for name, b in self.built.items()}
 
 
 def place_members(spec: GroupSpec, r: Resolved) -> Placed:
@@ -152,24 +159,23 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
     build = lambda tag, builder, *args, **kw: programs.compiled(
         tag, r.algorithm, r.config, r.env, r.env_params, builder, *args,
         sharding=placed.sharding, **kw)
-    init_fn, t_init, disk_init = build(("init",), programs.init_program(
+    init = build(("init",), programs.init_program(
         r.algorithm, r.config, r.env, r.env_params, placed.padded), placed.keys, placed.hparams,
         runs_once=True)
-    state = init_fn(placed.keys, placed.hparams)
-    chunk_fn, t_chunk, disk_chunk = build(("chunk", k), programs.chunk_program(
+    state = init.program(placed.keys, placed.hparams)
+    chunk = build(("chunk", k), programs.chunk_program(
         r.algorithm, r.config, r.env, r.env_params, k, placed.padded), state, donate_first=True)
-    built = [("init", t_init, disk_init), ("chunk", t_chunk, disk_chunk)]
-    eval_fn = None  # eval_episodes=0: no evaluation program
-    if spec.eval_episodes:
+    built = {"init": init, "chunk": chunk}
+    if spec.eval_episodes:  # eval_episodes=0: no evaluation program
         horizon = eval_horizon(r.env_params)
         sampled = ("sampled",) if spec.eval_sample else ()
-        eval_fn, t_eval, disk_eval = build(
+        built["eval"] = build(
             ("eval", spec.eval_episodes, horizon, *sampled),
             programs.eval_program(r.algorithm, r.config, r.env, r.env_params, spec.eval_episodes,
                                   horizon, placed.padded, not spec.eval_sample),
             state, placed.eval_keys, placed.chunk_index(0))
-        built.append(("eval", t_eval, disk_eval))
-    return Programs(init_fn, chunk_fn, eval_fn, built), state
+    eval_fn = built["eval"].program if "eval" in built else None
+    return Programs(init.program, chunk.program, eval_fn, built), state
 
 
 def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bool = True,
@@ -214,7 +220,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
                         take_members(state, placed.members.size), progs.compile_seconds,
                         done.run_seconds, done.failures, r.config.steps_per_update,
                         describe_devices(placed.sharding), compile_source(progs.built),
-                        done.first, progs.compile_parts)
+                        done.first, progs.compile_parts, progs.compile_phases)
 
 
 def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, state,
@@ -307,10 +313,11 @@ def check_same_metrics(chunks: list, metrics: dict) -> None:
                          f"{', '.join(extra) or 'nothing'}): they are not this run's metrics")
 
 
-def compile_source(programs_built: list[tuple[str, float, bool]]) -> str:
-    """Where a group's programs came from: ``"compiled"`` (all compiled now), ``"cache"`` (all
-    loaded from the persistent cache or already in this process) or ``"partly cached"``."""
-    fresh = [seconds > 0 and not from_disk for _, seconds, from_disk in programs_built]
+def compile_source(programs_built: dict) -> str:
+    """Where a group's programs (``{name: programs.Built}``) came from: ``"compiled"`` (all
+    compiled now), ``"cache"`` (all loaded from the persistent cache or already in this
+    process) or ``"partly cached"``."""
+    fresh = [b.seconds > 0 and not b.from_disk for b in programs_built.values()]
     return "compiled" if all(fresh) else "cache" if not any(fresh) else "partly cached"
 
 

@@ -21,7 +21,7 @@ import time
 import warnings
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -31,6 +31,19 @@ from jaxrl import compile_cache, platform
 from jaxrl.algos import acting
 from jaxrl.engine.members import over_members
 from jaxrl.evaluate import evaluate
+
+
+class Built(NamedTuple):
+    """A compiled program and how it came: ``seconds`` in all (0 for one this process held),
+    ``from_disk`` when the persistent cache served it, and ``phases``: seconds of tracing
+    (Python to jaxpr), lowering (to StableHLO) and compiling (XLA, or loading from the cache),
+    ``{}`` for one this process held."""
+
+    program: Any
+    seconds: float
+    from_disk: bool
+    phases: dict
+
 
 MAX_PROGRAMS = 24  # compiled programs kept in this process (a few runs' init, chunk, eval)
 PROGRAMS: OrderedDict[tuple, Any] = OrderedDict()  # the compile cache of this process, LRU
@@ -46,12 +59,11 @@ def params_digest(env_params) -> str:
 
 
 def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
-             sharding=None, runs_once: bool = False, donate_first: bool = False
-             ) -> tuple[Any, float, bool]:
-    """AOT-compile ``jit(build())`` for these args once per static key; returns
-    ``(executable, compile_seconds, from_disk)``: 0 s on a hit of this process's cache, and
-    ``from_disk`` when JAX loaded the executable from the persistent cache (`jaxrl.compile_cache`)
-    instead of compiling it. ``tag`` names the program and every Python value its builder closes
+             sharding=None, runs_once: bool = False, donate_first: bool = False) -> Built:
+    """AOT-compile ``jit(build())`` for these args once per static key; returns a `Built`: 0 s
+    on a hit of this process's cache, ``from_disk`` when JAX loaded the executable from the
+    persistent cache (`jaxrl.compile_cache`) instead of compiling it, and the seconds of each
+    phase. ``tag`` names the program and every Python value its builder closes
     over (chunk length, eval episodes, ...), which are part of the key alongside the static
     config and the argument shapes. With a seed ``sharding`` every input and output leaf is
     pinned to it (leading axis = member), so chunk outputs can be fed straight back in. On the
@@ -69,7 +81,7 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
            donate_first)
     if key in PROGRAMS:
         PROGRAMS.move_to_end(key)
-        return PROGRAMS[key], 0.0, False
+        return Built(PROGRAMS[key], 0.0, False, {})
     compile_cache.configure()
     hits = compile_cache.hits()
     start = time.perf_counter()
@@ -80,13 +92,19 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
     with warnings.catch_warnings():  # restores the filters and `showwarning` on exit
         warnings.filterwarnings("always", message=".*persistent compilation cache")
         warnings.showwarning = functools.partial(_on_compile_warning, warnings.showwarning)
-        program = jax.jit(named(build(), str(tag[0])), **kw).lower(*example_args).compile()
-    seconds, from_disk = time.perf_counter() - start, compile_cache.hits() > hits
+        traced = jax.jit(named(build(), str(tag[0])), **kw).trace(*example_args)
+        t_traced = time.perf_counter()
+        lowered = traced.lower()
+        t_lowered = time.perf_counter()
+        program = lowered.compile()
+    end = time.perf_counter()
+    seconds, from_disk = end - start, compile_cache.hits() > hits
+    phases = {"trace": t_traced - start, "lower": t_lowered - t_traced, "compile": end - t_lowered}
     PROGRAMS[key] = program
     COMPILED[tag[0]] += 1
     while len(PROGRAMS) > MAX_PROGRAMS:
         PROGRAMS.popitem(last=False)
-    return program, seconds, from_disk
+    return Built(program, seconds, from_disk, phases)
 
 
 def named(fn: Callable, name: str) -> Callable:

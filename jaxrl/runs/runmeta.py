@@ -34,7 +34,7 @@ NUMBERS = ("final_eval_return_mean", "final_eval_return_iqm", "compile_seconds",
            "env_steps_per_second")
 COUNTS = {"seeds": SEEDS_LIMIT, "total_steps_per_seed": STEP_LIMIT, "frames_per_step": 2**16,
           "device_count": 2**20, "pid": 2**31 - 1}
-MAPPINGS = ("config", "group", "versions", "compile_parts")
+MAPPINGS = ("config", "group", "versions", "compile_parts", "compile_phases")
 LISTS = ("final_eval_return", "train_return_last100")
 NAME_CHARS = 200  # the longest metric name ``metric_names`` may record
 

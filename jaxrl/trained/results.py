@@ -43,6 +43,8 @@ class TrainResult:
     compile_source: str = "compiled"
     # seconds per program: {"init", "chunk", "eval"} (their sum is compile_seconds)
     compile_parts: dict = dataclasses.field(default_factory=dict)
+    # per program: seconds of tracing, lowering and compiling (`jaxrl.engine.programs.Built`)
+    compile_phases: dict = dataclasses.field(default_factory=dict)
     run_id: str | None = None
     run_dir: str | None = None
     _acting_env: Any = dataclasses.field(repr=False, default=None)  # (env, env_params)
@@ -103,7 +105,8 @@ class TrainResult:
                 "total_steps_per_seed": self.total_steps_per_seed,
                 "final_eval_return_mean": float(np.mean(r)), "final_eval_return_iqm": stats.iqm(r),
                 "compile_seconds": self.compile_seconds, "compile_source": self.compile_source,
-                "compile_parts": self.compile_parts, "run_seconds": self.run_seconds,
+                "compile_parts": self.compile_parts, "compile_phases": self.compile_phases,
+                "run_seconds": self.run_seconds,
                 "env_steps_per_second": self.env_steps_per_second, "devices": self.devices}
 
 
@@ -128,7 +131,7 @@ def stored_summary(result: TrainResult) -> dict:
                                 if np.isfinite(returns).any() else None),
         final_eval_return_iqm=finite_or_none(stats.iqm(returns)),
         compile_seconds=result.compile_seconds, compile_source=result.compile_source,
-        compile_parts=result.compile_parts,
+        compile_parts=result.compile_parts, compile_phases=result.compile_phases,
         run_seconds=result.run_seconds, env_steps_per_second=result.env_steps_per_second,
         total_steps_per_seed=int(result.total_steps_per_seed),
         devices=result.devices,

@@ -303,7 +303,7 @@ def test_the_summary_says_when_a_seed_finished_no_evaluation_episode(capsys):
     from jaxrl.cli.common import print_result
 
     base = dict(algo="a2c", env="atari:Breakout", seeds=3, total_steps_per_seed=100,
-                compile_seconds=1.0, compile_source="compiled", run_seconds=2.0,
+                compile_seconds=1.0, compile_source="compiled", compile_phases={}, run_seconds=2.0,
                 env_steps_per_second=50.0, devices="1 x cpu")
     print_result(SimpleNamespace(**base, final_eval_return=[0.0, float("nan"), 4.0]))
     out = capsys.readouterr().out

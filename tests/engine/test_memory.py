@@ -217,10 +217,10 @@ def chunk_memory(algorithm, config, env, env_params, members: int):
     keys = jax.random.split(jax.random.key(0), members)
     states = jax.eval_shape(jax.vmap(lambda k: algorithm.init(k, env, env_params, config)),
                             keys)
-    program, _, _ = programs.compiled(
+    program = programs.compiled(
         ("chunk", 2), algorithm, config, env, env_params,
         programs.chunk_program(algorithm, config, env, env_params, 2, members), states,
-        donate_first=True)
+        donate_first=True).program
     analysis = program.memory_analysis()
     if analysis is None:
         pytest.skip("this backend reports no memory analysis")

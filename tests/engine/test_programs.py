@@ -124,12 +124,16 @@ def test_the_process_keeps_only_the_most_recent_programs(monkeypatch):
         return programs.compiled((f"add{n}",), algo, config, "env", None,
                                  lambda: (lambda v: v + n), x)
 
-    first, _, _ = get(1)
+    first = get(1).program
     get(2)
-    assert get(1)[0] is first and get(1)[1] == 0.0  # a hit, now the most recent
+    hit = get(1)
+    assert hit.program is first and hit.seconds == 0.0 and hit.phases == {}  # a hit, now the most recent
     get(3)  # evicts add2, the least recently used
     assert [k[0][0] for k in programs.PROGRAMS] == ["add1", "add3"]
-    assert float(get(2)[0](x)[0]) == 3.0 and programs.COMPILED["add2"] >= 2  # compiled again
+    again = get(2)
+    assert float(again.program(x)[0]) == 3.0 and programs.COMPILED["add2"] >= 2  # compiled again
+    assert set(again.phases) == {"trace", "lower", "compile"} and all(
+        t >= 0 for t in again.phases.values())
     programs.forget()
     assert not programs.PROGRAMS
 

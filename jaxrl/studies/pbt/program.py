@@ -48,8 +48,8 @@ def apply_exploit(state, member_source: np.ndarray, values: dict[str, np.ndarray
                                   np.asarray(getattr(hp, name))[size:padded]])
             for name, v in values.items()}
     args = (placed.place(source), {n: placed.place(v) for n, v in full.items()})
-    fn, _, _ = programs.compiled(("pbt_exploit", tuple(sorted(values))), resolved.algorithm,
-                                 resolved.config, resolved.env, resolved.env_params,
-                                 exploit_builder(), state, *args, sharding=placed.sharding,
-                                 donate_first=True)
-    return fn(state, *args)
+    built = programs.compiled(("pbt_exploit", tuple(sorted(values))), resolved.algorithm,
+                              resolved.config, resolved.env, resolved.env_params,
+                              exploit_builder(), state, *args, sharding=placed.sharding,
+                              donate_first=True)
+    return built.program(state, *args)

@@ -124,7 +124,7 @@ def measure(workload: dict, members: int) -> dict:
             "env_steps_per_second_all": members * done / max(outcome.run_seconds, 1e-9),
             "chunks": len(chunk_steps), "warmup_chunks": workload.get("warmup_chunks", 1),
             "compile_seconds": outcome.compile_seconds, "compile_source": outcome.compile_source,
-            "compile_parts": outcome.compile_parts,
+            "compile_parts": outcome.compile_parts, "compile_phases": outcome.compile_phases,
             "run_seconds": outcome.run_seconds, "wall_seconds": wall,
             "devices": outcome.devices,
             "peak_bytes": peak if peak is not None else max(0, _peak_rss_bytes() - rss_before),
