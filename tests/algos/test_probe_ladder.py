@@ -5,29 +5,28 @@ truncation rung. (`jaxrl probe ALGO` runs every rung; docs/measured.md has the m
 import pytest
 
 from envs.probes import PROBES
+from jaxrl import algos
 from jaxrl.studies.probe import run_ladder, supports
 
-# On-policy: per-observation action choice, bootstrapping through truncation, continuous
-# actions, credit over several steps. Off-policy: discrete rungs for DQN, C51, QR-DQN, IQN and ACER
-# (its replayed updates and Retrace targets included), continuous rungs for the actor-critics.
-# PQN (Q(lambda) over rollouts, no replay) takes the discrete rungs too.
-RUNGS = {
-    "vpg": ["probe:obs-action", "probe:truncation", "probe:continuous-obs-action",
-            "probe:delayed-reward"],
-    "a2c": ["probe:obs-action", "probe:truncation", "probe:continuous-obs-action",
-            "probe:delayed-reward"],
-    "trpo": ["probe:obs-action", "probe:truncation", "probe:continuous-obs-action",
-             "probe:delayed-reward"],
-    "dqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
-    "c51": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
-    "qrdqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
-    "iqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
-    "pqn": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
-    "acer": ["probe:obs-action", "probe:truncation", "probe:delayed-reward"],
-    "ddpg": ["probe:continuous-obs-action", "probe:continuous-truncation"],
-    "td3": ["probe:continuous-obs-action", "probe:continuous-truncation"],
-    "sac": ["probe:continuous-obs-action", "probe:continuous-truncation"],
-}
+
+def rungs_of(name: str) -> list[str]:
+    """The rungs that separate working from broken learners of ``name``'s kinds, from the
+    registry: a discrete learner's per-observation action choice, bootstrapping through
+    truncation and credit over several steps; a continuous learner's action choice, and its
+    truncation rung when it has no discrete one; none for imitation (no reward to learn)."""
+    algorithm = algos.get(name)
+    if algorithm.imitation:
+        return []
+    discrete, continuous = ("discrete" in algorithm.action_kinds,
+                            "continuous" in algorithm.action_kinds)
+    return ((["probe:obs-action", "probe:truncation"] if discrete else [])
+            + (["probe:continuous-obs-action"] if continuous else [])
+            + (["probe:continuous-truncation"] if continuous and not discrete else [])
+            + (["probe:delayed-reward"] if discrete else []))
+
+
+# PPO climbs every rung (below); every other built-in algorithm its kinds' rungs
+RUNGS = {name: rungs_of(name) for name in sorted(algos.BUILT_IN) if name != "ppo"}
 
 
 CASES = [("ppo", probe.name) for probe in PROBES if not probe.needs_memory] + [
