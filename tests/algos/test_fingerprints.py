@@ -29,6 +29,7 @@ import jaxlib
 import pytest
 
 import jaxrl
+from jaxrl import algos
 
 FINGERPRINTS = Path(__file__).with_name("fingerprints.json")
 TIMED = frozenset({"env_steps_per_second"})
@@ -36,27 +37,38 @@ OTHER_MACHINE_RTOL = 1e-4
 DISCRETE = dict(env="CartPole-v1", total_steps=2048)
 CONTINUOUS = dict(env="Pendulum-v1", total_steps=2048)
 OFF_POLICY = dict(learning_starts=256, log_interval=32, batch_size=32)
-# name -> (algo, train keywords); small but every update path runs at least twice
-CASES: dict[str, tuple[str, dict]] = {
-    "ppo": ("ppo", dict(DISCRETE, num_envs=4, num_steps=64)),
+
+
+def default_case(name: str) -> dict | None:
+    """An algorithm's own case from the registry, by the kit that built it (its first action
+    kind's env; a rollout of 4 envs x 64 steps on-policy, `OFF_POLICY` replay for the replay
+    learners); None for one that brings its own train step (it is listed in `OWN_CASES`)."""
+    algorithm = algos.get(name)
+    env = DISCRETE if "discrete" in algorithm.action_kinds else CONTINUOUS
+    if algorithm.kit == "onpolicy":
+        return dict(env, num_envs=4, num_steps=64)
+    if algorithm.kit in ("offpolicy", "q_learner"):
+        return dict(env, num_envs=4, **OFF_POLICY)
+    return None
+
+
+# name -> (algo, train keywords): the cases beside each algorithm's default one (an algorithm
+# with its own train step, another code path, an env of its other kind); small but every update
+# path runs at least twice
+OWN_CASES: dict[str, tuple[str, dict]] = {
     "ppo-continuous": ("ppo", dict(CONTINUOUS, num_envs=4, num_steps=64)),
     "ppo-gru": ("ppo", dict(DISCRETE, num_envs=4, num_steps=64, rnn="gru")),
-    "vpg": ("vpg", dict(DISCRETE, num_envs=4, num_steps=64)),
-    "a2c": ("a2c", dict(DISCRETE, num_envs=4, num_steps=64)),
     "trpo": ("trpo", dict(CONTINUOUS, num_envs=4, num_steps=64)),
-    "dqn": ("dqn", dict(DISCRETE, num_envs=4, **OFF_POLICY)),
     "dqn-rainbowish": ("dqn", dict(DISCRETE, num_envs=4, n_step=3, prioritized=True,
                                    dueling=True, **OFF_POLICY)),
-    "c51": ("c51", dict(DISCRETE, num_envs=4, **OFF_POLICY)),
-    "qrdqn": ("qrdqn", dict(DISCRETE, num_envs=4, **OFF_POLICY)),
-    "iqn": ("iqn", dict(DISCRETE, num_envs=4, **OFF_POLICY)),
     "pqn": ("pqn", dict(DISCRETE, num_envs=4, num_steps=64)),
-    "ddpg": ("ddpg", dict(CONTINUOUS, num_envs=4, **OFF_POLICY)),
-    "td3": ("td3", dict(CONTINUOUS, num_envs=4, **OFF_POLICY)),
-    "sac": ("sac", dict(CONTINUOUS, num_envs=4, **OFF_POLICY)),
     "acer": ("acer", dict(DISCRETE, num_envs=4)),
     "bc": ("bc", dict(DISCRETE)),
-    "gail": ("gail", dict(DISCRETE, num_envs=4, num_steps=64)),
+}
+CASES: dict[str, tuple[str, dict]] = {
+    **{name: (name, case) for name in sorted(algos.BUILT_IN)
+       if (case := default_case(name)) is not None},
+    **OWN_CASES,
 }
 IMITATION = frozenset({"bc", "gail"})
 
