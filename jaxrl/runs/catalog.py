@@ -7,6 +7,7 @@
         segments/<token>-metrics.parquet     the metrics of up to 1,000 runs, compacted
         segments/<token>-evaluations.parquet their evaluations (`jaxrl.runs.segments`)
         lock
+        compacting                           held by a background compactor at work
 
 Why: a store of 10,000 runs holds 50,000+ metrics chunks, and DuckDB spends about a
 millisecond on each file before it reads a row (an aggregate over all metrics took 43 s,
@@ -21,10 +22,18 @@ measured with ``experiments/make_big_store.py``); reading 10,000 ``run.json`` to
    ``run.json``, give every data file the quick check of `jaxrl.runs.integrity`, and check its
    Parquet files against the run (`jaxrl.runs.schema`: the store's columns and types, the
    run's own ``run_id``). A bad file is recorded in the row (``problems``), skipped from then
-   on, and flags the run ``damaged``.
+   on, and flags the run ``damaged``. Each good file's check is kept (``checked``: its size,
+   mtime, ctime and schema key, with the metric names it was checked against): a run read again
+   reads only the files that changed, and keeps its segment when none did (a rewritten
+   ``run.json``).
 3. Compact the metrics and evaluations of runs that are no longer running into segments
    (DuckDB ``COPY``; a file DuckDB cannot read is recorded as bad and left out). Segments that
-   hold a run read again are rewritten without it; small segments are merged.
+   hold a run read again are rewritten without it; small segments are merged. A backlog of
+   more than `BACKGROUND_FILES` files (a store copied in, a catalog deleted: 1,000 runs take
+   4-5 s to compact on 2 cores) is left to a background compactor (`jaxrl.runs.compactor`,
+   `jaxrl.runs.backlog`), and queries read those runs from their files until it is done, their
+   files of one schema key as one list (`jaxrl.runs.segments.union_source`): a new store's
+   first aggregate waits for its files' checks and reads, not for their compaction.
 
 Running runs, and every run of a store the catalog cannot be written to, are read from their
 own files at each query (``loose``). The catalog is read without being written, in memory
@@ -51,18 +60,25 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jaxrl.runs import snapshot
+from jaxrl.runs import compactor, snapshot
 from jaxrl.runs.catalog_lock import CatalogWarning, locked
+from jaxrl.runs.catalog_rows import (  # noqa: F401  (re-exported: the row table)
+    FINGERPRINT,
+    FLOAT_COLUMNS,
+    INT_COLUMNS,
+    ROW_COLUMNS,
+    RUN_COLUMNS,
+    VIEW_COLUMNS,
+    empty_rows,
+    file_identity,
+    normalize,
+    read_row,
+    snapshot_records,
+)
 from jaxrl.runs.files import StoreError, atomic_write_bytes, atomic_write_text
 from jaxrl.runs.integrity import (
     BadFile,
-    chunk_files,
-    file_reasons,
-    file_stamp,
     one_line,
-    quick_problem,
-    read_run_json,
-    run_json_missing,
 )
 from jaxrl.runs.layout import (  # noqa: F401  (scan, fingerprint: re-exported)
     CATALOG_DIR,
@@ -73,29 +89,19 @@ from jaxrl.runs.layout import (  # noqa: F401  (scan, fingerprint: re-exported)
     quarantined_runs,
     scan,
 )
-from jaxrl.runs.runmeta import as_read
 from jaxrl.runs.segments import (
     TABLES,
     collect_garbage,
     compact,
     drop_bad_segments,
+    file_keys,
     segment_path,
 )
 
-CATALOG_VERSION = "2"  # 2: Parquet files checked against their run (`jaxrl.runs.schema`)
+CATALOG_VERSION = "3"  # 2: Parquet files checked against their run (`jaxrl.runs.schema`);
+# 3: each file's check kept (``checked``)
 NOTE_ABOVE_RUNS = 200  # say so on stderr when a refresh reads more runs than this
-INT64_MAX = 2**63 - 1
-
-RUN_COLUMNS = ["run_id", "algo", "env", "status", "seeds", "total_steps_per_seed",
-               "final_eval_return_mean", "final_eval_return_iqm", "compile_seconds",
-               "run_seconds", "env_steps_per_second", "started_at", "ended_at", "git_commit",
-               "git_dirty", "sweep_id", "device_kind", "device_count", "command_line"]
-VIEW_COLUMNS = [*RUN_COLUMNS, "config", "final_eval_return", "damaged"]
-FINGERPRINT = ["fp_folder", "fp_metrics", "fp_json_size", "fp_json_mtime"]
-ROW_COLUMNS = [*RUN_COLUMNS, "config", "final_eval_return", "problems", "files", "pid", "host", *FINGERPRINT, "segment"]
-INT_COLUMNS = ["seeds", "total_steps_per_seed", "device_count", "pid", *FINGERPRINT]
-FLOAT_COLUMNS = ["final_eval_return_mean", "final_eval_return_iqm", "compile_seconds",
-                 "run_seconds", "env_steps_per_second"]
+BACKGROUND_FILES = 1000  # a backlog of more files than this is compacted in the background
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,10 @@ class Catalog:
     (`VIEW_COLUMNS`); ``segments`` and ``loose``: per table (``metrics``, ``evaluations``),
     the compacted segment files and the good files of runs not compacted; ``stale``: run ids
     whose rows in ``segments`` are out of date (only when the catalog could not be written);
-    ``bad``: every bad file known."""
+    ``bad``: every bad file known; ``backlog``: per table, ``{schema key: files}`` (absolute
+    paths, as text) of the runs whose compaction is left to a background compactor, read from
+    their files meanwhile (``compact_later``: one is to be started,
+    `jaxrl.runs.compactor.start`)."""
 
     root: Path
     runs: pd.DataFrame
@@ -112,84 +121,11 @@ class Catalog:
     loose: dict = field(default_factory=lambda: {t: [] for t in TABLES})
     stale: frozenset = frozenset()
     bad: list = field(default_factory=list)
+    backlog: dict = field(default_factory=lambda: {t: {} for t in TABLES})
+    compact_later: bool = False
 
 
 # -- rows ----------------------------------------------------------------------------------------
-def _known_problems(row: pd.Series | None) -> dict[str, list]:
-    """``{file: [file, reason, size, mtime_ns]}`` recorded for a run (e.g. by a deep check)."""
-    if row is None or not isinstance(row.get("problems"), str):
-        return {}
-    return {p[0]: p for p in json.loads(row["problems"])}
-
-
-def _file_problem(path: Path, known: list | None) -> str | None:
-    """Why ``path`` is bad (None: it is not): a verdict recorded for this very file (same size
-    and mtime) is kept, otherwise the quick check decides."""
-    try:
-        st = path.stat()
-    except OSError as err:
-        return f"unreadable: {err.strerror}"
-    if known is not None and (known[2], known[3]) == (st.st_size, st.st_mtime_ns):
-        return known[1]
-    return quick_problem(path)
-
-
-def _problems(folder: Path, data: list[str], known: dict, meta: dict) -> tuple[list, list]:
-    """``(problems, good files)`` of a run's data files ``data``: ``[file, reason, size,
-    mtime_ns]`` of each bad one (`_file_problem`, then `file_reasons` against the run, whose
-    ``run.json`` is ``meta``)."""
-    reasons = file_reasons(folder, data, lambda path: _file_problem(
-        path, known.get(path.relative_to(folder).as_posix())), meta=meta)
-    problems = [[rel, reason, *file_stamp(folder / rel)] for rel, reason in reasons.items()
-                if reason]
-    return problems, [rel for rel, reason in reasons.items() if reason is None]
-
-
-def read_row(folder: Path, fp: tuple, old: pd.Series | None) -> dict | None:
-    """A catalog row read from the run folder itself (None: not a run, e.g. a folder being
-    created). A ``running`` run whose process is gone reads as ``interrupted``
-    (`jaxrl.runs.runmeta.as_read`); a ``run.json`` with bad fields gives its sound ones."""
-    meta, json_problem = read_run_json(folder / RUN_JSON)
-    known = _known_problems(old)
-    if meta is not None:
-        meta = as_read(meta)
-    data = [f"{METRICS_DIR}/{p.name}" for p in chunk_files(folder)]
-    data += [EVALUATIONS] if (folder / EVALUATIONS).is_file() else []
-    if meta is None and not data:
-        return None
-    if json_problem == "missing" and not run_json_missing(folder):
-        json_problem = None  # in quarantine: the run is flagged damaged for that
-    problems, good = _problems(folder, data, known, meta or {})
-    problems = ([[RUN_JSON, json_problem, fp[2], fp[3]]] if json_problem else []) + problems
-    meta = meta or {}
-    row = {c: meta.get(c) for c in RUN_COLUMNS}
-    row.update(run_id=folder.name, config=json.dumps(meta.get("config", {})),
-               final_eval_return=json.dumps(meta.get("final_eval_return")),
-               problems=json.dumps(problems), files=json.dumps(good), pid=meta.get("pid"),
-               host=meta.get("host"), segment=None)
-    row.update(zip(FINGERPRINT, fp))
-    return row
-
-
-def normalize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Stable column types whatever ``run.json`` held (a stray string becomes null)."""
-    frame = frame.reindex(columns=ROW_COLUMNS)
-    for col in INT_COLUMNS:
-        frame[col] = frame[col].map(_int_or_none).astype("Int64")
-    for col in FLOAT_COLUMNS:
-        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
-    frame["git_dirty"] = frame["git_dirty"].map(
-        lambda v: v if isinstance(v, bool) else None).astype("boolean")
-    for col in set(ROW_COLUMNS) - set(INT_COLUMNS) - set(FLOAT_COLUMNS) - {"git_dirty"}:
-        frame[col] = frame[col].map(lambda v: None if v is None or v != v else str(v))
-    return frame
-
-
-def _int_or_none(v) -> int | None:
-    """An int64 value, or None for anything else (text, a fraction, beyond 64 bits)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
-        return None
-    return int(v) if float(v).is_integer() and abs(v) <= INT64_MAX else None
 
 
 def unchanged_runs(old: pd.DataFrame, seen: dict) -> pd.Index:
@@ -238,8 +174,6 @@ def stale_runs(old: pd.DataFrame, rows: pd.DataFrame) -> set[str]:
 
 
 # -- the catalog file ----------------------------------------------------------------------------
-def empty_rows() -> pd.DataFrame:
-    return normalize(pd.DataFrame(columns=ROW_COLUMNS)).set_index("run_id", drop=False)
 
 
 def read_rows(root: Path) -> pd.DataFrame:
@@ -268,17 +202,6 @@ def write_rows(root: Path, rows: pd.DataFrame) -> None:
     pq.write_table(table, buffer)
     atomic_write_bytes(root / CATALOG_DIR / "runs.parquet", buffer.getvalue().to_pybytes())
     atomic_write_text(snapshot.path(root), snapshot.encode(snapshot_records(rows)))
-
-
-def snapshot_records(rows: pd.DataFrame) -> list[dict]:
-    """The listing snapshot's records (`jaxrl.runs.snapshot.encode`) of catalog rows."""
-    plain = rows[snapshot.STORED].astype(object).where(rows[snapshot.STORED].notna(), None)
-    records = plain.to_dict("records")
-    fps = rows[FINGERPRINT].fillna(-2).astype("int64").to_numpy().tolist()
-    for record, fp, problems in zip(records, fps, rows["problems"].tolist()):
-        record["fingerprint"] = fp
-        record["bad"] = [p[:2] for p in json.loads(problems)] if isinstance(problems, str) else []
-    return records
 
 
 def record_check(root: Path, bad: list[BadFile]) -> None:
@@ -314,7 +237,9 @@ def record_check(root: Path, bad: list[BadFile]) -> None:
 def load(root: os.PathLike, compact_new: bool = True) -> Catalog:
     """The catalog of the store at ``root``, refreshed (see the module docstring). Without
     ``compact_new`` (a query of the ``runs`` view alone), runs not yet compacted stay so: the
-    first ``jaxrl runs ls`` of a large store does not wait for its metrics to be compacted."""
+    first ``jaxrl runs ls`` of a large store does not wait for its metrics to be compacted.
+    With it, a backlog of more than `BACKGROUND_FILES` files (or one a compactor is at work on)
+    is left to a background compactor (`Catalog.compact_later`, `jaxrl.runs.compactor`)."""
     root = Path(root)
     if not root.is_dir():
         return catalog_from(root, empty_rows(), set())
@@ -323,10 +248,28 @@ def load(root: os.PathLike, compact_new: bool = True) -> Catalog:
         rows, changed = refresh_rows(root, old, scan(root))
         drop_bad_segments(root, rows)
         stale = stale_runs(old, rows)
+        later = compact_new and writable and compact_in_background(root, rows)
         if writable and store_catalog(root, rows, set(old.loc[list(stale), "segment"]),
-                                      changed, compact_new):
+                                      changed, compact_new and not later):
             stale = set()
-    return catalog_from(root, rows, stale)
+        else:
+            later = False
+    return catalog_from(root, rows, stale, later)
+
+
+def backlog(rows: pd.DataFrame) -> pd.Series:
+    """``files`` (JSON lists) of the runs to compact: not running, in no segment, with data."""
+    todo = rows.loc[rows["segment"].isna() & (rows["status"] != "running"), "files"]
+    return todo[todo.notna() & (todo != "[]")]
+
+
+def compact_in_background(root: Path, rows: pd.DataFrame) -> bool:
+    """Whether the compaction of the backlog (`backlog`) is for a background compactor: more
+    than `BACKGROUND_FILES` files, or a compactor already at work on the store."""
+    files = backlog(rows)
+    if files.empty:
+        return False
+    return sum(map(len, map(json.loads, files))) > BACKGROUND_FILES or compactor.running(root)
 
 
 def store_catalog(root: Path, rows: pd.DataFrame, dirty: set, changed: bool,
@@ -376,18 +319,27 @@ def catalogue_finished(root: os.PathLike) -> None:
               f"it", file=sys.stderr)
 
 
-def catalog_from(root: Path, rows: pd.DataFrame, stale: set) -> Catalog:
-    """The `Catalog` a query reads, from refreshed rows."""
+def catalog_from(root: Path, rows: pd.DataFrame, stale: set, later: bool = False) -> Catalog:
+    """The `Catalog` a query reads, from refreshed rows (``later``: the backlog is left to a
+    background compactor, and read from its files meanwhile)."""
     has_problems = rows["problems"].notna() & (rows["problems"] != "[]")
     problems = rows.loc[has_problems, "problems"].map(json.loads)
     view = rows.reset_index(drop=True).reindex(columns=VIEW_COLUMNS)
     view["damaged"] = (has_problems | rows["run_id"].isin(quarantined_runs(root))).to_numpy()
     segments = {t: [segment_path(root, tok, t) for tok in sorted(set(rows["segment"].dropna()))]
                 for t in TABLES}
-    loose = {t: [] for t in TABLES}
-    for run_id, files in rows.loc[rows["segment"].isna(), "files"].items():
+    waiting = set(backlog(rows).index) if later else set()
+    loose, keyed = {t: [] for t in TABLES}, {t: {} for t in TABLES}
+    unsegmented = rows.loc[rows["segment"].isna(), ["files", "checked"]]
+    absolute = os.path.abspath(root)
+    for run_id, files, checked in unsegmented.itertuples():
+        keys = file_keys(checked) if run_id in waiting else {}
         for rel in json.loads(files) if isinstance(files, str) else []:
-            loose["evaluations" if rel == EVALUATIONS else "metrics"].append(root / run_id / rel)
+            table = "evaluations" if rel == EVALUATIONS else "metrics"
+            if run_id in waiting:
+                keyed[table].setdefault(keys.get(rel), []).append(f"{absolute}/{run_id}/{rel}")
+            else:
+                loose[table].append(root / run_id / rel)
     bad = [BadFile(run_id, p[0], p[1]) for run_id, ps in problems.items() for p in ps]
     return Catalog(root=root, runs=view, segments=segments, loose=loose, stale=frozenset(stale),
-                   bad=bad)
+                   bad=bad, backlog=keyed, compact_later=bool(later and len(waiting)))

@@ -38,6 +38,7 @@ from typing import NamedTuple
 
 import pyarrow.parquet as pq
 
+from jaxrl.runs import schema
 from jaxrl.runs.files import StoreError, one_line
 from jaxrl.runs.layout import (  # noqa: F401  (re-exported: the store's file names)
     CHUNK_GLOB,
@@ -52,7 +53,6 @@ from jaxrl.runs.layout import (  # noqa: F401  (re-exported: the store's file na
     top_folders,
 )
 from jaxrl.runs.runmeta import sound_part, validate_meta
-from jaxrl.runs.schema import file_problems
 
 PARQUET_MAGIC = b"PAR1"
 FOREIGN = ("not a file the store writes (chunks are named chunk-NNNNN.parquet): never read; "
@@ -72,11 +72,11 @@ class BadFile(NamedTuple):
     reason: str
 
 
-def file_stamp(path: Path) -> tuple[int, int]:
+def file_stamp(path: Path | str) -> tuple[int, int]:
     """``(size, mtime_ns)`` of ``path``, what a recorded verdict on it is valid for; ``(-1, -1)``
     where it cannot be read."""
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return -1, -1
     return st.st_size, st.st_mtime_ns
@@ -125,7 +125,12 @@ def unreadable_entries(root: Path) -> list[BadFile]:
 def chunk_files(folder: Path) -> list[Path]:
     """A run's metrics chunks, in order: only the files the store writes (`is_chunk_name`), so
     a copy (``chunk-00000 (copy).parquet``) or a temp file never joins the run."""
-    return sorted(p for p in (folder / METRICS_DIR).glob(CHUNK_GLOB) if is_chunk_name(p.name))
+    metrics = folder / METRICS_DIR
+    try:
+        names = os.listdir(metrics)
+    except OSError:  # none, not a folder, unreadable
+        return []
+    return [metrics / name for name in sorted(names) if is_chunk_name(name)]
 
 
 def foreign_files(root: Path) -> list[BadFile]:
@@ -235,12 +240,20 @@ def file_reasons(folder: Path, rels: list[str], check=quick_problem, deep: bool 
     (relative to it): each checked alone (``check``: a path's problem or None), then the
     Parquet files that passed, against the run (`jaxrl.runs.schema.file_problems`, ``deep``:
     reading their ``run_id`` values; ``meta``: the run's ``run.json``, read here if None)."""
+    return file_checks(folder, rels, check, deep, meta)[0]
+
+
+def file_checks(folder: Path, rels: list[str], check=quick_problem, deep: bool = False,
+                meta: dict | None = None) -> tuple[dict[str, str | None], dict[str, str]]:
+    """``(reasons, keys)``: `file_reasons`, and the schema key of each Parquet file that can
+    join (`jaxrl.runs.schema.Footer.key`)."""
     reasons = {rel: check(folder / rel) for rel in rels}
     whole = [rel for rel, reason in reasons.items() if reason is None and rel != RUN_JSON]
     if meta is None:
         meta = read_run_json(folder / RUN_JSON)[0] or {}
-    reasons.update(file_problems(folder, whole, deep, meta.get("metric_names")))
-    return reasons
+    problems, keys = schema.file_checks(folder, whole, deep, meta.get("metric_names"))
+    reasons.update(problems)
+    return reasons, keys
 
 
 def check_store(root: Path, deep: bool = True, workers: int | None = None) -> list[BadFile]:
