@@ -18,8 +18,10 @@ What rejax 613bd7a does (src/rejax/algos/pqn.py, dqn.py, mixins.py), against the
   as the next-step value of the step before, so step ``t`` bootstraps from ``max_a Q(s_{t+2})``
   (``s_T`` for the last two steps) where Peng's Q(lambda) uses ``s_{t+1}``
   (``calculate_targets``): variant ``rejax_targets`` puts that into jaxrl's PQN;
-* observations normalized by running statistics (the LavaGapS6 configs ask for it): not a
-  variant here (jaxrl's Q-learners have no such option).
+* observations normalized by running statistics (the LavaGapS6 configs ask for it): jaxrl's
+  Q-learners have no such option; variants ``*_obsnorm`` standardize them by fixed statistics
+  of a random policy's observations (`observation_stats`) in a torso of rejax's layers
+  (Dense, LayerNorm, ReLU; flax's default initialization, as rejax's).
 
 Variants (overrides of the suite entry's config; ``_`` keys are patches):
 
@@ -27,7 +29,8 @@ Variants (overrides of the suite entry's config; ``_`` keys are patches):
 * ``noclip``: ``max_grad_norm`` 1e9 (rejax's element-wise clip: practically none);
 * ``relu_noclip`` (PQN): both;
 * ``relu_noclip_termination``: and time limits as terminations;
-* ``rejax_like`` (PQN): all of the above and rejax's targets.
+* ``rejax_like`` (PQN): all of the above and rejax's targets;
+* ``relu_obsnorm``, ``rejax_like_obsnorm`` (PQN): those with normalized observations.
 
 The JSON (default benchmarks/navix-cpu/q_config_study.json) is merged with what is there, keyed
 ``algo/env/variant``, and rewritten after each variant.
@@ -56,7 +59,60 @@ VARIANTS = {
     "relu_noclip_termination": {**RELU, **NO_CLIP, **TERMINATION},
     "noclip_termination": {**NO_CLIP, **TERMINATION},
     "rejax_like": {**RELU, **NO_CLIP, **TERMINATION, "_targets": "rejax"},
+    "relu_obsnorm": {**RELU, "_obsnorm": True},
+    "rejax_like_obsnorm": {**RELU, **NO_CLIP, **TERMINATION, "_targets": "rejax",
+                           "_obsnorm": True},
 }
+OBS_STAT_ENVS, OBS_STAT_STEPS, STD_FLOOR = 64, 512, 0.1
+
+
+def observation_stats(env_name: str) -> tuple:
+    """Per-feature mean and std (at least `STD_FLOOR`) of the flat observations a uniformly
+    random policy sees in ``OBS_STAT_ENVS x OBS_STAT_STEPS`` steps of ``env_name``."""
+    import jax
+    import jax.numpy as jnp
+
+    import envs
+
+    env, params = envs.make(env_name)
+    n = env.action_space(params).n
+    keys = jax.random.split(jax.random.key(0), OBS_STAT_ENVS)
+    obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+
+    def step(carry, key):
+        obs, state = carry
+        act_key, step_key = jax.random.split(key)
+        actions = jax.random.randint(act_key, (OBS_STAT_ENVS,), 0, n)
+        obs, state, *_ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+            jax.random.split(step_key, OBS_STAT_ENVS), state, actions, params)
+        return (obs, state), obs.reshape(OBS_STAT_ENVS, -1)
+
+    _, seen = jax.lax.scan(step, (obs, state), jax.random.split(jax.random.key(1),
+                                                                 OBS_STAT_STEPS))
+    flat = seen.reshape(-1, seen.shape[-1]).astype(jnp.float32)
+    return flat.mean(0), jnp.maximum(flat.std(0), STD_FLOOR)
+
+
+def register_normalized_torso(env_name: str, hidden=(64, 64)) -> str:
+    """Register (in this process) a torso that standardizes the flat observation by
+    `observation_stats` (fixed: rejax keeps running statistics), then rejax's hidden layers
+    (Dense, LayerNorm, ReLU); returns its name."""
+    import flax.linen as nn
+
+    from jaxrl.torsos import register_torso
+
+    mean, std = observation_stats(env_name)
+
+    class Normalized(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            x = (x - mean) / std
+            for width in hidden:
+                x = nn.relu(nn.LayerNorm()(nn.Dense(width)(x)))
+            return x
+
+    register_torso("obsnorm_relu_ln", Normalized)
+    return "obsnorm_relu_ln"
 
 
 def patch_rejax_targets() -> None:
@@ -90,6 +146,8 @@ def worker(algo: str, env: str, variant: str, seeds: int, steps: int | None, out
     overrides = dict(VARIANTS[variant])
     if overrides.pop("_targets", None) == "rejax":
         patch_rejax_targets()
+    if overrides.pop("_obsnorm", False):
+        overrides["torso"] = register_normalized_torso(env)
     entry = next(e for e in load_suite("navix").entries if e.algo == algo and e.env == env)
     config = {**entry.config, **overrides}
     total = steps or entry.total_steps
@@ -131,8 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         worker(args.algo, args.env, args.worker, args.seeds, args.total_steps, args.worker_out)
         return 0
     for variant in args.variants:
-        if args.algo == "dqn" and variant in ("relu", "relu_noclip", "relu_noclip_termination",
-                                              "rejax_like"):
+        if args.algo == "dqn" and variant.startswith(("relu", "rejax_like")):
             print(f"skipping {variant}: a PQN variant", file=sys.stderr)
             continue
         tmp = args.out.with_suffix(f".{variant}.tmp")
