@@ -234,10 +234,13 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
 
     The next chunk is started before the host handles this one's metrics (store writes, the NaN
     guard, the progress bar: 5 ms a chunk at 16 seeds, 0.2 s at 2,048 on a CPU), so the device
-    does not wait for the host; except after a chunk that is evaluated or checkpointed, whose
-    state those read, and after the last. ``run_seconds`` counts, per chunk, from its start, or
-    from the previous chunk's metrics reaching the host when it was started ahead, to its own
-    metrics on the host. When the NaN guard stops the run, the chunk started ahead has run: the
+    does not wait for the host; after a chunk that is evaluated, the next is started right
+    behind the evaluation (which reads the state before the chunk takes it over) and the host
+    reads the returns after; not after a chunk that is checkpointed or changed (`between`),
+    whose state the host reads or replaces, nor after the last. ``run_seconds`` counts, per
+    chunk, from its start, or from the previous chunk's metrics (or evaluation returns)
+    reaching the host when it was started ahead, to its own metrics on the host; and each
+    evaluation from its dispatch to its returns on the host. When the NaN guard stops the run, the chunk started ahead has run: the
     state returned is after it (its metrics are dropped)."""
     members = placed.members
     num_chunks = r.num_updates // k
@@ -259,7 +262,8 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
             checkpoint = checkpointer is not None and spec.checkpoint_every and (
                 (c + 1) % spec.checkpoint_every == 0 or last)
             change = between is not None and not last and (c + 1) % between.every == 0
-            if not (last or evaluate or checkpoint or change):
+            stall = last or checkpoint or change  # the host reads or changes the state first
+            if not (stall or evaluate):
                 ahead = progs.chunk_fn(state)  # donates ``state``: not read again below
             metrics = take_members(jax.device_get(metrics), members.size)
             ready = time.perf_counter()
@@ -283,9 +287,12 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
                 done.run_seconds += time.perf_counter() - t0
             if evaluate:
                 t0 = time.perf_counter()
-                returns = take_members(np.asarray(progs.eval_fn(
-                    state, placed.eval_keys, placed.chunk_index(c))), members.size)
-                done.run_seconds += time.perf_counter() - t0
+                pending = progs.eval_fn(state, placed.eval_keys, placed.chunk_index(c))
+                if not stall:  # queued behind the evaluation: no host round trip between them
+                    ahead = progs.chunk_fn(state)
+                returns = take_members(np.asarray(pending), members.size)
+                ready = time.perf_counter()  # the next chunk's clock starts after the evaluation
+                done.run_seconds += ready - t0
                 done.evals.append(((c + 1) * k, returns))
             if checkpoint:
                 save_checkpoint(checkpointer, spec, state, members, done, c + 1, k)
