@@ -47,34 +47,6 @@ def _isolated_run_store(tmp_path_factory):
         os.environ["JAXRL_RUNS_DIR"] = old
 
 
-# Modules that take longest on a 2-core CPU (compiles dominate), longest first. They run first
-# so `-n 2 --dist worksteal` balances the short ones behind them instead of ending on a long
-# one; a module's tests stay together, so its module-scoped fixtures are built once.
-SLOW_FIRST = [
-    "algos/test_probe_ladder.py",
-    "algos/test_fingerprints.py",
-    "test_notebooks.py",
-    "api/test_sweep.py",
-    "backends/test_ray_cluster.py",
-    "engine/test_resume.py",
-    "engine/test_sharding.py",
-    "api/test_render.py",
-    "bench/test_bench.py",
-    "envs/test_brax_adapter.py",
-    "algos/test_ppo.py",
-    "runs/test_store.py",
-    "engine/test_programs.py",
-    "envs/test_gymnax_adapter.py",
-    "algos/test_offpolicy.py",
-    "algos/test_onpolicy.py",
-    "algos/test_trpo.py",
-    "ops/test_init.py",
-    "engine/test_memory.py",
-    "engine/test_platform.py",
-    "networks/test_torsos.py",
-]
-
-
 # JAXRL_COMPILE_AUDIT=FOLDER: per test, the seconds JAX spent tracing, lowering and compiling
 # (compiling includes loading from the persistent cache) and the cache's misses and hits, one
 # JSON file per xdist worker; what to shrink when the suite's cold time grows.
@@ -122,10 +94,11 @@ def pytest_sessionfinish(session):
         (Path(AUDIT) / f"{worker}.json").write_text(json.dumps(_audit, indent=1))
 
 
-FAST_TIER_DURATIONS = "docs/test-times/2026-11-29-a8a7739-shuffled-durations.txt"
+FAST_TIER_DURATIONS = "docs/test-times/2026-11-29-560d0c3-cold-durations.txt"
 """The newest full run's ``--durations=0`` output: ``--fast`` leaves out every test that took
 longer than `FAST_TIER_SECONDS` there (setup, call and teardown summed)."""
 FAST_TIER_SECONDS = 2.0
+SLOW_MODULES = 21  # the modules `SLOW_FIRST` runs first
 
 
 def pytest_addoption(parser):
@@ -156,6 +129,22 @@ def _fast_tier(config, items) -> None:
         config.hook.pytest_deselected(items=slow)
         keep = set(map(id, slow))
         items[:] = [i for i in items if id(i) not in keep]
+
+
+def slowest_modules(path: str, count: int = SLOW_MODULES) -> list[str]:
+    """The ``count`` test modules (paths under ``tests/``) whose tests took longest in all in
+    the run of ``path`` (`recorded_seconds`), longest first: `SLOW_FIRST`."""
+    totals: dict[str, float] = collections.defaultdict(float)
+    for node, seconds in recorded_seconds(path).items():
+        totals[node.split("::")[0].removeprefix("tests/")] += seconds
+    return sorted(totals, key=totals.get, reverse=True)[:count]
+
+
+# Modules that take longest on a 2-core CPU (compiles dominate), longest first, from the newest
+# committed full run (`FAST_TIER_DURATIONS`). They run first so `-n 2 --dist worksteal`
+# balances the short ones behind them instead of ending on a long one; a module's tests stay
+# together, so its module-scoped fixtures are built once.
+SLOW_FIRST = slowest_modules(FAST_TIER_DURATIONS)
 
 
 def pytest_collection_modifyitems(config, items):
