@@ -106,11 +106,17 @@ def cmd_sweep(args) -> int:
     return 0
 
 
-def cmd_search(args) -> int:
+def stored_study(args, what: str) -> None:
+    """What `search` and `pbt` check first: ``--json`` writable, and the run store kept
+    (``what`` they keep there)."""
     check_writable(args.json)
     if args.no_store:
-        raise UsageError("jaxrl search keeps its study and its trials' runs in the run store: "
-                         "--no-store cannot be given")
+        raise UsageError(f"jaxrl {args.command} keeps {what} in the run store: --no-store "
+                         f"cannot be given")
+
+
+def cmd_search(args) -> int:
+    stored_study(args, "its study and its trials' runs")
     space = search_space(args.space, args.param)
     result = search(args.algo, env=args.env, space=space, trials=args.trials, batch=args.batch,
                     seeds=args.seeds, total_steps=args.total_steps, sampler=args.sampler,
@@ -132,10 +138,7 @@ def cmd_search(args) -> int:
 
 
 def cmd_pbt(args) -> int:
-    check_writable(args.json)
-    if args.no_store:
-        raise UsageError("jaxrl pbt keeps its slots' runs and lineage in the run store: "
-                         "--no-store cannot be given")
+    stored_study(args, "its slots' runs and lineage")
     rule = Rule(interval=args.interval, fraction=args.fraction,
                 resample_probability=args.resample_probability, window=args.window)
     result = pbt(args.algo, env=args.env, space=search_space(args.space, args.param),

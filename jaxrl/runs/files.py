@@ -11,6 +11,7 @@ import contextlib
 import datetime as _dt
 import errno
 import io
+import json
 import os
 import secrets
 import shutil
@@ -107,6 +108,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
+
+
+def json_records(path: Path) -> dict:
+    """The ``{key: record}`` JSON object kept at ``path`` (`add_json_record`); ``{}`` if none."""
+    return json.loads(Path(path).read_text()) if Path(path).exists() else {}
+
+
+def add_json_record(path: Path, key, record: dict) -> None:
+    """Set ``record`` at ``str(key)`` in the JSON object at ``path`` (written atomically; one
+    writer at a time: a search's or a population's own process)."""
+    records = json_records(path)
+    records[str(key)] = record
+    atomic_write_text(Path(path), json.dumps(records, indent=1, default=json_default))
 
 
 def parquet_bytes(frame: pd.DataFrame) -> bytes:

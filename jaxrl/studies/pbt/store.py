@@ -14,7 +14,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jaxrl.runs.files import StoreError, atomic_write_text, json_default, stamped_id
+from jaxrl.runs.files import (
+    StoreError,
+    add_json_record,
+    atomic_write_text,
+    json_default,
+    json_records,
+    stamped_id,
+)
 from jaxrl.runs.store import valid_run_id
 
 REQUEST, LINEAGE = "pbt.json", "lineage.json"
@@ -60,13 +67,9 @@ def check_request(root, pbt_id: str, request: dict) -> list[str]:
 
 def lineage(root, pbt_id: str) -> dict:
     """``{chunk: {"scores", "sources", "hparams"}}`` of the exploits so far."""
-    path = pbt_dir(root, pbt_id) / LINEAGE
-    return json.loads(path.read_text()) if path.exists() else {}
+    return json_records(pbt_dir(root, pbt_id) / LINEAGE)
 
 
 def record_exploit(root, pbt_id: str, chunk: int, entry: dict) -> None:
     """Keep the exploit after chunk ``chunk`` (a resumed run redoing it writes the same)."""
-    records = lineage(root, pbt_id)
-    records[str(chunk)] = entry
-    atomic_write_text(pbt_dir(root, pbt_id) / LINEAGE,
-                      json.dumps(records, indent=1, default=json_default))
+    add_json_record(pbt_dir(root, pbt_id) / LINEAGE, chunk, entry)

@@ -18,7 +18,14 @@ import optuna
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
-from jaxrl.runs.files import StoreError, atomic_write_text, json_default, stamped_id
+from jaxrl.runs.files import (
+    StoreError,
+    add_json_record,
+    atomic_write_text,
+    json_default,
+    json_records,
+    stamped_id,
+)
 from jaxrl.runs.store import valid_run_id
 
 REQUEST, JOURNAL, BATCHES = "search.json", "journal.log", "batches.json"
@@ -72,13 +79,9 @@ def batch_trials(study, b: int) -> list:
 
 def batch_records(root, search_id: str) -> dict[str, dict]:
     """``{batch: {"sweep_id", "trials", "run_ids"}}`` of the batches trained so far."""
-    path = search_dir(root, search_id) / BATCHES
-    return json.loads(path.read_text()) if path.exists() else {}
+    return json_records(search_dir(root, search_id) / BATCHES)
 
 
 def record_batch(root, search_id: str, b: int, record: dict) -> None:
     """Add batch ``b``'s record (`batch_records`)."""
-    records = batch_records(root, search_id)
-    records[str(b)] = record
-    atomic_write_text(search_dir(root, search_id) / BATCHES,
-                      json.dumps(records, indent=2, default=json_default))
+    add_json_record(search_dir(root, search_id) / BATCHES, b, record)
