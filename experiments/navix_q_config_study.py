@@ -30,7 +30,9 @@ Variants (overrides of the suite entry's config; ``_`` keys are patches):
 * ``relu_noclip`` (PQN): both;
 * ``relu_noclip_termination``: and time limits as terminations;
 * ``rejax_like`` (PQN): all of the above and rejax's targets;
-* ``relu_obsnorm``, ``rejax_like_obsnorm`` (PQN): those with normalized observations.
+* ``relu_obsnorm``, ``rejax_like_obsnorm`` (PQN): those with normalized observations (and
+  flax's default initialization, rejax's); ``relu_obsnorm_orthogonal``: normalized
+  observations with jaxrl's orthogonal initialization.
 
 The JSON (default benchmarks/navix-cpu/q_config_study.json) is merged with what is there, keyed
 ``algo/env/variant``, and rewritten after each variant.
@@ -60,6 +62,7 @@ VARIANTS = {
     "noclip_termination": {**NO_CLIP, **TERMINATION},
     "rejax_like": {**RELU, **NO_CLIP, **TERMINATION, "_targets": "rejax"},
     "relu_obsnorm": {**RELU, "_obsnorm": True},
+    "relu_obsnorm_orthogonal": {**RELU, "_obsnorm": "orthogonal"},
     "rejax_like_obsnorm": {**RELU, **NO_CLIP, **TERMINATION, "_targets": "rejax",
                            "_obsnorm": True},
 }
@@ -93,22 +96,26 @@ def observation_stats(env_name: str) -> tuple:
     return flat.mean(0), jnp.maximum(flat.std(0), STD_FLOOR)
 
 
-def register_normalized_torso(env_name: str, hidden=(64, 64)) -> str:
+def register_normalized_torso(env_name: str, init: str = "flax", hidden=(64, 64)) -> str:
     """Register (in this process) a torso that standardizes the flat observation by
     `observation_stats` (fixed: rejax keeps running statistics), then rejax's hidden layers
-    (Dense, LayerNorm, ReLU); returns its name."""
+    (Dense, LayerNorm, ReLU), initialized as flax does by default (``flax``, rejax's) or as
+    jaxrl's torsos are (``orthogonal``, gain sqrt 2); returns its name."""
     import flax.linen as nn
+    import numpy as np
 
+    from jaxrl.ops.init import orthogonal
     from jaxrl.torsos import register_torso
 
     mean, std = observation_stats(env_name)
+    kernel = {} if init == "flax" else {"kernel_init": orthogonal(np.sqrt(2.0))}
 
     class Normalized(nn.Module):
         @nn.compact
         def __call__(self, x):
             x = (x - mean) / std
             for width in hidden:
-                x = nn.relu(nn.LayerNorm()(nn.Dense(width)(x)))
+                x = nn.relu(nn.LayerNorm()(nn.Dense(width, **kernel)(x)))
             return x
 
     register_torso("obsnorm_relu_ln", Normalized)
@@ -146,8 +153,10 @@ def worker(algo: str, env: str, variant: str, seeds: int, steps: int | None, out
     overrides = dict(VARIANTS[variant])
     if overrides.pop("_targets", None) == "rejax":
         patch_rejax_targets()
-    if overrides.pop("_obsnorm", False):
-        overrides["torso"] = register_normalized_torso(env)
+    obsnorm = overrides.pop("_obsnorm", False)
+    if obsnorm:
+        overrides["torso"] = register_normalized_torso(
+            env, "orthogonal" if obsnorm == "orthogonal" else "flax")
     entry = next(e for e in load_suite("navix").entries if e.algo == algo and e.env == env)
     config = {**entry.config, **overrides}
     total = steps or entry.total_steps
