@@ -5,7 +5,8 @@ metrics < 5 s).
 Each run folder holds what `jaxrl.runs.store.Run` writes for a finished run: ``run.json`` (the
 same keys), an empty ``code.diff``, ``metrics/chunk-NNNNN.parquet`` (one file per chunk of
 ``--updates-per-chunk`` updates x ``--seeds`` seeds, the metric columns of a real algorithm),
-``evaluations.parquet`` and a short ``report.md``. Values are random; shapes are real.
+``evaluations.parquet``, a short ``report.md``, and in ``run.json`` the metric names and the
+writer's check of the files (``checked``). Values are random; shapes are real.
 
     python experiments/make_big_store.py /tmp/big-store --runs 10000
     python experiments/make_big_store.py /tmp/big-store --runs 10000 --measure
@@ -33,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jaxrl.runs import catalog, query
+from jaxrl.runs.kept_checks import CHECKED_FIELD, writer_record
 from jaxrl.runs.store import RunStore
 
 COMMON = ["env_steps", "env_steps_per_second", "episode_count", "episode_length_max",
@@ -93,12 +95,15 @@ def eval_table(run_id: str, seeds: int, updates: int, every: int,
                      "eval_return_std": pa.array(rng.uniform(0, 5, seeds * len(points)))})
 
 
-def write_run(root: Path, index: int, seeds: int, chunks: int, updates_per_chunk: int) -> None:
-    """One finished run folder, as the store writes it."""
+def write_run(root: Path, index: int, seeds: int, chunks: int, updates_per_chunk: int) -> str:
+    """One finished run folder, as the store writes it (``run.json`` last, with the metric
+    names and the writer's check of its files, `jaxrl.runs.kept_checks.writer_record`, as
+    `jaxrl.runs.store.Run.finish` leaves it). Returns its run id."""
     algo = list(ALGOS)[index % len(ALGOS)]
     env = ENVS[(index // len(ALGOS)) % len(ENVS)]
     updates = chunks * updates_per_chunk
     meta = run_meta(index, algo, env, seeds, updates * 512)
+    meta["metric_names"] = sorted(ALGOS[algo])
     folder = root / meta["run_id"]
     (folder / "metrics").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(index)
@@ -110,7 +115,9 @@ def write_run(root: Path, index: int, seeds: int, chunks: int, updates_per_chunk
     pq.write_table(eval_table(meta["run_id"], seeds, updates, updates_per_chunk, rng),
                    folder / "evaluations.parquet")
     (folder / "report.md").write_text(f"# {meta['run_id']}\n\nsynthetic run\n")
+    meta[CHECKED_FIELD] = writer_record(folder, meta)
     (folder / "run.json").write_text(json.dumps(meta, indent=2))
+    return meta["run_id"]
 
 
 def _write_one(args: tuple) -> None:

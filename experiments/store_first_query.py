@@ -1,13 +1,15 @@
 """How long a new run store takes to give its first answers (issue 77 item 11).
 
 Builds a synthetic store of N finished runs in the store's real format (`make_big_store`'s
-run folders, each ``run.json`` carrying its ``metric_names`` as `jaxrl.runs.store.Run`
-records them with the first chunk), then times ``jaxrl`` commands, each in a fresh process
+run folders, each ``run.json`` carrying its ``metric_names`` and the writer's check of its
+files as `jaxrl.runs.store.Run` records them), and a copy of it (``shutil.copytree``, as
+``cp -a``: every file new to the disk, so no check its writer kept holds), then times ``jaxrl`` commands, each in a fresh process
 (Python start and imports included, nothing cached in-process):
 
 a. the first ``runs ls`` (no catalog yet),
 b. the first aggregate (``runs sql``) on a store whose catalog was never built,
    b2. the first aggregate after a first ``runs ls`` (rows catalogued, metrics not compacted),
+   b3. the first aggregate on the copy (every file's footer read and checked),
 c. the same aggregate again (catalog warm: once the background compactor that the first
    aggregate may start, `jaxrl.runs.compactor`, is done; ``c0``: at once, while it works),
 d. the aggregate after one run was touched (its ``run.json`` rewritten in place).
@@ -37,39 +39,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import pyarrow.parquet as pq
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # experiments/ is not a package
-from make_big_store import ALGOS, chunk_table, eval_table, run_meta
+from make_big_store import write_run
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "store-first-query" / "timings.json"
 AGGREGATE = ("SELECT algo, avg(episode_return_mean) AS ret FROM metrics JOIN runs USING (run_id) "
              "GROUP BY algo ORDER BY algo")
-ENVS = ["CartPole-v1", "Acrobot-v1"]
-
-
-def write_run(root: Path, index: int, seeds: int, chunks: int, updates_per_chunk: int) -> str:
-    """One finished run folder as the store writes it: ``run.json`` (with ``metric_names``),
-    ``chunks`` metrics chunks of ``updates_per_chunk`` updates x ``seeds`` seeds, evaluations.
-    Returns its run id."""
-    algo = list(ALGOS)[index % len(ALGOS)]
-    env = ENVS[(index // len(ALGOS)) % len(ENVS)]
-    updates = chunks * updates_per_chunk
-    meta = run_meta(index, algo, env, seeds, updates * 512)
-    meta["metric_names"] = sorted(ALGOS[algo])
-    folder = root / meta["run_id"]
-    (folder / "metrics").mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(index)
-    for c in range(chunks):
-        table = chunk_table(meta["run_id"], ALGOS[algo], seeds, c * updates_per_chunk,
-                            updates_per_chunk, rng)
-        pq.write_table(table, folder / "metrics" / f"chunk-{c:05d}.parquet")
-    pq.write_table(eval_table(meta["run_id"], seeds, updates, updates_per_chunk, rng),
-                   folder / "evaluations.parquet")
-    (folder / "run.json").write_text(json.dumps(meta, indent=2))
-    return meta["run_id"]
 
 
 def build_store(root: Path, runs: int, seeds: int = 4, chunks: int = 5,
@@ -127,16 +103,20 @@ def compacted(root: Path, timeout: float = 300.0) -> float:
 
 
 CASES = ("a_first_ls", "b_first_aggregate", "b2_aggregate_after_first_ls",
+         "b3_first_aggregate_copied_store",
          "c0_aggregate_while_compacting", "c_aggregate_warm", "d_aggregate_after_touch")
 
 
-def one_round(code: Path, root: Path, touched: str, cases: dict) -> float:
+def one_round(code: Path, root: Path, copy: Path, touched: str, cases: dict) -> float:
     """Cases a-d once, with the code in ``code``; returns how long the background compactor
     (if any) went on after c0."""
     fresh(root)
     cases["a_first_ls"].append(jaxrl(code, root, "ls"))
     cases["b2_aggregate_after_first_ls"].append(jaxrl(code, root, "sql", AGGREGATE))
     compacted(root)
+    fresh(copy)
+    cases["b3_first_aggregate_copied_store"].append(jaxrl(code, copy, "sql", AGGREGATE))
+    compacted(copy)
     fresh(root)
     cases["b_first_aggregate"].append(jaxrl(code, root, "sql", AGGREGATE))
     cases["c0_aggregate_while_compacting"].append(jaxrl(code, root, "sql", AGGREGATE))
@@ -147,7 +127,8 @@ def one_round(code: Path, root: Path, touched: str, cases: dict) -> float:
     return wait
 
 
-def measure(root: Path, run_ids: list[str], repeats: int, codes: dict[str, Path]) -> dict:
+def measure(root: Path, copy: Path, run_ids: list[str], repeats: int,
+            codes: dict[str, Path]) -> dict:
     """The timings a-d (see the module docstring) of each version of the code in ``codes``,
     ``repeats`` times, the versions taking turns (in reverse order every other round)."""
     cases = {label: {k: [] for k in CASES} for label in codes}
@@ -156,7 +137,7 @@ def measure(root: Path, run_ids: list[str], repeats: int, codes: dict[str, Path]
     for i in range(repeats):
         for label in list(codes)[:: 1 if i % 2 == 0 else -1]:
             loads.append(os.getloadavg()[0])
-            waits[label].append(one_round(codes[label], root, run_ids[(7 * i) % len(run_ids)],
+            waits[label].append(one_round(codes[label], root, copy, run_ids[(7 * i) % len(run_ids)],
                                           cases[label]))
             print(f"repeat {i + 1} {label}: " + ", ".join(
                 f"{k} {v[-1][0]:.2f} s" for k, v in cases[label].items()), flush=True)
@@ -200,8 +181,10 @@ def main() -> None:
         else:
             run_ids = build_store(root, args.runs)
         print(f"store of {len(run_ids)} runs at {root} ({time.perf_counter() - start:.0f} s)")
+        copy = Path(tmp) / "copied"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".catalog"))
         codes = dict(c.split("=", 1) for c in args.code) or {"after": str(REPO)}
-        timings = measure(root, run_ids, args.repeats,
+        timings = measure(root, copy, run_ids, args.repeats,
                           {label: Path(d).resolve() for label, d in codes.items()})
         common = {"runs": len(run_ids), "repeats": args.repeats, "seeds": 4,
                   "chunks_per_run": 5, "updates_per_chunk": 50, "machine": machine(),

@@ -14,7 +14,8 @@ import pandas as pd
 from jaxrl.runs import compactor
 from jaxrl.runs.catalog import backlog, load, read_rows, write_rows
 from jaxrl.runs.catalog_lock import locked
-from jaxrl.runs.catalog_rows import FINGERPRINT, file_identity
+from jaxrl.runs.catalog_rows import FINGERPRINT
+from jaxrl.runs.kept_checks import file_identity
 from jaxrl.runs.layout import scan
 from jaxrl.runs.segments import SEGMENT_RUNS, write_segment
 

@@ -70,7 +70,6 @@ from jaxrl.runs.catalog_rows import (  # noqa: F401  (re-exported: the row table
     RUN_COLUMNS,
     VIEW_COLUMNS,
     empty_rows,
-    file_identity,
     normalize,
     read_row,
     snapshot_records,

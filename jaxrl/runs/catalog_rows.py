@@ -6,12 +6,11 @@ refresh), and the row table's columns and types.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
 
-from jaxrl.runs import snapshot
+from jaxrl.runs import kept_checks, snapshot
 from jaxrl.runs.integrity import (
     chunk_files,
     file_checks,
@@ -68,17 +67,6 @@ def _file_problem(path: Path, known: list | None, stamp: tuple[int, int]) -> str
     return quick_problem(path)
 
 
-def file_identity(path: str) -> tuple[int, int, int]:
-    """``(size, mtime_ns, ctime_ns)`` of a data file, what its kept check (``checked``) holds
-    for; ``(-1, -1, -1)`` where it cannot be read. No tool sets a ctime: a file rewritten in
-    place with its old size and mtime (``cp -p``) reads as changed too."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return -1, -1, -1
-    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
-
-
 def _problems(folder: Path, data: list[str], known: dict, checked: dict,
               meta: dict) -> tuple[list, list, dict]:
     """``(problems, good files, checks)`` of a run's data files ``data``: ``[file, reason, size,
@@ -87,7 +75,7 @@ def _problems(folder: Path, data: list[str], known: dict, checked: dict,
     good ones. A file that ``checked`` (`_reusable_checks`) found good, as it is now
     (`file_identity`), is good without being read again."""
     paths = {rel: f"{folder}/{rel}" for rel in data}  # str(folder / rel), without pathlib's cost
-    stamps = {rel: file_identity(path) for rel, path in paths.items()}
+    stamps = {rel: kept_checks.file_identity(path) for rel, path in paths.items()}
     kept = {rel: check[3] for rel, check in checked.items()
             if rel in stamps and rel not in known and tuple(check[:3]) == stamps[rel]}
     todo = {paths[rel]: rel for rel in data if rel not in kept}
@@ -100,22 +88,12 @@ def _problems(folder: Path, data: list[str], known: dict, checked: dict,
     return problems, good, {rel: [*stamps[rel], keys[rel]] for rel in good if rel in keys}
 
 
-def _names_digest(meta: dict) -> str | None:
-    """What a file's verdict depends on besides the file: the metric names its run records
-    (None: none recorded, its chunks are compared with each other)."""
-    names = meta.get("metric_names")
-    return None if names is None else json.dumps(names)
-
-
 def _reusable_checks(old: pd.Series | None, meta: dict) -> dict:
-    """``{file: [size, mtime_ns, ctime_ns, key]}`` of the files ``old`` found good, where those
-    verdicts still hold for the same file: the run records the same metric names (a run that
-    records none has its chunks judged together, so each is read again)."""
-    if old is None or not isinstance(old.get("checked"), str):
-        return {}
-    checked = json.loads(old["checked"])
-    names = _names_digest(meta)
-    return checked["files"] if names is not None and checked.get("names") == names else {}
+    """``{file: [size, mtime_ns, ctime_ns, key]}`` of the kept checks that still hold
+    (`jaxrl.runs.kept_checks.reusable`): the run's previous row's, else its writer's."""
+    if old is not None and isinstance(old.get("checked"), str):
+        return kept_checks.reusable(json.loads(old["checked"]), meta)
+    return kept_checks.reusable(meta.get(kept_checks.CHECKED_FIELD), meta)
 
 
 def _kept_segment(old: pd.Series | None, row: dict) -> str | None:
@@ -155,7 +133,7 @@ def read_row(folder: Path, fp: tuple, old: pd.Series | None) -> dict | None:
     row.update(run_id=folder.name, config=json.dumps(meta.get("config", {})),
                final_eval_return=json.dumps(meta.get("final_eval_return")),
                problems=json.dumps(problems), files=json.dumps(good),
-               checked=json.dumps({"names": _names_digest(meta), "files": checks}),
+               checked=json.dumps(kept_checks.record(meta, checks)),
                pid=meta.get("pid"), host=meta.get("host"))
     row.update(zip(FINGERPRINT, fp))
     row["segment"] = _kept_segment(old, row)

@@ -44,6 +44,7 @@ from jaxrl.runs.files import (  # noqa: F401  (re-exported: the store's file hel
 )
 from jaxrl.runs.frames import metrics_frame
 from jaxrl.runs.integrity import file_reasons, read_run_json
+from jaxrl.runs.kept_checks import CHECKED_FIELD, writer_record
 from jaxrl.runs.layout import (  # noqa: F401  (re-exported)
     DEFAULT_ROOT,
     ID_RULE,
@@ -82,7 +83,8 @@ RESERVED_FIELDS = frozenset({
     "device_kind", "device_count", "started_at", "ended_at", "sweep_id", "sweep_index",
     "sweep_params", "final_eval_return", "final_eval_return_mean", "final_eval_return_iqm",
     "compile_seconds", "compile_source", "compile_parts", "run_seconds", "env_steps_per_second",
-    "message", "pid", "host", "pid_started", "group", "resumed", "devices"})
+    "message", "pid", "host", "pid_started", "group", "resumed", "devices", "metric_names",
+    "checked"})
 
 
 def user_meta(meta: dict | None) -> dict:
@@ -352,4 +354,5 @@ class Run:
             evals = evaluations.copy()
             evals.insert(0, "run_id", self.run_id)
             atomic_write_parquet(self.folder / "evaluations.parquet", evals)
+        self.meta[CHECKED_FIELD] = writer_record(self.folder, self.meta)
         self.save_meta()

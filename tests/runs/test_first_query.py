@@ -6,6 +6,7 @@ wall-clock seconds: what the fix removed is work (footer reads, compactions in t
 
 import json
 import os
+import shutil
 import time
 
 import numpy as np
@@ -196,3 +197,64 @@ def test_the_compactor_commits_only_runs_that_did_not_change(deferred, monkeypat
     assert catalog.read_rows(root).segment.notna().all()
     assert not catalog.load(root).compact_later
     pd.testing.assert_frame_equal(query.sql(AGGREGATE, deferred), first)
+
+
+def written_run(store: RunStore, value: float) -> str:
+    """A run written by the store's own writer (`Run.write_chunk`, `Run.finish`): 3 chunks of
+    ``episode_return_mean`` = ``value``, and evaluations."""
+    run = store.new_run("ppo", "CartPole-v1", {}, seeds=SEEDS, total_steps=64)
+    for c in range(3):
+        run.write_chunk(c, {m: np.full((SEEDS, UPDATES), value) for m in METRICS}, c * UPDATES)
+    evals = pd.DataFrame({"seed": range(SEEDS), "update": 3 * UPDATES - 1, "env_steps": 64,
+                          "eval_return": 1.0, "eval_return_std": 0.0})
+    run.finish("finished", evaluations=evals)
+    return run.run_id
+
+
+ONE_RUN = ("SELECT run_id, count(*) AS n, avg(episode_return_mean) AS ret FROM metrics "
+           "GROUP BY run_id ORDER BY ret")
+
+
+def test_the_writers_check_spares_a_new_store_every_footer(tmp_path, monkeypatch):
+    root = tmp_path / "runs"
+    store = RunStore(root)
+    run_ids = [written_run(store, float(v)) for v in range(3)]
+    meta = json.loads((root / run_ids[0] / "run.json").read_text())
+    assert sorted(meta["checked"]["files"]) == ["evaluations.parquet",
+                                                *(f"metrics/chunk-{c:05d}.parquet" for c in range(3))]
+    counts = Counts(monkeypatch)
+
+    answer = query.sql(ONE_RUN, store)
+    assert answer.n.tolist() == [3 * SEEDS * UPDATES] * 3 and answer.ret.tolist() == [0, 1, 2]
+    assert counts.footers == 0  # every file as its writer checked it
+    rows = catalog.read_rows(root)
+    assert json.loads(rows.checked[run_ids[0]]) == meta["checked"]  # the same check, kept
+
+    shutil.rmtree(root / ".catalog")
+    bad = root / run_ids[1] / "metrics" / "chunk-00002.parquet"
+    shutil.copy2(root / run_ids[2] / "metrics" / "chunk-00002.parquet", bad)  # size, mtime kept
+    counts.reset()
+    with pytest.warns(StoreWarning, match="rows of another run"):
+        answer = query.sql(ONE_RUN, store)
+    assert counts.footers == 1  # the copied file alone is read: its ctime is new
+    assert answer.n.tolist() == [3 * SEEDS * UPDATES, 2 * SEEDS * UPDATES, 3 * SEEDS * UPDATES]
+
+
+def test_a_copied_store_and_a_foreign_record_check_every_file(tmp_path, monkeypatch):
+    root = tmp_path / "runs"
+    store = RunStore(root)
+    run_ids = [written_run(store, float(v)) for v in range(2)]
+    copy = tmp_path / "copied"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".catalog"))  # cp -a
+    counts = Counts(monkeypatch)
+    assert query.sql(ONE_RUN, RunStore(copy)).ret.tolist() == [0, 1]
+    assert counts.footers == 2 * 4  # no file is the one its writer checked
+
+    for junk in ("yes", {"names": None, "files": {}}, {"files": ["x"]},
+                 {"names": json.dumps(sorted(METRICS)), "files": {"metrics/x": [1, 2]}}):
+        path = root / run_ids[0] / "run.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "checked": junk}))
+        shutil.rmtree(root / ".catalog", ignore_errors=True)
+        counts.reset()
+        assert query.sql(ONE_RUN, store).ret.tolist() == [0, 1]
+        assert counts.footers == 4  # that run's four files: the record is ignored
