@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import envs
-from jaxrl.algos import acer, acer_segments
+from jaxrl.algos import acer
+from jaxrl.algos.acer import segments as acer_segments
 from jaxrl.buffers import uniform
 
 

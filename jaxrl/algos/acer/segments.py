@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxrl.algos.acer_config import ACERStatic
+from jaxrl.algos.acer.config import ACERStatic
 from jaxrl.buffers import frames, segment_frames
 from jaxrl.transition import Transition
 

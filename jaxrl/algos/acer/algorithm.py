@@ -5,7 +5,7 @@
         the actions were drawn from                                          (collect_segments)
         add the N segments of T steps to the segment replay (on device: whole segments, so
         every step keeps its own obs, action, reward, episode flags and mu, in one of the
-        forms of `acer_segments`)
+        forms of `jaxrl.algos.acer.segments`)
         update on the N on-policy segments, then n times on replay_batch replayed ones, once
         replay_start segments are stored (n = replay_ratio, or ~ Poisson(replay_ratio) as in
         vel and baselines: replay_schedule)                       (update, replay_updates)
@@ -22,7 +22,7 @@
 ``V(s) = sum_a pi(a|s) Q(s, a)``; a truncated step bootstraps from the value of its true final
 observation and a terminated one does not (the segment keeps ``next_obs``). The optimizer is
 Adam or, as in the paper and reading 002's runs, RMSProp (``optimizer``), clipped either way.
-The config is `jaxrl.algos.acer_config`'s; the replay's segments `jaxrl.algos.acer_segments`'.
+The config is `jaxrl.algos.acer.config`'s; the replay's segments `jaxrl.algos.acer.segments`'.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
 from jaxrl import memory
 from jaxrl.algos import acting
-from jaxrl.algos.acer_config import ACERConfig, ACERHparams, ACERStatic, default_config
-from jaxrl.algos.acer_segments import Segment, from_replay, replay_example, to_replay
+from jaxrl.algos.acer.config import ACERConfig, ACERHparams, ACERStatic, default_config
+from jaxrl.algos.acer.segments import Segment, from_replay, replay_example, to_replay
 from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.offpolicy import frame_shape
 from jaxrl.buffers import uniform
