@@ -32,7 +32,11 @@ Variants (overrides of the suite entry's config; ``_`` keys are patches):
 * ``rejax_like`` (PQN): all of the above and rejax's targets;
 * ``relu_obsnorm``, ``rejax_like_obsnorm`` (PQN): those with normalized observations (and
   flax's default initialization, rejax's); ``relu_obsnorm_orthogonal``: normalized
-  observations with jaxrl's orthogonal initialization.
+  observations with jaxrl's orthogonal initialization;
+* ``relu_normalize_obs`` (PQN): normalize_obs (running statistics), jaxrl's option
+  (`jaxrl.algos.obs_normalization`: per member, updated from every rollout, read by acting,
+  evaluation and learning) in place of the fixed statistics, with ReLU; the network is jaxrl's
+  own (orthogonal initialization), so ``relu_obsnorm_orthogonal`` is its fixed-statistics twin.
 
 The JSON (default benchmarks/navix-cpu/q_config_study.json) is merged with what is there, keyed
 ``algo/env/variant``, and rewritten after each variant.
@@ -65,6 +69,7 @@ VARIANTS = {
     "relu_obsnorm_orthogonal": {**RELU, "_obsnorm": "orthogonal"},
     "rejax_like_obsnorm": {**RELU, **NO_CLIP, **TERMINATION, "_targets": "rejax",
                            "_obsnorm": True},
+    "relu_normalize_obs": {**RELU, "normalize_obs": True},
 }
 OBS_STAT_ENVS, OBS_STAT_STEPS, STD_FLOOR = 64, 512, 0.1
 
@@ -125,19 +130,20 @@ def register_normalized_torso(env_name: str, init: str = "flax", hidden=(64, 64)
 def patch_rejax_targets() -> None:
     """jaxrl's PQN with rejax 613bd7a's targets: step ``t`` bootstraps from ``max_a Q`` of the
     observation after step ``t + 1`` (the last step's for the last two steps)."""
+    import jax
     import jax.numpy as jnp
 
-    from jaxrl.algos import action_masks, pqn
+    from jaxrl.algos import action_masks, pqn_batch
     from jaxrl.ops import lambda_returns
 
     def targets(params, hp, steps, network, space=None):
         q_next = action_masks.allowed_q(network.apply(params, steps.next_obs), space,
                                         steps.next_obs).max(-1)  # [T, N] max_a Q(s_{t+1})
         shifted = jnp.concatenate([q_next[1:], q_next[-1:]])  # [T, N] max_a Q(s_{t+2})
-        return lambda_returns(hp.reward_scale * steps.reward, pqn.jax.lax.stop_gradient(shifted),
+        return lambda_returns(hp.reward_scale * steps.reward, jax.lax.stop_gradient(shifted),
                               steps.terminated, steps.truncated, hp.gamma, hp.q_lambda)
 
-    pqn.q_lambda_targets = targets
+    pqn_batch.q_lambda_targets = targets  # where `pqn_batch.replay_batch` looks it up
 
 
 def _finite(x) -> float | None:

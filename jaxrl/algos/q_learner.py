@@ -2,11 +2,16 @@
 network and loss.
 
 * the config's replay / target / exploration / optimizer fields (`QLearnerStatic`,
-  `QLearnerHparams`), and the distributional learners' static head (`DistributionalStatic`);
+  `QLearnerHparams`), and the distributional learners' static head (`DistributionalStatic`),
+  from `jaxrl.algos.q_learner_config`;
 * epsilon-greedy exploration at the Q-values (`make_explore`);
 * the next action's selection (`next_outputs`: double Q or not);
 * action masks (`envs.spaces.Discrete.mask_size`): acting, exploring and bootstrapping among
   the allowed actions only (`allowed_q`);
+* with ``normalize_obs``, running observation statistics (`jaxrl.algos.obs_normalization`)
+  read by acting and exploring, and by learning: the buffer keeps raw observations, a sampled
+  batch is normalized by the current statistics (they drift: stored normalized, old items
+  would be read with stale ones);
 * one optimizer step with the periodic target update (`make_learn`);
 * greedy acting and the greedy policy's value (`make_policy_of`);
 * `algorithm`: a Q-learner's `Algorithm` from its network, its
@@ -15,14 +20,12 @@ network and loss.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import optax
-from flax import struct
 
 from envs.spaces import Discrete
 from jaxrl import diagnostics as diag
@@ -30,51 +33,24 @@ from jaxrl import memory
 from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.action_masks import allowed_actions, allowed_q, masked
 from jaxrl.algos.algorithm import Algorithm
-from jaxrl.config import POSITIVE, UNIT, UNIT_NO_ONE, UNIT_NO_ZERO, ConfigError, static, traced
+from jaxrl.algos.obs_normalization import check_unmasked, normalize_obs, normalize_transitions
+from jaxrl.algos.q_learner_config import (
+    DistributionalStatic,
+    QLearnerHparams,
+    QLearnerStatic,
+)
+from jaxrl.algos.q_learner_config import (
+    QuantileHparams as QuantileHparams,  # re-exported: the kit's config, in one place
+)
+from jaxrl.config import ConfigError
 from jaxrl.networks import DistributionalQNetwork
 from jaxrl.ops import (
     clipped_optimizer,
     linear_schedule,
-    optimizer_problem,
     polyak_update,
     uniform_choice,
 )
 from jaxrl.rollout import flatten_obs
-
-
-@dataclasses.dataclass(frozen=True)
-class QLearnerStatic(offpolicy.OffPolicyStatic):
-    """The static fields of the replay Q-learners (DQN, C51, QR-DQN, IQN)."""
-
-    double_q: bool = static(True, "select the next action with the online net")
-    dueling: bool = static(False, "dueling value/advantage head")
-    target_update_period: int = static(500, "gradient updates between target updates")
-    anneal_lr: bool = static(False, "linearly anneal the learning rate to 0 over total_steps")
-    optimizer: str = static("adam", "adam | radam | rmsprop (with optional momentum: reading "
-                            "002's DQN)")
-    rmsprop_style: str = static("pytorch", "RMSProp's epsilon convention: tensorflow | pytorch")
-    hidden: tuple[int, ...] = static((64, 64), "MLP widths")
-
-    def validate(self) -> None:
-        super().validate()
-        problem = optimizer_problem(self.optimizer, self.rmsprop_style)
-        if problem:
-            raise ConfigError(problem)
-
-
-@dataclasses.dataclass(frozen=True)
-class DistributionalStatic(QLearnerStatic):
-    """The static head of the distributional Q-learners (C51, QR-DQN, IQN): ``K`` outputs per
-    action (`distribution_size`, from the subclass's own fields), and the target net selecting
-    the next action, as in the three papers."""
-
-    double_q: bool = static(False, "select the next action with the online net (the paper: "
-                            "the target net selects)")
-
-    @property
-    def distribution_size(self) -> int:
-        """Outputs per action (the memory model's ``K``)."""
-        raise NotImplementedError
 
 
 def require_discrete(space, name: str) -> None:
@@ -90,32 +66,6 @@ def distributional_network(static: DistributionalStatic, space, name: str
     require_discrete(space, name)
     return DistributionalQNetwork(space.n, static.distribution_size, tuple(static.hidden),
                                   static.activation, static.dueling, static.torso)
-
-
-@struct.dataclass(frozen=True)
-class QLearnerHparams(offpolicy.OffPolicyHparams):
-    """The traced hyperparameters of the replay Q-learners (``state.hparams``): DQN's, and
-    those C51 and QR-DQN build on."""
-
-    learning_rate: float = traced(2.5e-4, valid=POSITIVE)
-    rmsprop_decay: float = traced(0.95, "RMSProp: decay of the squared-gradient average",
-                                  valid=UNIT_NO_ONE)
-    rmsprop_eps: float = traced(0.01, "RMSProp: epsilon (see rmsprop_style)", valid=POSITIVE)
-    rmsprop_momentum: float = traced(0.0, "RMSProp: momentum on the normalized step",
-                                     valid=UNIT_NO_ONE)
-    tau: float = traced(1.0, "target update weight (1 = copy)", valid=UNIT_NO_ZERO)
-    eps_start: float = traced(1.0, "epsilon-greedy at the start", valid=UNIT)
-    eps_end: float = traced(0.05, "epsilon-greedy after the decay", valid=UNIT)
-    eps_decay_fraction: float = traced(0.5, "fraction of total_steps over which eps decays",
-                                       valid=UNIT)
-
-
-@struct.dataclass(frozen=True)
-class QuantileHparams(QLearnerHparams):
-    """The traced hyperparameters of the quantile learners (QR-DQN, IQN): DQN's and the
-    quantile Huber loss's threshold."""
-
-    kappa: float = traced(1.0, "the quantile Huber loss's threshold", valid=POSITIVE)
 
 
 QValues = Callable[..., jax.Array]
@@ -150,6 +100,7 @@ def make_init_learner(network_of: Callable, example_inputs: Callable = observati
     ``example_inputs(obs_dim, static)``; the target starts as a copy."""
 
     def init_learner(key, obs_dim: int, space, static: QLearnerStatic, hp: QLearnerHparams):
+        check_unmasked(static, space)
         network = network_of(static, space)
         params = network.init(key, *example_inputs(obs_dim, static))
         return params, params, optimizer(hp, static, hp.learning_rate).init(params)
@@ -179,10 +130,10 @@ def epsilon_greedy(key, q: jax.Array, eps: jax.Array, allowed: jax.Array | None 
 def make_explore(values: QValues):
     """``explore(state, obs [N, obs_dim], key, static, space) -> [N]``: epsilon-greedy at the
     current `epsilon` (training, and the policy's step when not deterministic), among the
-    allowed actions."""
+    allowed actions, the Q-values at the observations as the agent reads them (`normalize_obs`)."""
 
     def explore(state, obs, key, static, space):
-        q = values(state.params, state.hparams, obs, static, space)
+        q = values(state.params, state.hparams, normalize_obs(state, obs, static), static, space)
         return epsilon_greedy(key, q, epsilon(state), allowed_actions(space, obs))
 
     return explore
@@ -223,6 +174,7 @@ def make_learn(loss_fn: Callable):
 
     def learn(state, batch, weights, key, static: QLearnerStatic, space) -> offpolicy.Learned:
         hp: QLearnerHparams = state.hparams
+        batch = normalize_transitions(state.obs_stats, batch)  # raw in the buffer
         with jax.named_scope("gradient"):
             (loss, (priority, metrics)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
                 state.params, state, batch, weights, key, static, space)
@@ -248,14 +200,16 @@ def make_policy_of(values: QValues, explore: Callable):
     """``make_policy(static, env, env_params) -> acting.Policy`` of a Q-learner: the greedy
     action ``argmax_a Q(s, a)`` ``[K]`` (``explore``'s epsilon-greedy one at the current epsilon
     when not deterministic) and the greedy policy's value ``V(s) = max_a Q(s, a)`` ``[K]``, at
-    raw env observations ``[K, *obs_shape]``, ``a`` ranging over the allowed actions."""
+    raw env observations ``[K, *obs_shape]`` (normalized as training reads them, with
+    ``normalize_obs``), ``a`` ranging over the allowed actions."""
 
     def make_policy(static, env, env_params) -> acting.Policy:
         obs_space, space = env.observation_space(env_params), env.action_space(env_params)
 
         def q(state, obs):
             flat = flatten_obs(obs, obs_space)
-            return allowed_q(values(state.params, state.hparams, flat, static, space), space, flat)
+            x = normalize_obs(state, flat, static)
+            return allowed_q(values(state.params, state.hparams, x, static, space), space, flat)
 
         mode = lambda state, obs: jnp.argmax(q(state, obs), axis=-1)
         value = lambda state, obs: jnp.max(q(state, obs), axis=-1)

@@ -43,3 +43,14 @@ def test_the_q_learner_figures_the_notes_quote():
     assert (per_seed("pqn/navix:Navix-DoorKey-8x8-v0") == 0).all()
     pqn_lava = per_seed("pqn/navix:Navix-LavaGapS6-v0")
     assert round(pqn_lava.mean(), 2) == 0.10 and round(pqn_lava.max(), 2) == 0.4
+
+
+def test_the_q_config_study_figures_the_notes_quote():
+    study = json.loads((ROOT / "q_config_study.json").read_text())
+    returns = lambda variant: np.asarray([s["final_eval_return"] for s in study[
+        f"pqn/navix:Navix-LavaGapS6-v0/{variant}"]["per_seed"]])
+    assert round(returns("relu").mean(), 2) == 0.23
+    assert round(returns("relu_obsnorm").mean(), 2) == 0.89
+    running = returns("relu_normalize_obs")
+    assert round(running.mean(), 2) == 0.79 and (running >= 0.5).sum() == 7
+    assert np.allclose(running, [0.95, 0.95, 0.85, 0.60, 0.75, 0.80, 1.00, 0.45])

@@ -20,6 +20,9 @@ Everything else lives here once (`make_train_step`)::
         step N envs; push the step's `Transition` (s_t, a_t, r_t, terminated_t,
         truncated_t, s_{t+1}) into the n-step window; add the n-step transition it emits
         to the replay buffer (on device)
+        fold s_t into the observation statistics (a config with normalize_obs on: the buffer
+        keeps raw observations and the learner normalizes a sampled batch, see
+        `jaxrl.algos.obs_normalization`)
         once env_steps >= learning_starts, gradient_steps times:
             sample a batch (uniform or prioritized), learn, update priorities
 

@@ -51,6 +51,7 @@ class OffPolicyStatic(StaticConfig):
                         "sampled transitions gets a hindsight goal")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
     action_noise = "white"  # a fresh draw each step; a field of `ActorCriticStatic`
+    normalize_obs = False  # raw observations; a field of `q_learner_config.QLearnerStatic`
 
     @property
     def steps_per_update(self) -> int:

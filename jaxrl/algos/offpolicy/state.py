@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from envs.spaces import Discrete
+from jaxrl.algos.obs_normalization import init_obs_stats
 from jaxrl.algos.offpolicy.config import (
     OffPolicyHparams,
     OffPolicyStatic,
@@ -20,7 +21,7 @@ from jaxrl.algos.offpolicy.config import (
 )
 from jaxrl.buffers import frames, nstep, prioritized, uniform
 from jaxrl.config import ConfigError
-from jaxrl.ops import noise
+from jaxrl.ops import RunningMeanStd, noise
 from jaxrl.rollout import EnvCarry, obs_dim, reset_envs
 from jaxrl.transition import Transition
 
@@ -42,6 +43,9 @@ class OffPolicyState:
     # [N, action_dim] float32 Ornstein-Uhlenbeck exploration noise (`jaxrl.ops.noise`) where
     # the config's ``action_noise`` is "ou" (DDPG, TD3, SAC); None otherwise
     noise: jax.Array | None = None
+    # [obs_dim] running statistics of the observations collected where the config's
+    # ``normalize_obs`` is on (`jaxrl.algos.obs_normalization`; the Q-learners); None otherwise
+    obs_stats: RunningMeanStd | None = None
 
 
 @struct.dataclass
@@ -116,9 +120,9 @@ def make_init(init_learner):
         static = config.static()
         learner_key, env_key, state_key = jax.random.split(key, 3)
         row = example_row(env, env_params, static)
+        dim = obs_dim(env.observation_space(env_params))
         params, target_params, opt_state = init_learner(
-            learner_key, obs_dim(env.observation_space(env_params)),
-            env.action_space(env_params), static, hp)
+            learner_key, dim, env.action_space(env_params), static, hp)
         items = nstep.emit(jax.tree.map(lambda x: x[None], row), 1.0)
         shape = frame_shape(env, env_params, static)
         store = None
@@ -139,6 +143,7 @@ def make_init(init_learner):
             carry=reset_envs(env_key, env, env_params, static.num_envs),
             key=state_key, rounds=jnp.zeros((), jnp.int32), update_step=jnp.zeros((), jnp.int32),
             env_steps=jnp.zeros((), jnp.int32), hparams=hp, noise=ou,
+            obs_stats=init_obs_stats(static, dim),
         )
 
     return init

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from envs.spaces import Box, Discrete
 from envs.wrappers import completed_episode_summary
+from jaxrl.algos.obs_normalization import update_obs_stats
 from jaxrl.algos.offpolicy.config import OffPolicyStatic, warmup_rounds
 from jaxrl.algos.offpolicy.replay import keep_if, reprioritize, sample, store
 from jaxrl.algos.offpolicy.state import OffPolicyState, buffer_module
@@ -76,6 +77,7 @@ def make_train_step(explore, learn):
                 buffer, window, frame_store, mismatches = store(state, row, static)
             state = dataclasses.replace(state, buffer=buffer, window=window, carry=carry,
                                         frames=frame_store,
+                                        obs_stats=update_obs_stats(state.obs_stats, row.obs),
                                         key=key, rounds=state.rounds + 1,
                                         env_steps=state.env_steps + static.num_envs)
             learning = ~warming

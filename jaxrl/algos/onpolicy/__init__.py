@@ -14,6 +14,7 @@ separate MLPs of an unshared `ActorCritic`). An algorithm's optimizer state hold
 state per group it trains.
 """
 
+from jaxrl.algos.obs_normalization import OBS_CLIP, normalize_obs
 from jaxrl.algos.onpolicy.batch import (
     Batch,
     adapt_value_head,
@@ -27,9 +28,7 @@ from jaxrl.algos.onpolicy.batch import (
     value_of_head,
 )
 from jaxrl.algos.onpolicy.collect import (
-    OBS_CLIP,
     loss_flags,
-    normalize_obs,
     policy_sample,
     recurrent_step,
     rollout,

@@ -12,7 +12,8 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxrl.algos.acting import PolicyState, PolicyStatic
-from jaxrl.algos.onpolicy.collect import loss_flags, normalize_obs, recurrent_step
+from jaxrl.algos.obs_normalization import normalize_obs
+from jaxrl.algos.onpolicy.collect import loss_flags, recurrent_step
 from jaxrl.algos.onpolicy.config import OnPolicyStatic
 from jaxrl.algos.onpolicy.state import OnPolicyState, param_group, with_param_group
 from jaxrl.ops import (

@@ -1,4 +1,5 @@
-"""Collecting a rollout with the current policy, observation normalization and reward scaling."""
+"""Collecting a rollout with the current policy (observations normalized as
+`jaxrl.algos.obs_normalization` does) and reward scaling."""
 
 from __future__ import annotations
 
@@ -7,21 +8,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxrl.algos.acting import PolicyState, PolicyStatic
+from jaxrl.algos.obs_normalization import normalize_obs
 from jaxrl.algos.onpolicy.config import OnPolicyStatic, RolloutStatic
 from jaxrl.algos.onpolicy.state import OnPolicyState, RewardScaler
-from jaxrl.ops import (
-    normalize,
-    running_stats_update,
-)
+from jaxrl.ops import running_stats_update
 from jaxrl.rollout import collect_with_memory
-
-OBS_CLIP = 10.0
-
-def normalize_obs(state: PolicyState, obs: jax.Array, static: PolicyStatic) -> jax.Array:
-    if not static.normalize_obs:
-        return obs
-    return normalize(state.obs_stats, obs, clip=OBS_CLIP)
 
 
 def policy_sample(params, network, obs_normalized, key):

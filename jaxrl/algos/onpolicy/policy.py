@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from jaxrl.algos import acting
 from jaxrl.algos.acting import PolicyState, PolicyStatic
+from jaxrl.algos.obs_normalization import normalize_obs
 from jaxrl.algos.onpolicy.batch import value_of_head
-from jaxrl.algos.onpolicy.collect import normalize_obs, recurrent_step
+from jaxrl.algos.onpolicy.collect import recurrent_step
 from jaxrl.algos.onpolicy.state import initial_memory, make_network
 from jaxrl.networks import to_env_action
 from jaxrl.rollout import flatten_obs

@@ -10,11 +10,11 @@ import jax.numpy as jnp
 from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
 from jaxrl import diagnostics as diag
+from jaxrl.algos.obs_normalization import update_obs_stats
 from jaxrl.algos.onpolicy.batch import adapt_value_head, make_batch
 from jaxrl.algos.onpolicy.collect import rollout, scale_rewards, update_reward_scaler
 from jaxrl.algos.onpolicy.config import OnPolicyStatic
 from jaxrl.algos.onpolicy.state import OnPolicyState, Updated, make_network, policy_log_std
-from jaxrl.ops import running_stats_update
 
 
 def rollout_metrics(state, traj, values, targets, advantages, rewards, entropy,
@@ -41,7 +41,7 @@ def advance(state: OnPolicyState, traj, carry, memory, updated: Updated, key, re
     """The state after an update: new params, envs, memory, statistics and counters."""
     obs_stats = state.obs_stats
     if static.normalize_obs:
-        obs_stats = running_stats_update(obs_stats, traj.obs.reshape(-1, traj.obs.shape[-1]))
+        obs_stats = update_obs_stats(obs_stats, traj.obs)
     return dataclasses.replace(
         state,
         params=updated.params, opt_state=updated.opt_state, obs_stats=obs_stats,
