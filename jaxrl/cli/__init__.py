@@ -119,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--objective", choices=("final_eval_iqm", "final_eval_mean"),
                     default="final_eval_iqm", help="what a trial scores: over its seeds, of "
                                                    "the final evaluation return")
+    se.add_argument("--prune", nargs="?", const="", default=None, metavar="rung=N,eta=N",
+                    help="successive halving inside each batch's program: every rung (default "
+                         "1 chunk, x eta after) the losers are pruned and their slots refilled "
+                         "by new trials; settings rung, eta (default 3), window (default 10 "
+                         "updates)")
     se.add_argument("--resume", metavar="SEARCH_ID", default=None,
                     help="continue a stored search (the same arguments) where it stopped")
     se.set_defaults(handler=("training", "cmd_search"))

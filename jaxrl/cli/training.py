@@ -123,10 +123,11 @@ def cmd_search(args) -> int:
                     seed=args.seed, objective=args.objective, runs_dir=args.runs_dir,
                     resume=args.resume, progress=not args.no_progress,
                     command=["jaxrl", *sys.argv[1:]], eval_episodes=args.eval_episodes,
-                    **_driver_options(args), **run_overrides(args))
+                    prune=args.prune, **_driver_options(args), **run_overrides(args))
     shown = result.table.head(10)
+    pruned = "" if args.prune is None else f", pruned {(result.table.state == 'PRUNED').sum()}"
     print(f"\n{args.algo} on {args.env}: {len(result.table)} trials x {args.seeds} seeds "
-          f"({args.sampler}, batches of {args.batch}); {args.objective}, best first")
+          f"({args.sampler}, batches of {args.batch}{pruned}); {args.objective}, best first")
     print_frame(shown.drop(columns=["batch"], errors="ignore"))
     print(f"best: {result.best} ({args.objective} {result.best_value:.4g})")
     print(f"search {result.search_id}: `jaxrl search ... --resume {result.search_id}` continues "

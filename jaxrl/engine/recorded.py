@@ -131,6 +131,9 @@ def resume_group(run_store: RunStore, run_id: str, progress: bool = True) -> lis
         raise StoreError(f"run {run_id!r} is a member of population-based training "
                          f"{meta['pbt_id']!r}: continue it with `jaxrl pbt ... --resume "
                          f"{meta['pbt_id']}`")
+    if meta.get("search_id"):  # its slots are refilled between chunks: search knows how
+        raise StoreError(f"run {run_id!r} is a slot of pruned search {meta['search_id']!r}: "
+                         f"continue it with `jaxrl search ... --resume {meta['search_id']}`")
     first = run_store.open(group["runs"][0])
     with held(first.folder, run_id):  # one writer at a time; read the runs again under it
         return _resume_locked(run_store, run_id, progress)

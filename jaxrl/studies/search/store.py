@@ -5,8 +5,16 @@
     <root>/searches/<search_id>/search.json     the request (algorithm, env, space, budget, ...)
     <root>/searches/<search_id>/journal.log     Optuna's journal: every trial asked and told
     <root>/searches/<search_id>/batches.json    per batch: its sweep id, trials and run ids
+    <root>/searches/<search_id>/rungs.json      a pruned search: per rung boundary ("B/C":
+                                                batch B, after its chunk C), each trial's rung
+                                                and value, the trials pruned, the slots refilled
 
-Each trial's runs are the stored runs of its batch's sweep (`jaxrl.studies.sweep`).
+Each trial's runs are the stored runs of its batch's sweep (`jaxrl.studies.sweep`). A pruned
+search (`jaxrl.studies.search.pruned`) shares its runs between trials instead: a batch's record
+holds one run per *slot* (``run.json``: ``search_id``, ``search_batch``, ``search_slot``), its
+first trials, its chunk length and, once it ends, its ``segments``: which chunks ``[first_chunk,
+end_chunk)`` of which slot's run each trial trained (`pruning.segments`; until it ends, they
+follow from ``rungs.json``). `trial_metrics` reads one trial's updates back.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import json
 from pathlib import Path
 
 import optuna
+import pandas as pd
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
@@ -26,9 +35,10 @@ from jaxrl.runs.files import (
     json_records,
     stamped_id,
 )
-from jaxrl.runs.store import valid_run_id
+from jaxrl.runs.query import load_metrics
+from jaxrl.runs.store import RunStore, valid_run_id
 
-REQUEST, JOURNAL, BATCHES = "search.json", "journal.log", "batches.json"
+REQUEST, JOURNAL, BATCHES, RUNGS = "search.json", "journal.log", "batches.json", "rungs.json"
 # what a resumed search may change: the trial count (a search extended with more trials)
 MAY_CHANGE = ("trials",)
 
@@ -85,3 +95,32 @@ def batch_records(root, search_id: str) -> dict[str, dict]:
 def record_batch(root, search_id: str, b: int, record: dict) -> None:
     """Add batch ``b``'s record (`batch_records`)."""
     add_json_record(search_dir(root, search_id) / BATCHES, b, record)
+
+
+def rung_records(root, search_id: str) -> dict[tuple[int, int], dict]:
+    """``{(batch, chunk): record}`` of a pruned search's rung boundaries, in order: each
+    ``{"rungs": {trial: [rung, value, env steps]}, "pruned": [trial], "refills": {slot:
+    trial}}``."""
+    records = json_records(search_dir(root, search_id) / RUNGS)
+    keyed = {tuple(int(x) for x in key.split("/")): rec for key, rec in records.items()}
+    return dict(sorted(keyed.items()))
+
+
+def record_rungs(root, search_id: str, b: int, chunk: int, record: dict) -> None:
+    """Keep batch ``b``'s decisions after its chunk ``chunk`` (`rung_records`)."""
+    add_json_record(search_dir(root, search_id) / RUNGS, f"{b}/{chunk}", record)
+
+
+def trial_metrics(root, search_id: str, trial: int) -> pd.DataFrame:
+    """The metrics of trial ``trial`` of a pruned search: the rows of its slot's run in the
+    updates it trained, ``update`` counted from the trial's own first update."""
+    for record in batch_records(root, search_id).values():
+        for seg in record.get("segments", []):
+            if seg["trial"] == trial:
+                k = record["chunk_updates"]
+                frame = load_metrics(record["run_ids"][seg["slot"]], RunStore(root))
+                first, end = seg["first_chunk"] * k, seg["end_chunk"] * k
+                rows = frame[(frame["update"] >= first) & (frame["update"] < end)].copy()
+                rows["update"] -= first
+                return rows.reset_index(drop=True)
+    raise StoreError(f"search {search_id!r} holds no finished segment of trial {trial}")
