@@ -89,17 +89,24 @@ def summary(samples: list[tuple[float, float, str]]) -> dict:
             "last_line": samples[-1][2].strip()}
 
 
-def compacted(root: Path, timeout: float = 300.0) -> float:
-    """Wait for a background compactor of the store to finish; the seconds waited (0 where the
-    code has none)."""
+def compacted(root: Path, timeout: float = 300.0, grace: float = 3.0) -> float:
+    """Wait for a background compactor of the store to finish; the seconds waited after it
+    began (0 where none began). The detached process takes a moment to start and take its
+    lock, so a query's compactor is awaited for ``grace`` seconds before it counts as none:
+    a compactor still at work would share the CPU with the next timing."""
     try:
         from jaxrl.runs.compactor import running
     except ImportError:  # code from before the background compactor
         return 0.0
     start = time.perf_counter()
-    while running(root) and time.perf_counter() - start < timeout:
+    while not running(root) and time.perf_counter() - start < grace:
+        time.sleep(0.02)
+    began = time.perf_counter()
+    if not running(root):
+        return 0.0
+    while running(root) and time.perf_counter() - began < timeout:
         time.sleep(0.05)
-    return time.perf_counter() - start
+    return time.perf_counter() - began
 
 
 CASES = ("a_first_ls", "b_first_aggregate", "b2_aggregate_after_first_ls",
@@ -147,11 +154,10 @@ def measure(root: Path, copy: Path, run_ids: list[str], repeats: int,
             for label in codes}
 
 
-def machine() -> dict:
+def machine(note: str) -> dict:
     return {"cpus": os.cpu_count(), "platform": platform.platform(),
             "python": platform.python_version(), "load_average_1m": round(os.getloadavg()[0], 2),
-            "note": "2 cores shared with a long-running background benchmark: timings are noisy; "
-                    "medians of the repeats"}
+            "note": note}
 
 
 def record(label: str, result: dict, out: Path = OUT) -> None:
@@ -172,6 +178,9 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=None,
                         help="store folder, reused if it exists (default: a temp one)")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--note", default="2 cores shared with a long-running background "
+                        "benchmark: timings are noisy; medians of the repeats",
+                        help="what else the machine did meanwhile, recorded with the timings")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = args.root or Path(tmp) / "runs"
@@ -187,7 +196,7 @@ def main() -> None:
         timings = measure(root, copy, run_ids, args.repeats,
                           {label: Path(d).resolve() for label, d in codes.items()})
         common = {"runs": len(run_ids), "repeats": args.repeats, "seeds": 4,
-                  "chunks_per_run": 5, "updates_per_chunk": 50, "machine": machine(),
+                  "chunks_per_run": 5, "updates_per_chunk": 50, "machine": machine(args.note),
                   "date": time.strftime("%Y-%m-%d %H:%M:%S")}
     for label, result in timings.items():
         record(label, {**common, "code": codes[label], "timings": result}, args.out)
