@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import math
 import numbers
 import typing
@@ -177,6 +178,24 @@ def _field_type(cls: type, name: str) -> Any:
     return typing.get_type_hints(cls)[name]
 
 
+def import_path(factory, key: str) -> str:
+    """``package.module:factory``, the name a config keeps for a ``factory`` passed to ``key``
+    (``jaxrl.train(..., network=make_net)``), which the stored run reloads by; one-line
+    `ConfigError` for a factory no import finds again (a lambda, a nested function)."""
+    module, qualname = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "")
+    path = f"{module}:{qualname}"
+    try:
+        found = module and "<" not in qualname and "." not in qualname and getattr(
+            importlib.import_module(module), qualname, None) is factory
+    except ImportError:
+        found = False
+    if not found:
+        raise ConfigError(f"{key}: {(qualname or repr(factory))[:80]} is not a module-level "
+                          f"factory that an import finds again (the run stores its import path); "
+                          f"define it at the top of a module, or register it and pass its name")
+    return path
+
+
 def coerce(key: str, value: Any, typ: Any) -> Any:
     """Convert ``value`` (possibly a CLI string) to the field's type, or raise `ConfigError`."""
     origin = typing.get_origin(typ)
@@ -200,6 +219,8 @@ def coerce(key: str, value: Any, typ: Any) -> Any:
                 raise ValueError(value)
             return float(value.replace("_", "") if isinstance(value, str) else value)
         if typ is str:
+            if callable(value):  # a factory (torso=, network=): named by its import path
+                return import_path(value, key)
             if not isinstance(value, str):
                 raise ValueError(value)
             return value

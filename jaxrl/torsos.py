@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 
 import flax.linen as nn
@@ -21,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrl import user_factories
 from jaxrl.config import ConfigError
 from jaxrl.ops.init import orthogonal
 
@@ -185,41 +185,17 @@ def register_torso(name: str, factory: Callable[[], nn.Module]) -> None:
     Flax module ``[..., obs_dim] -> [..., features]``. Only this process knows the name: a run
     stored with it reloads where the same registration runs first (an import path,
     ``package.module:factory``, is found anywhere the package imports)."""
-    if not isinstance(name, str) or not name or ":" in name or name in TORSOS:
-        raise ConfigError(f"a registered torso needs a new name without ':' (not one of "
-                          f"{', '.join(TORSOS)}), got {name!r}")
-    if not callable(factory):
-        raise ConfigError(f"torso {name!r}: the factory must be callable, got "
-                          f"{type(factory).__name__}")
-    REGISTERED[name] = factory
+    user_factories.register(name, factory, REGISTERED, "torso", TORSOS)
 
 
 def is_custom(torso: str) -> bool:
     """Whether ``torso`` names a user's torso (registered, or an import path)."""
-    return torso in REGISTERED or ":" in torso
-
-
-def _factory(torso: str) -> Callable[[], nn.Module]:
-    """The factory of a user's torso; one-line `ConfigError` when it cannot be found."""
-    if torso in REGISTERED:
-        return REGISTERED[torso]
-    module_name, _, attr = torso.partition(":")
-    try:
-        found = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise ConfigError(f"torso {torso!r} cannot be imported: {err}") from None
-    if not callable(found):
-        raise ConfigError(f"torso {torso!r} is not a factory (a callable returning a module)")
-    return found
+    return user_factories.is_user_name(torso, REGISTERED)
 
 
 def custom_torso(torso: str) -> nn.Module:
     """A fresh module of the user's torso ``torso`` (`register_torso`, or an import path)."""
-    module = _factory(torso)()
-    if not isinstance(module, nn.Module):
-        raise ConfigError(f"torso {torso!r}: its factory returned {type(module).__name__}, not "
-                          f"a Flax module")
-    return module
+    return user_factories.made(torso, REGISTERED, "torso")
 
 
 def check_torso(torso: str) -> None:
@@ -230,7 +206,7 @@ def check_torso(torso: str) -> None:
     if torso in TORSOS or torso in REGISTERED:
         return
     if ":" in torso:
-        _factory(torso)
+        user_factories.find(torso, REGISTERED, "torso")
         return
     raise ConfigError(f"unknown torso {torso!r}; choose one of {', '.join(TORSOS)}, a name "
                       f"given to jaxrl.torsos.register_torso, or an import path "

@@ -53,6 +53,7 @@ class PolicyStatic(StaticConfig):
     rnn_size = 0
     popart = False
     asymmetric_critic = False
+    network = "default"  # the user's whole network (`jaxrl.user_networks`), else jaxrl's
 
     @property
     def recurrent(self) -> bool:

@@ -34,6 +34,7 @@ from jaxrl.algos.families import family_defaults
 from jaxrl.algos.q_learner import QLearnerHparams, QLearnerStatic, q_metrics, take_action
 from jaxrl.config import AlgoConfig, ConfigError, static
 from jaxrl.networks import QNetwork
+from jaxrl.user_networks import UserQNetwork, check_network, is_own
 
 LOSSES = ("huber", "mse")
 
@@ -43,9 +44,14 @@ class DQNStatic(QLearnerStatic):
     """DQN's static fields (shapes, loop counts, flags)."""
 
     loss: str = static("huber", "huber | mse")
+    network: str = static("default", "your own whole Q-network, a Flax module from a factory "
+                          "(package.module:factory, or a name given to register_network) called "
+                          "with the number of actions: obs -> Q [..., n]; default: jaxrl's, from "
+                          "hidden / torso (jaxrl.user_networks)")
 
     def validate(self) -> None:
         super().validate()
+        check_network(self.network)
         if self.loss not in LOSSES:
             raise ConfigError(f"loss must be one of {LOSSES}, got {self.loss!r}")
 
@@ -60,9 +66,11 @@ def default_config(env_name: str) -> DQNConfig:
     return DQNConfig(**family_defaults("dqn", env_name))
 
 
-def make_network(static: DQNStatic, space: Discrete) -> QNetwork:
+def make_network(static: DQNStatic, space: Discrete) -> QNetwork | UserQNetwork:
     if not isinstance(space, Discrete):
         raise ConfigError(f"DQN needs a discrete action space, got {space!r}")
+    if is_own(static.network):
+        return UserQNetwork(space.n, static.network)
     return QNetwork(space.n, tuple(static.hidden), static.activation, static.dueling,
                     static.torso)
 

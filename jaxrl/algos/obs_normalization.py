@@ -17,7 +17,7 @@ sampled, by the statistics of that moment (they drift as the agent sees more of 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import jax
 
@@ -61,6 +61,10 @@ def init_obs_stats(static: Any, obs_dim: int) -> RunningMeanStd | None:
     return running_stats_init((obs_dim,)) if static.normalize_obs else None
 
 
+@overload
+def update_obs_stats(stats: RunningMeanStd, obs: jax.Array) -> RunningMeanStd: ...
+@overload
+def update_obs_stats(stats: None, obs: jax.Array) -> None: ...
 def update_obs_stats(stats: RunningMeanStd | None, obs: jax.Array) -> RunningMeanStd | None:
     """``stats`` with the collected observations ``obs [..., obs_dim]`` (any leading axes:
     ``[N]`` envs of one step, ``[T, N]`` of a rollout) folded in; None stays None."""

@@ -65,6 +65,7 @@ from jaxrl.ops import RunningMeanStd, clipped_optimizer
 from jaxrl.rollout import EnvCarry, collect, reset_envs
 from jaxrl.rollout import obs_dim as flat_dim
 from jaxrl.transition import Transition
+from jaxrl.user_networks import UserQNetwork, is_own
 
 __all__ = ["ALGORITHM", "OPTIMIZERS", "Batch", "PQNConfig", "PQNHparams", "PQNState", "PQNStatic",
            "Replay", "Transition", "as_transitions", "default_config", "empty_replay", "explore",
@@ -85,9 +86,11 @@ class PQNState:
     obs_stats: RunningMeanStd | None = None  # [obs_dim] with normalize_obs, else None
 
 
-def make_network(static: PQNStatic, space: Discrete) -> QNetwork:
+def make_network(static: PQNStatic, space: Discrete) -> QNetwork | UserQNetwork:
     if not isinstance(space, Discrete):
         raise ConfigError(f"PQN needs a discrete action space, got {space!r}")
+    if is_own(static.network):
+        return UserQNetwork(space.n, static.network)
     return QNetwork(space.n, tuple(static.hidden), static.activation, False, static.torso,
                     static.layer_norm)
 

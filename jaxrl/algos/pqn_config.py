@@ -20,6 +20,7 @@ from jaxrl.config import (
     traced,
 )
 from jaxrl.torsos import check_network_fields
+from jaxrl.user_networks import check_network
 
 OPTIMIZERS = ("radam", "adam")
 
@@ -47,6 +48,10 @@ class PQNStatic(onpolicy.RolloutStatic):
                                   " recomputed (0: none, the paper's default)", valid=NON_NEGATIVE)
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
+    network: str = static("default", "your own whole Q-network, a Flax module from a factory "
+                          "(package.module:factory, or a name given to register_network) called "
+                          "with the number of actions: obs -> Q [..., n]; default: jaxrl's, from "
+                          "hidden / torso (jaxrl.user_networks)")
 
     @property
     def minibatches_per_pass(self) -> int:
@@ -56,6 +61,7 @@ class PQNStatic(onpolicy.RolloutStatic):
 
     def validate(self) -> None:
         check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
+        check_network(self.network)
         if self.optimizer not in OPTIMIZERS:
             raise ConfigError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.steps_per_update % self.num_minibatches:

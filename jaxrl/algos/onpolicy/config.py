@@ -24,6 +24,7 @@ from jaxrl.config import (
 )
 from jaxrl.recurrent import RNNS
 from jaxrl.torsos import check_network_fields
+from jaxrl.user_networks import check_network, is_own
 
 
 class RolloutStatic(StaticConfig):
@@ -72,6 +73,10 @@ class OnPolicyStatic(RolloutStatic, PolicyStatic):
     rnn: str = static("none", "none | gru | lstm: a recurrent core between the torso and the "
                       "heads (PPO, A2C); minibatches are then made of whole envs")
     rnn_size: int = static(128, "units of the recurrent core")
+    network: str = static("default", "your own whole actor-critic, a Flax module from a factory "
+                          "(package.module:factory, or a name given to register_network) called "
+                          "with the action space: obs -> (logits or mean, value); default: "
+                          "jaxrl's, from hidden / torso / shared_network (jaxrl.user_networks)")
     normalize_advantages: bool = static(True, "standardize advantages (per minibatch)")
     anneal_lr: bool = static(True, "linearly anneal the learning rate(s) to 0")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")
@@ -87,6 +92,11 @@ class OnPolicyStatic(RolloutStatic, PolicyStatic):
         if self.asymmetric_critic and (self.shared_network or self.recurrent):
             raise ConfigError("asymmetric_critic needs separate feed-forward policy and value "
                               "nets (shared_network=False, rnn=none)")
+        check_network(self.network)
+        if is_own(self.network) and (self.recurrent or self.popart or self.asymmetric_critic):
+            raise ConfigError(f"network={self.network!r}: a recurrent policy, PopArt and an "
+                              "asymmetric critic need jaxrl's own network (network=default; "
+                              "torso= puts your module under its heads)")
 
 
 @struct.dataclass(frozen=True)
@@ -115,6 +125,10 @@ class SeparateValueStatic(OnPolicyStatic):
         if self.shared_network:
             raise ConfigError("shared_network=True needs a joint loss; this algorithm fits the "
                               "policy and the value function separately")
+        if is_own(self.network):
+            raise ConfigError(f"network={self.network!r} is one parameter tree; this algorithm "
+                              "fits the policy and the value function apart: use torso= for "
+                              "your module under jaxrl's two heads")
         if self.recurrent:
             raise ConfigError(f"rnn={self.rnn!r}: recurrent policies are trained by PPO and A2C; "
                               "this algorithm fits the policy and the value on flattened samples")

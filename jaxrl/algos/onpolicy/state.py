@@ -24,6 +24,7 @@ from jaxrl.ops import (
 from jaxrl.recurrent import RecurrentActorCritic
 from jaxrl.rollout import EnvCarry, obs_dim, reset_envs
 from jaxrl.torsos import resolve_torso
+from jaxrl.user_networks import UserActorCritic, is_own
 
 
 @struct.dataclass
@@ -74,11 +75,15 @@ class Updated:
     metrics: dict  # scalar metrics; must include the policy ``entropy``
 
 
-def make_network(static: PolicyStatic, env, env_params) -> ActorCritic | RecurrentActorCritic:
+def make_network(static: PolicyStatic, env, env_params
+                 ) -> ActorCritic | RecurrentActorCritic | UserActorCritic:
+    space = env.action_space(env_params)
+    mask = action_mask_size(static, space)
+    if is_own(static.network):
+        return UserActorCritic(space, static.network, static.init_log_std, mask)
     torso = resolve_torso(static.torso, env.observation_space(env_params).shape)
-    args = (env.action_space(env_params), tuple(static.hidden), static.activation,
-            static.init_log_std, static.shared_network, torso)
-    mask = action_mask_size(static, args[0])
+    args = (space, tuple(static.hidden), static.activation, static.init_log_std,
+            static.shared_network, torso)
     heads = tuple(static.head_hidden)
     if static.recurrent:
         return RecurrentActorCritic(*args, static.rnn, static.rnn_size, heads)
@@ -122,8 +127,10 @@ def with_param_group(params, group: str, sub):
 
 
 def policy_log_std(params) -> jax.Array:
-    """``[act_dim]`` the state-independent log-std of a Gaussian policy's parameters."""
-    return param_group(params, "policy")["log_std"]
+    """``[act_dim]`` the state-independent log-std of a Gaussian policy's parameters (jaxrl's
+    network keeps it in its policy, a user's network beside the user's module)."""
+    top = params["params"]
+    return top["log_std"] if "log_std" in top else param_group(params, "policy")["log_std"]
 
 
 class Progress(Protocol):

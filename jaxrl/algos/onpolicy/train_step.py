@@ -39,9 +39,8 @@ def rollout_metrics(state, traj, values, targets, advantages, rewards, entropy,
 def advance(state: OnPolicyState, traj, carry, memory, updated: Updated, key, reward_scaler,
             static: OnPolicyStatic) -> OnPolicyState:
     """The state after an update: new params, envs, memory, statistics and counters."""
-    obs_stats = state.obs_stats
-    if static.normalize_obs:
-        obs_stats = update_obs_stats(obs_stats, traj.obs)
+    obs_stats = update_obs_stats(state.obs_stats, traj.obs) if static.normalize_obs else (
+        state.obs_stats)
     return dataclasses.replace(
         state,
         params=updated.params, opt_state=updated.opt_state, obs_stats=obs_stats,
