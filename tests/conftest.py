@@ -72,6 +72,43 @@ if AUDIT:
     jax.monitoring.register_event_listener(_on_event)
 
 
+# JAXRL_PROGRAM_LOG=FOLDER: every program the engine builds (`jaxrl.engine.programs.compiled`),
+# one JSON line each per xdist worker: the test, the program's tag, algorithm, env, a digest of
+# its static config and argument shapes, seconds, and whether it came from a cache. Programs of
+# one algorithm and env that differ in a digest are what the persistent cache cannot share.
+PROGRAM_LOG = os.environ.get("JAXRL_PROGRAM_LOG")
+
+
+def _log_programs() -> None:
+    import hashlib
+
+    from jaxrl.engine import programs
+
+    inner = programs.compiled
+    out = Path(PROGRAM_LOG) / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def digest(value) -> str:
+        return hashlib.blake2b(repr(value).encode(), digest_size=6).hexdigest()
+
+    def logged(tag, algorithm, config, env, env_params, build, *args, **kw):
+        built = inner(tag, algorithm, config, env, env_params, build, *args, **kw)
+        shapes = [(getattr(x, "shape", None), str(getattr(x, "dtype", ""))) for x in
+                  __import__("jax").tree.leaves(args)]
+        with out.open("a") as f:
+            f.write(json.dumps({"test": _current[0], "tag": repr(tag), "algo": algorithm.name,
+                                "env": str(getattr(env, "name", type(env).__name__)), "static": digest(config.static_key()),
+                                "shapes": digest(shapes), "seconds": round(built.seconds, 3),
+                                "from_disk": built.from_disk}) + "\n")
+        return built
+
+    programs.compiled = logged
+
+
+if PROGRAM_LOG:
+    _log_programs()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     _current[0] = item.nodeid
