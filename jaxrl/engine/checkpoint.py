@@ -51,7 +51,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 from etils import epath
 
-__all__ = ["CheckpointError", "CheckpointWarning", "Checkpointer"]
+__all__ = ["CheckpointError", "CheckpointWarning", "Checkpointer", "Snapshot", "snapshot"]
 
 FORMAT_VERSION = 1
 _STATE, _META, _MANIFEST = "state", "meta", "manifest"
@@ -107,6 +107,22 @@ def _canonical_json(obj: Any) -> str:
 
 def _sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Snapshot(NamedTuple):
+    """A pytree copied to the host (`snapshot`), what `Checkpointer.save` writes: each leaf's
+    path, and its private host copy (raw key data for typed keys) with its key impl or None."""
+
+    paths: list[str]
+    hosts: list[tuple[np.ndarray, str | None]]
+
+
+def snapshot(state) -> Snapshot:
+    """``state`` copied to the host: once this returns, the device may reuse its buffers (a
+    chunk that donates the state can start) while a save digests and writes the copy."""
+    path_leaves, _ = jax.tree_util.tree_flatten_with_path(state)
+    return Snapshot([jax.tree_util.keystr(p) for p, _ in path_leaves],
+                    _host_copies([x for _, x in path_leaves]))
 
 
 def _host_copies(leaves: list) -> list[tuple[np.ndarray, str | None]]:
@@ -263,9 +279,11 @@ class Checkpointer:
     # ---- saving
 
     def save(self, step: int, state, meta: dict) -> None:
-        """Start saving `state` and `meta` as checkpoint `step` (see the module docstring).
+        """Start saving `state` (a pytree, or its `snapshot` taken before) and `meta` as
+        checkpoint `step` (see the module docstring).
 
-        The device->host copy and the digests happen here; with ``async_save`` the
+        The device->host copy (unless ``state`` is a `Snapshot`) and the digests happen here;
+        with ``async_save`` the
         write then finishes in the background (``wait`` blocks on it). The checkpoint
         becomes visible in ``steps()`` only once complete. Saving a step at or below
         an existing complete checkpoint is an error, except that checkpoints which
@@ -283,9 +301,7 @@ class Checkpointer:
         except (TypeError, ValueError) as exc:
             raise CheckpointError(f"meta for step {step} is not JSON-serialisable: "
                                   f"{_describe(exc)}") from exc
-        path_leaves, _ = jax.tree_util.tree_flatten_with_path(state)
-        paths = [jax.tree_util.keystr(p) for p, _ in path_leaves]
-        hosts = _host_copies([x for _, x in path_leaves])
+        paths, hosts = state if isinstance(state, Snapshot) else snapshot(state)
         manifest = _build_manifest(paths, hosts, meta_json)
         stored = {_leaf_name(i): d for i, (d, _) in enumerate(hosts) if d.size}
         items = {_META: ocp.args.JsonSave(json.loads(meta_json)),

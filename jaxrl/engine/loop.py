@@ -32,6 +32,7 @@ from jaxrl.engine.resumption import (
     restore_progress,
     resumed_chunk_length,
     save_checkpoint,
+    state_snapshot,
 )
 from jaxrl.engine.spec import (
     MAX_CHUNK_UPDATES,
@@ -236,8 +237,10 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
     guard, the progress bar: 5 ms a chunk at 16 seeds, 0.2 s at 2,048 on a CPU), so the device
     does not wait for the host; after a chunk that is evaluated, the next is started right
     behind the evaluation (which reads the state before the chunk takes it over) and the host
-    reads the returns after; not after a chunk that is checkpointed or changed (`between`),
-    whose state the host reads or replaces, nor after the last. ``run_seconds`` counts, per
+    reads the returns after; after a chunk that is checkpointed, once the state is copied to
+    the host (`state_snapshot`), its digests and write following while the next chunk runs;
+    not after a chunk that is changed (`between`), whose state the host replaces, nor after
+    the last. ``run_seconds`` counts, per
     chunk, from its start, or from the previous chunk's metrics (or evaluation returns)
     reaching the host when it was started ahead, to its own metrics on the host; and each
     evaluation from its dispatch to its returns on the host. When the NaN guard stops the run, the chunk started ahead has run: the
@@ -262,8 +265,11 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
             checkpoint = checkpointer is not None and spec.checkpoint_every and (
                 (c + 1) % spec.checkpoint_every == 0 or last)
             change = between is not None and not last and (c + 1) % between.every == 0
-            stall = last or checkpoint or change  # the host reads or changes the state first
+            stall = last or change  # the host changes the state first, or there is no next
+            snap = None  # a checkpoint's host copy, taken before the next chunk takes the state
             if not (stall or evaluate):
+                if checkpoint:
+                    snap = state_snapshot(state, members, done)
                 ahead = progs.chunk_fn(state)  # donates ``state``: not read again below
             metrics = take_members(jax.device_get(metrics), members.size)
             ready = time.perf_counter()
@@ -289,13 +295,16 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
                 t0 = time.perf_counter()
                 pending = progs.eval_fn(state, placed.eval_keys, placed.chunk_index(c))
                 if not stall:  # queued behind the evaluation: no host round trip between them
+                    if checkpoint:
+                        snap = state_snapshot(state, members, done)
                     ahead = progs.chunk_fn(state)
                 returns = take_members(np.asarray(pending), members.size)
                 ready = time.perf_counter()  # the next chunk's clock starts after the evaluation
                 done.run_seconds += ready - t0
                 done.evals.append(((c + 1) * k, returns))
             if checkpoint:
-                save_checkpoint(checkpointer, spec, state, members, done, c + 1, k)
+                save_checkpoint(checkpointer, spec, state if snap is None else snap, members,
+                                done, c + 1, k)
             if bar is not None:
                 bar.update(steps_per_chunk)
                 returns = metrics.get("episode_return_mean")  # none for BC: no env steps

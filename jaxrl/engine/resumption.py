@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from envs.core import runs_on_host
-from jaxrl.engine.checkpoint import Checkpointer, CheckpointWarning
+from jaxrl.engine.checkpoint import Checkpointer, CheckpointWarning, Snapshot, snapshot
 from jaxrl.engine.members import Members, Placed, pad_members, take_members
 from jaxrl.engine.spec import GroupSpec
 from jaxrl.runs.store import package_versions
@@ -83,11 +83,14 @@ AFTER_CHECKPOINT: list[Callable[[int, Checkpointer], None]] = []
 
 def save_checkpoint(checkpointer: Checkpointer, spec: GroupSpec, state, members: Members,
                     done: Progress, chunks_done: int, k: int) -> None:
-    """Checkpoint the state after ``chunks_done`` chunks of ``k`` updates with what a resume
+    """Checkpoint the state after ``chunks_done`` chunks of ``k`` updates (or its `snapshot`,
+    `state_snapshot`, taken before the next chunk took the state over) with what a resume
     needs (evaluations, run seconds, failures, the chunk length, the spec, package versions);
     the blocking part of the save counts as run time. Then the `AFTER_CHECKPOINT` hooks."""
     t0 = time.perf_counter()
-    checkpointer.save(chunks_done, take_members(state, members.size), {
+    if not isinstance(state, Snapshot):
+        state = take_members(state, members.size)
+    checkpointer.save(chunks_done, state, {
         "chunks_done": chunks_done, "chunk_updates": k, "run_seconds": done.run_seconds,
         "evals": [(u, json_floats(v)) for u, v in done.evals],
         "failures": {str(i): m for i, m in done.failures.items()},
@@ -95,6 +98,15 @@ def save_checkpoint(checkpointer: Checkpointer, spec: GroupSpec, state, members:
     done.run_seconds += time.perf_counter() - t0
     for hook in AFTER_CHECKPOINT:
         hook(chunks_done, checkpointer)
+
+
+def state_snapshot(state, members: Members, done: Progress) -> Snapshot:
+    """The members' state copied to the host (`jaxrl.engine.checkpoint.snapshot`), for a save
+    after the next chunk has started; the copy counts as run time."""
+    t0 = time.perf_counter()
+    snap = snapshot(take_members(state, members.size))
+    done.run_seconds += time.perf_counter() - t0
+    return snap
 
 
 def json_floats(x) -> list:
