@@ -3,17 +3,27 @@ mode (deterministic, the default) or its sampled actions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Protocol
+
 import jax
 import jax.numpy as jnp
 
-from jaxrl.algos.acting import Policy
 from jaxrl.recurrent import reset_memory
 
 EVAL_MAX_STEPS = 100_000  # cap on an episode's length during evaluation
 DEFAULT_EVAL_STEPS = 10_000  # for envs whose params name no time limit
 
 
-def evaluate(state, key, policy: Policy, env, env_params, episodes: int, max_steps: int,
+class Acting(Protocol):
+    """What evaluation reads of a policy: its memory at an episode start and its step
+    (`jaxrl.algos.acting.Policy`, every algorithm's, is one)."""
+
+    initial: Callable[[int], Any]  # n -> memory of n envs at an episode start
+    step: Callable[..., tuple[Any, jax.Array]]  # (state, memory, obs, key, det) -> (memory, a)
+
+
+def evaluate(state, key, policy: Acting, env, env_params, episodes: int, max_steps: int,
              deterministic: bool = True) -> jax.Array:
     """Undiscounted return of the first episode of ``episodes`` envs under the policy
     (``policy.step(state, memory, obs, key, deterministic)``, memory carried from step to step;
