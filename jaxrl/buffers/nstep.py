@@ -1,7 +1,7 @@
 """n-step transitions for replay, correct across episode ends, from a sliding window.
 
 The window (agent state) holds the last ``n`` one-step rows of ``N`` envs; a row is the one step
-schema, `jaxrl.transition.Transition` (what `jaxrl.rollout.env_step` returns). What the window
+schema, `jaxrl.parts.transition.Transition` (what `jaxrl.parts.rollout.env_step` returns). What the window
 emits is a different record, `NStepTransition`: the aggregate of up to ``n`` consecutive rows,
 with a discounted reward sum and the ``discount`` of ``V(next_obs)`` in place of ``truncated``. After pushing row
 ``t`` it emits, for every env, the n-step transition that **starts** at row ``s = t - n + 1``:
@@ -37,7 +37,7 @@ import jax.numpy as jnp
 from flax import struct
 from jax.typing import ArrayLike
 
-from jaxrl.transition import Transition
+from jaxrl.parts.transition import Transition
 
 __all__ = ["NStepTransition", "NStepWindow", "emit", "push", "window_init"]
 

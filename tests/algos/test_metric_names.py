@@ -1,5 +1,5 @@
 """Every metric every built-in algorithm writes, at every verbosity, is in the catalogue
-(`jaxrl.metric_names`) with its meaning; the NaN guard skips exactly the metrics the catalogue
+(`jaxrl.parts.metric_names`) with its meaning; the NaN guard skips exactly the metrics the catalogue
 says may be NaN. The names are read from the traced train step (`jax.eval_shape`): nothing
 compiles."""
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from jaxrl import algos
-from jaxrl.diagnostics import LEVELS, first_non_finite
 from jaxrl.engine.spec import resolve
-from jaxrl.metric_names import METRICS, lookup, nan_allowed
+from jaxrl.parts.diagnostics import LEVELS, first_non_finite
+from jaxrl.parts.metric_names import METRICS, lookup, nan_allowed
 
 
 def default_case(name: str) -> tuple[str, str, dict]:
@@ -47,7 +47,7 @@ def test_every_metric_is_in_the_catalogue(algo, env_name, overrides, request):
         unknown = sorted(n for n in metric_names(algo, env_name, verbosity, **overrides)
                          if lookup(n) is None)
         assert not unknown, (f"{algo} writes metrics the catalogue does not name (add them to "
-                             f"jaxrl/metric_names.py): {unknown}")
+                             f"jaxrl/parts/metric_names.py): {unknown}")
 
 
 def test_described_and_part_names_are_found_and_unknown_ones_are_not():

@@ -8,7 +8,7 @@ import jax
 import numpy as np
 
 from jaxrl.buffers import nstep, prioritized, uniform
-from jaxrl.transition import Transition
+from jaxrl.parts.transition import Transition
 
 
 def assert_trees_equal(a, b):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from jaxrl.buffers import frames, nstep, uniform
-from jaxrl.transition import Transition
+from jaxrl.parts.transition import Transition
 
 H, W, S = 3, 2, 4
 

@@ -10,7 +10,7 @@ import pytest
 
 from jaxrl.buffers import nstep
 from jaxrl.ops import n_step_targets
-from jaxrl.transition import Transition
+from jaxrl.parts.transition import Transition
 from tests.buffers.items import random_rows, run_window
 
 

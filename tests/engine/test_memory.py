@@ -7,11 +7,12 @@ import time
 import jax
 import pytest
 
-from jaxrl import algos, api, memory
+from jaxrl import algos, api
 from jaxrl.algos import acer, bc, iqn, offpolicy, onpolicy, pqn, q_learner
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
 from jaxrl.engine.spec import resolve
+from jaxrl.parts import memory
 
 GiB = 1 << 30
 

@@ -5,8 +5,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrl.networks import DistributionalQNetwork, QNetwork
-from jaxrl.torsos import ConvTorso
+from jaxrl.parts.networks import DistributionalQNetwork, QNetwork
+from jaxrl.parts.torsos import ConvTorso
 
 
 def test_layer_norm_sits_before_every_hidden_activation():

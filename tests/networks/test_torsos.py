@@ -9,8 +9,8 @@ import pytest
 import jaxrl
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
-from jaxrl.networks import ActorCritic, Critic, QNetwork
-from jaxrl.torsos import ConvTorso, conv2d_valid, resolve_torso
+from jaxrl.parts.networks import ActorCritic, Critic, QNetwork
+from jaxrl.parts.torsos import ConvTorso, conv2d_valid, resolve_torso
 
 
 @pytest.mark.parametrize("n, side, c, k, stride, f", [(5, 10, 4, 3, 1, 16), (2, 84, 4, 8, 4, 32),
@@ -90,9 +90,9 @@ def test_one_compile_per_shape():
 def test_memory_plan_counts_conv_activations():
     """Feature maps and im2col patches per sample: 8x8 positions x (16 outputs + 3*3*4 inputs)
     for minatar_cnn on 4 channels; the plan's working set grows by them."""
-    from jaxrl import memory
     from jaxrl.engine.spec import resolve
-    from jaxrl.torsos import conv_units
+    from jaxrl.parts import memory
+    from jaxrl.parts.torsos import conv_units
 
     assert conv_units("minatar_cnn", 4) == 8 * 8 * (16 + 9 * 4)
     assert conv_units("nature_cnn", 4) == (20 * 20 * (32 + 64 * 4) + 9 * 9 * (64 + 16 * 32)

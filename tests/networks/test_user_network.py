@@ -1,4 +1,4 @@
-"""Your own whole network (`jaxrl.user_networks`): a Flax actor-critic trains in PPO and a Flax
+"""Your own whole network (`jaxrl.parts.user_networks`): a Flax actor-critic trains in PPO and a Flax
 Q-network in DQN and PQN, named by import path or passed as the factory itself; its parameters
 are the network's, and the run is stored, reloaded, acted with and exported. What cannot take
 one (VPG/TRPO's two fits, a recurrent policy, a factory no import finds) is one line."""
@@ -11,8 +11,8 @@ import pytest
 import jaxrl
 from envs.spaces import Discrete
 from jaxrl.config import ConfigError
+from jaxrl.parts.user_networks import NETWORKS, register_network
 from jaxrl.trained.serving import load_exported
-from jaxrl.user_networks import NETWORKS, register_network
 
 TINY = dict(env="CartPole-v1", seeds=2, progress=False, eval_episodes=2, total_steps=2048)
 

@@ -1,4 +1,4 @@
-"""Your own torso (`jaxrl.torsos`): a Flax module named by import path trains in PPO and DQN
+"""Your own torso (`jaxrl.parts.torsos`): a Flax module named by import path trains in PPO and DQN
 (its parameters are the network's), is stored, reloaded in the same shape, acted with and
 exported; a registered name works in its process; bad ones are one line."""
 
@@ -9,7 +9,7 @@ import pytest
 
 import jaxrl
 from jaxrl.config import ConfigError
-from jaxrl.torsos import REGISTERED, register_torso
+from jaxrl.parts.torsos import REGISTERED, register_torso
 from jaxrl.trained.serving import load_exported
 
 PATH = "tests.networks.test_user_torso:tiny"

@@ -24,7 +24,7 @@ from flax import struct
 
 from jaxrl.algos.acer.config import ACERStatic
 from jaxrl.buffers import frames, segment_frames
-from jaxrl.transition import Transition
+from jaxrl.parts.transition import Transition
 
 __all__ = ["FrameSegment", "Segment", "from_replay", "replay_example", "to_replay", "transpose"]
 

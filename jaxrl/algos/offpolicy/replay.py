@@ -14,7 +14,7 @@ from jaxrl.algos.offpolicy.state import OffPolicyState, buffer_module, unflatten
 from jaxrl.buffers import frames, her, nstep, prioritized, uniform
 from jaxrl.config import ConfigError
 from jaxrl.ops import linear_schedule
-from jaxrl.transition import Transition
+from jaxrl.parts.transition import Transition
 
 
 def beta_schedule(state: OffPolicyState) -> jax.Array:

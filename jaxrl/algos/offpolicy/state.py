@@ -22,8 +22,8 @@ from jaxrl.algos.offpolicy.config import (
 from jaxrl.buffers import frames, nstep, prioritized, uniform
 from jaxrl.config import ConfigError
 from jaxrl.ops import RunningMeanStd, noise
-from jaxrl.rollout import EnvCarry, obs_dim, reset_envs
-from jaxrl.transition import Transition
+from jaxrl.parts.rollout import EnvCarry, obs_dim, reset_envs
+from jaxrl.parts.transition import Transition
 
 
 @struct.dataclass

@@ -2,11 +2,11 @@
 
 Both families record a step the same way, so it has one home here:
 
-* `jaxrl.rollout.env_step` returns a `Transition` of ``N`` envs (every algorithm steps its envs
+* `jaxrl.parts.rollout.env_step` returns a `Transition` of ``N`` envs (every algorithm steps its envs
   through it);
 * on-policy rollouts keep it, plus what the acting policy and the episode-statistics wrapper
-  add, as `jaxrl.rollout.RolloutStep` (a `Transition` subclass with ``log_prob`` and ``info``),
-  stacked time-major ``[T, N, ...]`` by `jaxrl.rollout.collect`;
+  add, as `jaxrl.parts.rollout.RolloutStep` (a `Transition` subclass with ``log_prob`` and ``info``),
+  stacked time-major ``[T, N, ...]`` by `jaxrl.parts.rollout.collect`;
 * off-policy training pushes it unchanged into the n-step window (`jaxrl.buffers.nstep.push`).
 
 Records that mean something else stay distinct and say how they relate: the n-step window

@@ -1,7 +1,7 @@
 """Networks whose input and output heads are chosen from the env's spaces (reading 004).
 
 * intake: observations of a `Box` space are flattened to ``[..., obs_dim]``; a *torso*
-  (`jaxrl.torsos`: the MLP's hidden layers, a conv net, or the user's own module) reads them;
+  (`jaxrl.parts.torsos`: the MLP's hidden layers, a conv net, or the user's own module) reads them;
 * policy head: `Discrete(n)` -> `Categorical` logits; `Box` -> `DiagGaussian` with a
   state-independent log-std (on-policy methods);
 * value head: a scalar; Q heads: one value per action, or a distribution per action.
@@ -21,7 +21,7 @@ import numpy as np
 
 from envs.spaces import Box, Discrete, Space
 from jaxrl.ops import Categorical, DiagGaussian, TanhGaussian, masked
-from jaxrl.torsos import ACTIVATIONS, Torso, dense, trunk
+from jaxrl.parts.torsos import ACTIVATIONS, Torso, dense, trunk
 
 
 class MLP(nn.Module):

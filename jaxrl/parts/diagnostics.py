@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrl.metric_names import nan_allowed
+from jaxrl.parts.metric_names import nan_allowed
 
 LEVELS = ("basic", "debug", "full")
 
@@ -78,7 +78,7 @@ def first_non_finite(metrics: Mapping[str, np.ndarray]) -> tuple[str, int, int] 
 
     ``metrics`` maps names to ``[seeds, updates]`` arrays. Metrics that are NaN by design when
     there is nothing to measure (no finished episode, no evaluation or replayed update yet,
-    constant value targets: `jaxrl.metric_names.nan_allowed`) are skipped. "First" is the
+    constant value targets: `jaxrl.parts.metric_names.nan_allowed`) are skipped. "First" is the
     earliest update, then the lowest seed.
     """
     first = None

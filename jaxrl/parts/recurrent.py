@@ -20,9 +20,9 @@ import jax
 import jax.numpy as jnp
 
 from envs.spaces import Space
-from jaxrl.networks import MLP, PolicyHead
 from jaxrl.ops.init import orthogonal
-from jaxrl.torsos import Torso
+from jaxrl.parts.networks import MLP, PolicyHead
+from jaxrl.parts.torsos import Torso
 
 
 class Weights(nn.Module):

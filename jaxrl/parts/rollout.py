@@ -1,7 +1,7 @@
 """Vectorized env stepping for both families, and the on-policy rollout.
 
 `env_step` steps ``N`` environments (vmapped) once and returns the step as a
-`jaxrl.transition.Transition` (the one step schema; off-policy training stores it through the
+`jaxrl.parts.transition.Transition` (the one step schema; off-policy training stores it through the
 n-step window). `collect` rolls a policy for ``T`` steps and returns a time-major `RolloutStep`
 batch ``[T, N, ...]`` (the `Transition` plus the acting policy's log-probability and episode
 statistics) and the env state to continue from. Both record the *true* next observation of
@@ -21,9 +21,9 @@ from flax import struct
 
 from envs.spaces import Space
 from envs.starts import prepared_starts, refresh_starts
-from jaxrl.networks import to_env_action
-from jaxrl.recurrent import reset_memory
-from jaxrl.transition import Transition
+from jaxrl.parts.networks import to_env_action
+from jaxrl.parts.recurrent import reset_memory
+from jaxrl.parts.transition import Transition
 
 
 @struct.dataclass

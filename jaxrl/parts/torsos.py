@@ -1,4 +1,4 @@
-"""Torsos: the layers between a flat observation and a network's heads (`jaxrl.networks`).
+"""Torsos: the layers between a flat observation and a network's heads (`jaxrl.parts.networks`).
 
 * ``mlp``: hidden Dense layers (orthogonal init, gain sqrt 2) with the config's activation;
 * conv torsos (`CONV_TORSOS`): the flat vector folded back into its image, then convolutions
@@ -20,9 +20,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrl import user_factories
 from jaxrl.config import ConfigError
 from jaxrl.ops.init import orthogonal
+from jaxrl.parts import user_factories
 
 ACTIVATIONS: dict[str, Callable] = {"tanh": jnp.tanh, "relu": nn.relu, "elu": nn.elu, "silu": nn.silu}
 
@@ -52,7 +52,7 @@ CONV_TORSOS: dict[str, tuple[int, tuple, int]] = {
 def check_network_fields(activation: str, torso: str, verbosity: str, levels: Sequence[str]
                          ) -> None:
     """The config checks every algorithm shares: a known activation, torso and diagnostics
-    level (``levels``: `jaxrl.diagnostics.LEVELS`); `ConfigError` naming the bad value."""
+    level (``levels``: `jaxrl.parts.diagnostics.LEVELS`); `ConfigError` naming the bad value."""
     if verbosity not in levels:
         raise ConfigError(f"verbosity must be one of {tuple(levels)}, got {verbosity!r}")
     if activation not in ACTIVATIONS:
@@ -209,5 +209,5 @@ def check_torso(torso: str) -> None:
         user_factories.find(torso, REGISTERED, "torso")
         return
     raise ConfigError(f"unknown torso {torso!r}; choose one of {', '.join(TORSOS)}, a name "
-                      f"given to jaxrl.torsos.register_torso, or an import path "
+                      f"given to jaxrl.parts.torsos.register_torso, or an import path "
                       f"package.module:factory")

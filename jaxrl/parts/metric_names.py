@@ -105,7 +105,7 @@ METRICS: dict[str, Metric] = _table(
     ("learned_reward_mean", "mean reward the discriminator gives the rollout"),
 )
 
-#: quantities reported by `jaxrl.diagnostics.describe` as ``{name}_{mean,std,min,max}``
+#: quantities reported by `jaxrl.parts.diagnostics.describe` as ``{name}_{mean,std,min,max}``
 DESCRIBED: dict[str, tuple[str, bool]] = {
     "episode_return": ("return of the episodes finished during the update", NAN_OK),
     "episode_length": ("length of the episodes finished during the update", NAN_OK),

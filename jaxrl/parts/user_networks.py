@@ -1,6 +1,6 @@
 """Your own network: the whole actor-critic or Q-network from a Flax module of yours.
 
-A torso (`jaxrl.torsos`) replaces the layers under jaxrl's heads; a network replaces the heads
+A torso (`jaxrl.parts.torsos`) replaces the layers under jaxrl's heads; a network replaces the heads
 too. ``network="package.module:factory"`` (or a name given to `register_network`) in the config
 of an algorithm whose network is an actor-critic trained as one tree (PPO, A2C) or a Q-network
 (DQN, PQN):
@@ -30,9 +30,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs.spaces import Discrete, Space
-from jaxrl import user_factories
 from jaxrl.config import ConfigError
 from jaxrl.ops import Categorical, DiagGaussian, masked
+from jaxrl.parts import user_factories
 
 DEFAULT = "default"  # jaxrl's own network, from the config's hidden / torso / heads fields
 #: networks registered in this process, by name (`register_network`)
@@ -59,7 +59,7 @@ def check_network(network: str) -> None:
         return
     if ":" not in network:
         raise ConfigError(f"unknown network {network!r}; use 'default', a name given to "
-                          f"jaxrl.user_networks.register_network, or an import path "
+                          f"jaxrl.parts.user_networks.register_network, or an import path "
                           f"package.module:factory")
     user_factories.find(network, NETWORKS, "network")
 
@@ -73,7 +73,7 @@ def _last_axis(x: jax.Array, size: int, what: str, network: str) -> jax.Array:
 
 class UserActorCritic(nn.Module):
     """``obs [..., obs_dim] -> (dist, value [...])`` from the user's module (module docstring);
-    the same methods as `jaxrl.networks.ActorCritic`."""
+    the same methods as `jaxrl.parts.networks.ActorCritic`."""
 
     action_space: Space
     network: str

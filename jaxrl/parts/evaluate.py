@@ -9,7 +9,7 @@ from typing import Any, Protocol
 import jax
 import jax.numpy as jnp
 
-from jaxrl.recurrent import reset_memory
+from jaxrl.parts.recurrent import reset_memory
 
 EVAL_MAX_STEPS = 100_000  # cap on an episode's length during evaluation
 DEFAULT_EVAL_STEPS = 10_000  # for envs whose params name no time limit

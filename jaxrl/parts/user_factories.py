@@ -1,6 +1,6 @@
 """A user's module factory found by name: one registered in this process, or an import path
 ``package.module:factory``, which every process (a resumed run, a reloaded or exported policy)
-can import again. What `jaxrl.torsos` (a torso) and `jaxrl.user_networks` (a whole network)
+can import again. What `jaxrl.parts.torsos` (a torso) and `jaxrl.parts.user_networks` (a whole network)
 look their names up with; ``what`` names the kind in the one-line errors.
 """
 

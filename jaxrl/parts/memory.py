@@ -44,7 +44,7 @@ import jax
 import numpy as np
 
 from jaxrl.config import ConfigError
-from jaxrl.torsos import CONV_TORSOS, conv_units
+from jaxrl.parts.torsos import CONV_TORSOS, conv_units
 
 __all__ = [
     "MEMORY_ENV_VAR",
