@@ -27,7 +27,7 @@ from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import ANY, AlgoConfig, ConfigError, static, traced
 from jaxrl.ops import categorical_projection, categorical_support
-from jaxrl.parts.networks import DistributionalQNetwork
+from jaxrl.parts.q_networks import DistributionalQNetwork
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,7 +35,7 @@ from jaxrl.config import (
     traced,
 )
 from jaxrl.ops import clipped_adam, polyak_update
-from jaxrl.parts.networks import DeterministicActor
+from jaxrl.parts.actor_critic import DeterministicActor
 
 
 @dataclasses.dataclass(frozen=True)

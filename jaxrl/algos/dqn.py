@@ -33,7 +33,7 @@ from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
 from jaxrl.algos.q_learner import QLearnerHparams, QLearnerStatic, q_metrics, take_action
 from jaxrl.config import AlgoConfig, ConfigError, static
-from jaxrl.parts.networks import QNetwork
+from jaxrl.parts.q_networks import QNetwork
 from jaxrl.parts.user_networks import UserQNetwork, check_network, is_own
 
 LOSSES = ("huber", "mse")

@@ -35,7 +35,7 @@ from jaxrl.algos import imitation, onpolicy, ppo
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import NON_NEGATIVE, POSITIVE, AlgoConfig, ConfigError, static, traced
 from jaxrl.ops import clipped_adam, permutation
-from jaxrl.parts.networks import MLP
+from jaxrl.parts.heads import MLP
 
 REWARDS = ("gail", "airl")
 

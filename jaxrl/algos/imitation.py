@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from envs.spaces import Discrete
 from jaxrl.config import ConfigError
-from jaxrl.parts.networks import from_env_action
+from jaxrl.parts.actions import from_env_action
 from jaxrl.parts.rollout import flatten_obs
 from jaxrl.runs.demos import Demos, demo_folder, load_demos
 

@@ -34,7 +34,7 @@ from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, static
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
 from jaxrl.parts import memory
-from jaxrl.parts.networks import ImplicitQuantileNetwork
+from jaxrl.parts.q_networks import ImplicitQuantileNetwork
 from jaxrl.parts.torsos import CONV_TORSOS
 
 

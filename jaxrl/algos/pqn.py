@@ -61,7 +61,7 @@ from jaxrl.config import ConfigError
 from jaxrl.ops import RunningMeanStd, clipped_optimizer
 from jaxrl.parts import diagnostics as diag
 from jaxrl.parts import memory
-from jaxrl.parts.networks import QNetwork
+from jaxrl.parts.q_networks import QNetwork
 from jaxrl.parts.rollout import EnvCarry, collect, reset_envs
 from jaxrl.parts.rollout import obs_dim as flat_dim
 from jaxrl.parts.transition import Transition

@@ -49,7 +49,7 @@ from jaxrl.ops import (
 )
 from jaxrl.parts import diagnostics as diag
 from jaxrl.parts import memory
-from jaxrl.parts.networks import DistributionalQNetwork
+from jaxrl.parts.q_networks import DistributionalQNetwork
 from jaxrl.parts.rollout import flatten_obs
 
 

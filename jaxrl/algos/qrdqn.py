@@ -26,7 +26,7 @@ from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, static
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
-from jaxrl.parts.networks import DistributionalQNetwork
+from jaxrl.parts.q_networks import DistributionalQNetwork
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 
 from envs.spaces import Space
 from jaxrl.ops.init import orthogonal
-from jaxrl.parts.networks import MLP, PolicyHead
+from jaxrl.parts.heads import MLP, PolicyHead
 from jaxrl.parts.torsos import Torso
 
 

@@ -21,7 +21,7 @@ from flax import struct
 
 from envs.spaces import Space
 from envs.starts import prepared_starts, refresh_starts
-from jaxrl.parts.networks import to_env_action
+from jaxrl.parts.actions import to_env_action
 from jaxrl.parts.recurrent import reset_memory
 from jaxrl.parts.transition import Transition
 

@@ -1,4 +1,4 @@
-"""Torsos: the layers between a flat observation and a network's heads (`jaxrl.parts.networks`).
+"""Torsos: the layers between a flat observation and a network's heads (`jaxrl.parts.heads`).
 
 * ``mlp``: hidden Dense layers (orthogonal init, gain sqrt 2) with the config's activation;
 * conv torsos (`CONV_TORSOS`): the flat vector folded back into its image, then convolutions

@@ -73,7 +73,7 @@ def _last_axis(x: jax.Array, size: int, what: str, network: str) -> jax.Array:
 
 class UserActorCritic(nn.Module):
     """``obs [..., obs_dim] -> (dist, value [...])`` from the user's module (module docstring);
-    the same methods as `jaxrl.parts.networks.ActorCritic`."""
+    the same methods as `jaxrl.parts.actor_critic.ActorCritic`."""
 
     action_space: Space
     network: str

@@ -13,7 +13,7 @@ import pytest
 from envs.spaces import Discrete
 from jaxrl.algos import iqn, q_learner
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
-from jaxrl.parts.networks import ImplicitQuantileNetwork
+from jaxrl.parts.q_networks import ImplicitQuantileNetwork
 from tests.algos.learner_batch import jitted_learn, state_and_batch
 
 SPACE = Discrete(3)

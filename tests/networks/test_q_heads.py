@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrl.parts.networks import DistributionalQNetwork, QNetwork
+from jaxrl.parts.q_networks import DistributionalQNetwork, QNetwork
 from jaxrl.parts.torsos import ConvTorso
 
 

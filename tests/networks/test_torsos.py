@@ -9,7 +9,8 @@ import pytest
 import jaxrl
 from jaxrl.config import ConfigError
 from jaxrl.engine import programs
-from jaxrl.parts.networks import ActorCritic, Critic, QNetwork
+from jaxrl.parts.actor_critic import ActorCritic, Critic
+from jaxrl.parts.q_networks import QNetwork
 from jaxrl.parts.torsos import ConvTorso, conv2d_valid, resolve_torso
 
 

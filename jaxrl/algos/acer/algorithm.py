@@ -54,7 +54,7 @@ from jaxrl.ops import (
 )
 from jaxrl.parts import diagnostics as diag
 from jaxrl.parts import memory
-from jaxrl.parts.networks import PolicyAndQ
+from jaxrl.parts.q_networks import PolicyAndQ
 from jaxrl.parts.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
 from jaxrl.parts.torsos import resolve_torso
 

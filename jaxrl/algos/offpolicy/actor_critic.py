@@ -17,7 +17,7 @@ from jaxrl.algos.offpolicy.config import OffPolicyStatic, action_dim
 from jaxrl.algos.offpolicy.state import check_transitions
 from jaxrl.config import NON_NEGATIVE, ConfigError, static
 from jaxrl.parts import diagnostics as diag
-from jaxrl.parts.networks import Critic
+from jaxrl.parts.actor_critic import Critic
 from jaxrl.parts.rollout import flatten_obs
 
 

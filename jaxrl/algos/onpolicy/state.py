@@ -20,7 +20,7 @@ from jaxrl.ops import (
     popart,
     running_stats_init,
 )
-from jaxrl.parts.networks import ActorCritic
+from jaxrl.parts.actor_critic import ActorCritic
 from jaxrl.parts.recurrent import RecurrentActorCritic
 from jaxrl.parts.rollout import EnvCarry, obs_dim, reset_envs
 from jaxrl.parts.torsos import resolve_torso
