@@ -7,10 +7,10 @@ Both families record a step the same way, so it has one home here:
 * on-policy rollouts keep it, plus what the acting policy and the episode-statistics wrapper
   add, as `jaxrl.parts.rollout.RolloutStep` (a `Transition` subclass with ``log_prob`` and ``info``),
   stacked time-major ``[T, N, ...]`` by `jaxrl.parts.rollout.collect`;
-* off-policy training pushes it unchanged into the n-step window (`jaxrl.buffers.nstep.push`).
+* off-policy training pushes it unchanged into the n-step window (`jaxrl.parts.buffers.nstep.push`).
 
 Records that mean something else stay distinct and say how they relate: the n-step window
-emits `jaxrl.buffers.nstep.NStepTransition`, the aggregate of up to ``n`` consecutive
+emits `jaxrl.parts.buffers.nstep.NStepTransition`, the aggregate of up to ``n`` consecutive
 `Transition`\\ s (discounted reward sum and the ``discount`` of ``V(next_obs)``; no
 ``truncated``, which the discount already accounts for), and that is what replay stores.
 

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import envs
 from envs.spaces import Discrete
 from jaxrl import algos
-from jaxrl.buffers import nstep
+from jaxrl.parts.buffers import nstep
 from jaxrl.parts.rollout import obs_dim
 
 

@@ -54,7 +54,7 @@ def test_iqn_refuses_a_continuous_action_space():
 
 
 def batch(discount, reward=(0.5, 2.0)):
-    from jaxrl.buffers import nstep
+    from jaxrl.parts.buffers import nstep
     discount = jnp.asarray(discount, jnp.float32)
     obs = jax.random.normal(jax.random.key(3), (2, 5))
     return nstep.NStepTransition(

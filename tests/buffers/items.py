@@ -7,7 +7,7 @@ import functools
 import jax
 import numpy as np
 
-from jaxrl.buffers import nstep, prioritized, uniform
+from jaxrl.parts.buffers import nstep, prioritized, uniform
 from jaxrl.parts.transition import Transition
 
 

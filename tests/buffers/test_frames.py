@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrl.buffers import frames, nstep, uniform
+from jaxrl.parts.buffers import frames, nstep, uniform
 from jaxrl.parts.transition import Transition
 
 H, W, S = 3, 2, 4

@@ -10,8 +10,8 @@ import pytest
 import envs
 import jaxrl
 from envs.goals import GoalLayout, PointReach, goal_env
-from jaxrl.buffers import her, nstep, uniform
 from jaxrl.config import ConfigError
+from jaxrl.parts.buffers import her, nstep, uniform
 
 N, H = 3, 6  # envs stepping together, the env's step limit
 

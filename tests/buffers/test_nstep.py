@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrl.buffers import nstep
 from jaxrl.ops import n_step_targets
+from jaxrl.parts.buffers import nstep
 from jaxrl.parts.transition import Transition
 from tests.buffers.items import random_rows, run_window
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
-from jaxrl.buffers import prioritized, uniform
+from jaxrl.parts.buffers import prioritized, uniform
 from tests.buffers.items import (
     EXAMPLE_ITEM,
     assert_trees_equal,

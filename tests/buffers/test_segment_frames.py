@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrl.buffers import frames, segment_frames
+from jaxrl.parts.buffers import frames, segment_frames
 from tests.buffers.test_frames import S, stacked_rollout
 
 T = 8  # segment length

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 import envs
-from jaxrl.buffers import uniform
+from jaxrl.parts.buffers import uniform
 from tests.buffers.items import EXAMPLE_ITEM, make_items, u_add, u_sample
 
 # --------------------------------------------------------------------------------------------

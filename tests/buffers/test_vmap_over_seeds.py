@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrl.buffers import prioritized, uniform
+from jaxrl.parts.buffers import prioritized, uniform
 from tests.buffers.items import EXAMPLE_ITEM, assert_trees_equal, random_rows, run_window
 
 

@@ -43,7 +43,6 @@ from jaxrl.algos.acer.config import ACERConfig, ACERHparams, ACERStatic, default
 from jaxrl.algos.acer.segments import Segment, from_replay, replay_example, to_replay
 from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.offpolicy import frame_shape
-from jaxrl.buffers import uniform
 from jaxrl.config import ConfigError
 from jaxrl.ops import (
     categorical_kl_gradient,
@@ -54,6 +53,7 @@ from jaxrl.ops import (
 )
 from jaxrl.parts import diagnostics as diag
 from jaxrl.parts import memory
+from jaxrl.parts.buffers import uniform
 from jaxrl.parts.q_networks import PolicyAndQ
 from jaxrl.parts.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
 from jaxrl.parts.torsos import resolve_torso

@@ -9,7 +9,6 @@ import numpy as np
 from flax import struct
 
 from envs.spaces import Box
-from jaxrl.buffers import her
 from jaxrl.config import (
     NON_NEGATIVE,
     POSITIVE,
@@ -21,6 +20,7 @@ from jaxrl.config import (
     traced,
 )
 from jaxrl.parts import diagnostics as diag
+from jaxrl.parts.buffers import her
 from jaxrl.parts.torsos import check_network_fields
 
 

@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxrl.buffers.frames import from_u8, to_u8
+from jaxrl.parts.buffers.frames import from_u8, to_u8
 
 __all__ = ["StoredFrames", "decode", "decode_u8", "encode", "stream_length", "windows"]
 

@@ -10,6 +10,6 @@
   keeping its frames once as uint8 (a stream its observations are windows of).
 """
 
-from jaxrl.buffers import frames, nstep, prioritized, segment_frames, uniform
+from jaxrl.parts.buffers import frames, nstep, prioritized, segment_frames, uniform
 
 __all__ = ["frames", "nstep", "prioritized", "segment_frames", "uniform"]

@@ -27,8 +27,8 @@ import jax
 import jax.numpy as jnp
 
 from envs.goals import GoalEnv, GoalLayout
-from jaxrl.buffers import uniform
-from jaxrl.buffers.nstep import NStepTransition
+from jaxrl.parts.buffers import uniform
+from jaxrl.parts.buffers.nstep import NStepTransition
 
 STRATEGIES = ("none", "future", "final")
 

@@ -55,7 +55,7 @@ class NStepTransition:
     steps: ``[N]`` int32 ``m``, the rows aggregated (``1 <= m <= n``); ``next_obs`` follows
         row ``s + m - 1``.
     ended: ``[N]`` bool, row ``s + m - 1`` ended its episode (terminated or truncated): where
-        hindsight relabelling (`jaxrl.buffers.her`) stops looking ahead.
+        hindsight relabelling (`jaxrl.parts.buffers.her`) stops looking ahead.
     """
 
     obs: jax.Array

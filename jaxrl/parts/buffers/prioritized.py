@@ -1,6 +1,6 @@
 """Proportional prioritized replay (Schaul et al., 2016) over a flat-array sum tree.
 
-The state contains a `jaxrl.buffers.uniform.ReplayState` (``state.replay``: storage,
+The state contains a `jaxrl.parts.buffers.uniform.ReplayState` (``state.replay``: storage,
 wrap-around, ``added_at``, all exactly uniform replay's); on top, every slot ``i`` has a
 priority ``p_i`` and is sampled with probability ``P(i) = p_i / sum_j p_j``.
 
@@ -10,7 +10,7 @@ priority ``p_i`` and is sampled with probability ``P(i) = p_i / sum_j p_j``.
     state = prioritized.update_priorities(state, indices, td_errors, alpha)
 
 ``init``, ``add``, ``sample``, ``capacity``, ``fill_fraction`` and ``staleness`` follow the
-buffer protocol of `jaxrl.buffers.uniform` (same signatures, same returns), so a learner uses
+buffer protocol of `jaxrl.parts.buffers.uniform` (same signatures, same returns), so a learner uses
 either module through one code path; only the priority updates are extra.
 
 Sum tree layout: the number of leaves ``L`` is ``capacity`` rounded up to a power of two; the
@@ -33,7 +33,7 @@ import jax.numpy as jnp
 from flax import struct
 from jax.typing import ArrayLike
 
-from jaxrl.buffers import uniform
+from jaxrl.parts.buffers import uniform
 
 __all__ = [
     "PrioritizedState",
@@ -54,7 +54,7 @@ __all__ = [
 class PrioritizedState:
     """A circular buffer with a sum tree of priorities.
 
-    replay: the `jaxrl.buffers.uniform.ReplayState` holding the items (data, position, size,
+    replay: the `jaxrl.parts.buffers.uniform.ReplayState` holding the items (data, position, size,
         added_at).
     tree: ``[2 L]`` float32 sum tree (``L`` = capacity rounded up to a power of two); the root
         ``tree[1]`` is the total priority, ``tree[L + i]`` the priority of slot ``i``.

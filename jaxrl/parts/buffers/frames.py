@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxrl.buffers.nstep import NStepTransition
+from jaxrl.parts.buffers.nstep import NStepTransition
 
 __all__ = ["FrameRef", "FrameStore", "decode", "encode", "from_u8", "init", "push",
            "rebuild", "ring_rounds", "to_u8"]

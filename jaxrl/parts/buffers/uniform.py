@@ -1,14 +1,14 @@
 """A circular replay buffer with uniform sampling, living in device memory.
 
 The buffer stores an arbitrary pytree "item" (the algorithm decides what a transition is: the
-off-policy algorithms store `jaxrl.buffers.nstep.NStepTransition`). Every leaf of the storage is
+off-policy algorithms store `jaxrl.parts.buffers.nstep.NStepTransition`). Every leaf of the storage is
 ``[capacity, *leaf_shape]``.
 
     state = uniform.init(example_item, capacity=100_000)
     state = uniform.add(state, items, step)            # items: leaves [B, ...], B envs at once
     batch, indices, weights = uniform.sample(state, key, 256)   # weights: ones [256]
 
-The buffer protocol, shared with `jaxrl.buffers.prioritized` so a learner has one code path:
+The buffer protocol, shared with `jaxrl.parts.buffers.prioritized` so a learner has one code path:
 ``init(example_item, capacity)``, ``add(state, items, step, valid=True)``,
 ``sample(state, key, batch_size, beta) -> (items, indices, importance weights)``, and the
 diagnostics ``capacity``, ``fill_fraction``, ``staleness``. Uniform replay is prioritized
@@ -171,7 +171,7 @@ def sample(state: ReplayState, key: jax.Array, batch_size: int, beta: ArrayLike 
         state: the buffer.
         key: typed PRNG key (consumed).
         batch_size: static Python int.
-        beta: the importance-weight exponent of the protocol (see `jaxrl.buffers.prioritized`);
+        beta: the importance-weight exponent of the protocol (see `jaxrl.parts.buffers.prioritized`);
             unused, since every uniform weight ``(N * 1/N) ^ -beta`` is 1.
 
     Returns:
