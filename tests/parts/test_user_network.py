@@ -52,10 +52,10 @@ def _leaves(params, name: str) -> list:
 
 
 @pytest.mark.parametrize("algo, network, layer, own", [
-    ("ppo", "tests.networks.test_user_network:actor_critic", "user_pi",
+    ("ppo", "tests.parts.test_user_network:actor_critic", "user_pi",
      dict(num_envs=4, num_steps=64)),
     ("dqn", q_network, "user_q", dict(learning_starts=256, buffer_size=1024, batch_size=32)),
-    ("pqn", "tests.networks.test_user_network:q_network", "user_q",
+    ("pqn", "tests.parts.test_user_network:q_network", "user_q",
      dict(num_envs=4, num_steps=64, num_minibatches=4)),
 ])
 def test_a_whole_network_trains_reloads_acts_and_exports(algo, network, layer, own, tmp_path):
@@ -81,8 +81,8 @@ def test_a_continuous_policy_gets_its_own_log_std(monkeypatch):
 
 
 @pytest.mark.parametrize("algo, network, fragment", [
-    ("trpo", "tests.networks.test_user_network:actor_critic", "fits the policy and the value"),
-    ("vpg", "tests.networks.test_user_network:actor_critic", "fits the policy and the value"),
+    ("trpo", "tests.parts.test_user_network:actor_critic", "fits the policy and the value"),
+    ("vpg", "tests.parts.test_user_network:actor_critic", "fits the policy and the value"),
     ("ppo", "tests.networks.nope:actor_critic", "cannot be imported"),
     ("dqn", "not_a_network", "unknown network 'not_a_network'"),
     ("dqn", lambda n: QNet(n), "is not a module-level factory"),
@@ -95,7 +95,7 @@ def test_what_cannot_take_a_network_is_one_line(algo, network, fragment):
 
 def test_a_recurrent_policy_and_a_wrong_output_are_one_line(monkeypatch):
     with pytest.raises(ConfigError, match="need jaxrl's own network"):
-        jaxrl.train("ppo", network="tests.networks.test_user_network:actor_critic", rnn="gru",
+        jaxrl.train("ppo", network="tests.parts.test_user_network:actor_critic", rnn="gru",
                     store=False, **TINY)
     monkeypatch.setitem(NETWORKS, "three", lambda n: QNet(n + 1))
     with pytest.raises(ConfigError, match=r"its Q-values has shape .* must be 2"):

@@ -6,12 +6,12 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from tests import experiment_scripts
+from tests.experiments.scripts import load
 
 
 @pytest.fixture(scope="module")
 def prof():
-    return experiment_scripts.load("profile_chunk")
+    return load("profile_chunk")
 
 
 @pytest.mark.parametrize("op_name, kind", [

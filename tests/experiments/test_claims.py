@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.experiment_scripts import load
+from tests.experiments.scripts import load
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 claims = load("claims_check")
 tables = load("readme_tables")
 

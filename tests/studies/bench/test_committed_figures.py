@@ -16,7 +16,7 @@ import pytest
 from jaxrl.studies.bench import figure as bench_figure
 from jaxrl.studies.bench.markdown import _fmt, markdown
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 REPORTS = sorted(p for p in BENCHMARKS.glob("**/results.json")
                  if "entries" in json.loads(p.read_text()))
 # figures that are not a bench's: the file each is drawn from, kept beside it

@@ -1,5 +1,5 @@
 """Sweeps: configs x seeds in one program per static group, equal to separate runs; parsing;
-the stored sweep; resume. (Ray: tests/backends/test_ray_cluster.py.)"""
+the stored sweep; resume. (Ray: tests/studies/test_ray_cluster.py.)"""
 
 import json
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
 def load(name: str) -> ModuleType:

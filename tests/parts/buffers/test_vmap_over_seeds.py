@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrl.parts.buffers import prioritized, uniform
-from tests.buffers.items import EXAMPLE_ITEM, assert_trees_equal, random_rows, run_window
+from tests.parts.buffers.items import EXAMPLE_ITEM, assert_trees_equal, random_rows, run_window
 
 
 def _seed_items(key, num_batches: int, batch: int) -> list[dict]:

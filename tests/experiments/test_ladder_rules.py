@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from tests import experiment_scripts
+from tests.experiments.scripts import load
 
 
 @pytest.fixture(scope="module")
 def rules():
-    return experiment_scripts.load("ladder_rules")
+    return load("ladder_rules")
 
 
 def _pass(path: Path, steps: int, rungs: dict[tuple[str, int], tuple[float, float]]) -> Path:

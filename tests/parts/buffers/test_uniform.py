@@ -14,7 +14,7 @@ from scipy import stats
 
 import envs
 from jaxrl.parts.buffers import uniform
-from tests.buffers.items import EXAMPLE_ITEM, make_items, u_add, u_sample
+from tests.parts.buffers.items import EXAMPLE_ITEM, make_items, u_add, u_sample
 
 # --------------------------------------------------------------------------------------------
 # Uniform buffer

@@ -12,7 +12,7 @@ import pytest
 from jaxrl.engine.checkpoint import complete_steps
 from jaxrl.runs.runmeta import process_identity
 from jaxrl.studies.bench import runner as benchmod
-from tests import experiment_scripts
+from tests.experiments.scripts import load
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = """
@@ -28,7 +28,7 @@ entries:
 """
 
 
-relay = experiment_scripts.load("lease_relay")
+relay = load("lease_relay")
 
 
 def _run_folder(store: Path) -> Path:

@@ -12,8 +12,8 @@ from jaxrl.studies.bench import report as bench_report
 from jaxrl.studies.bench import runner as benchmod
 from jaxrl.studies.bench.markdown import suite_file_shown
 from jaxrl.studies.bench.suite import SuiteError, load_suite
-from tests.bench.test_verdicts import synthetic_store
 from tests.runs.test_faults import cli, one_line_error
+from tests.studies.bench.test_verdicts import synthetic_store
 
 SPECS = {"a": {"algo": "ppo", "env": "CartPole-v1", "total_steps": 1000},
          "b": {"algo": "dqn", "env": "CartPole-v1", "total_steps": 1000}}

@@ -173,7 +173,7 @@ def _train_both() -> dict:
 TRAIN = r"""
 import sys
 import numpy as np
-from tests.engine.test_platform import _train_both
+from tests.test_platform import _train_both
 np.savez(sys.argv[1], **_train_both())
 """
 
@@ -188,7 +188,7 @@ def test_the_suites_code_generator_trains_what_the_engines_default_does(tmp_path
     if FAST_COMPILE_XLA_FLAGS not in os.environ["XLA_FLAGS"]:
         pytest.skip("XLA_FLAGS chose the emitters (conftest.py leaves them alone)")
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]),
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[1]),
                                          env.get("PYTHONPATH", "")])
     proc = subprocess.run([sys.executable, "-c", TRAIN, str(tmp_path / "default.npz")], env=env,
                           capture_output=True, text=True, check=False, timeout=600)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from jaxrl.parts.buffers import prioritized, uniform
-from tests.buffers.items import EXAMPLE_ITEM, assert_trees_equal, make_items
+from tests.parts.buffers.items import EXAMPLE_ITEM, assert_trees_equal, make_items
 
 
 def test_add_checks_item_shapes():

@@ -17,7 +17,7 @@ from jaxrl.runs.store import RunStore
 from jaxrl.studies.bench import judge as bench_judge
 from jaxrl.studies.bench import report as bench_report
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REF = {"value": 100.0, "measure": "final_eval", "source": "a test", "budget": 100_000}
 
 

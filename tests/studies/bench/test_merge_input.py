@@ -16,8 +16,8 @@ import pytest
 
 from jaxrl.studies.bench import report as bench_report
 from jaxrl.studies.bench import results_file
-from tests.bench.test_verdicts import synthetic_store
 from tests.runs.test_faults import cli, one_line_error
+from tests.studies.bench.test_verdicts import synthetic_store
 
 EXTRA = "a2c/CartPole-v1"  # an entry of the bench that the store has not run: --merge carries it
 

@@ -11,7 +11,7 @@ import pytest
 from jaxrl.ops import n_step_targets
 from jaxrl.parts.buffers import nstep
 from jaxrl.parts.transition import Transition
-from tests.buffers.items import random_rows, run_window
+from tests.parts.buffers.items import random_rows, run_window
 
 
 def ref_nstep(rows: dict, gamma: float, n: int) -> dict:

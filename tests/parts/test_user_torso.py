@@ -12,7 +12,7 @@ from jaxrl.config import ConfigError
 from jaxrl.parts.torsos import REGISTERED, register_torso
 from jaxrl.trained.serving import load_exported
 
-PATH = "tests.networks.test_user_torso:tiny"
+PATH = "tests.parts.test_user_torso:tiny"
 TINY = dict(env="CartPole-v1", seeds=2, progress=False, eval_episodes=2)
 
 
@@ -59,8 +59,8 @@ def test_a_registered_torso_works_in_its_process(monkeypatch):
 
 @pytest.mark.parametrize("torso, fragment", [
     ("tests.networks.nope:tiny", "cannot be imported"),
-    ("tests.networks.test_user_torso:absent", "cannot be imported"),
-    ("tests.networks.test_user_torso:PATH", "is not a factory"),
+    ("tests.parts.test_user_torso:absent", "cannot be imported"),
+    ("tests.parts.test_user_torso:PATH", "is not a factory"),
     ("not_a_torso", "unknown torso 'not_a_torso'"),
 ])
 def test_a_torso_that_cannot_be_found_is_one_line(torso, fragment):

@@ -10,7 +10,7 @@ import numpy as np
 from scipy import stats
 
 from jaxrl.parts.buffers import prioritized, uniform
-from tests.buffers.items import (
+from tests.parts.buffers.items import (
     EXAMPLE_ITEM,
     assert_trees_equal,
     make_items,

@@ -72,7 +72,7 @@ def test_the_trace_summary_reads_every_event_of_the_xspace(tmp_path):
     import jax
     import jax.numpy as jnp
 
-    from tests.experiment_scripts import load
+    from tests.experiments.scripts import load
 
     plan = load("gpu_plan")
     f = jax.jit(lambda x: jnp.sin(x) @ x)
@@ -94,7 +94,7 @@ def test_the_trace_summary_reads_every_event_of_the_xspace(tmp_path):
 def test_the_plan_runs_the_peer_ppo_workloads_at_a_gpu_budget_in_default_chunks():
     from jaxrl.engine.spec import MAX_CHUNK_UPDATES
     from jaxrl.studies.throughput import load_ladder
-    from tests.experiment_scripts import load
+    from tests.experiments.scripts import load
 
     plan = load("gpu_plan")
     cpu = {w.name: w for w in load_ladder("throughput").workloads}
@@ -109,7 +109,7 @@ def test_the_plan_runs_the_peer_ppo_workloads_at_a_gpu_budget_in_default_chunks(
 def test_a_profile_cut_short_is_finished_by_the_next_call_on_the_same_rung(tmp_path, monkeypatch):
     import argparse
 
-    from tests.experiment_scripts import load
+    from tests.experiments.scripts import load
 
     plan = load("gpu_plan")
     measured = []
@@ -138,14 +138,14 @@ def test_a_profile_cut_short_is_finished_by_the_next_call_on_the_same_rung(tmp_p
 def test_a_relayed_bench_cut_by_one_call_goes_on_in_the_next_from_its_committed_progress(
         tmp_path, monkeypatch):
     """The plumbing of the relay (the engine's resume from a progress folder is
-    tests/bench/test_carry.py's): a relayed entry the deadline cuts brings its progress folder
+    tests/studies/bench/test_carry.py's): a relayed entry the deadline cuts brings its progress folder
     back in benches.tgz, `adopt` commits it, the next call on another machine starts from that
     copy, and once the entry finishes its progress folder goes; an entry that cannot be relayed
     is not started when the call has less time than it needs."""
     import argparse
     import tarfile
 
-    from tests.experiment_scripts import load
+    from tests.experiments.scripts import load
 
     plan = load("gpu_plan")
     monkeypatch.setattr(plan, "BENCHES", [
@@ -209,7 +209,7 @@ def test_the_benches_come_in_the_issues_order_with_their_minutes():
     Suite, Navix, Spinning Up's off-policy cells, Craftax; each with its expected minutes and
     how they were come by; only the off-policy entries (a replay buffer of about 1 GB) are not
     relayed."""
-    from tests.experiment_scripts import load
+    from tests.experiments.scripts import load
 
     plan = load("gpu_plan")
     suites = [b.suite for b in plan.BENCHES]

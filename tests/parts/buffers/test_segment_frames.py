@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jaxrl.parts.buffers import frames, segment_frames
-from tests.buffers.test_frames import S, stacked_rollout
+from tests.parts.buffers.test_frames import S, stacked_rollout
 
 T = 8  # segment length
 
