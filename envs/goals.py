@@ -5,7 +5,7 @@ A goal env is an ordinary env of the protocol whose flat observation is three pa
     [ observation (obs_size) | achieved goal (goal_size) | desired goal (goal_size) ]
 
 so every algorithm trains on it unchanged, and a goal env also says how to read and rescore
-that observation (what `jaxrl.buffers.her` relabels with):
+that observation (what `jaxrl.parts.buffers.her` relabels with):
 
     env.goal_layout(params) -> GoalLayout            the three slices
     env.compute_reward(achieved, desired, params)    [...] float32, vectorized

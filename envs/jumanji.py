@@ -16,7 +16,7 @@ left) has ``episode_length`` 100,000, never reached.
 flat float32 vector: every field but ``action_mask`` flattened in field order, then the mask
 (1 allowed, 0 not) last; ``action_mask_size`` says how many entries it has (and the action
 space's ``mask_size``, `envs.spaces.Discrete`): an on-policy algorithm's policy gives the masked
-actions no probability (`jaxrl.networks.ActorCritic`), and the Q-learners act, explore and
+actions no probability (`jaxrl.parts.actor_critic.ActorCritic`), and the Q-learners act, explore and
 bootstrap among the allowed actions only (`jaxrl.algos.q_learner`). An
 action spec of one ``DiscreteArray`` is ``Discrete(n)``; a ``MultiDiscreteArray`` (Minesweeper's
 row and column, Tetris' rotation and column) is ``Discrete(prod)``, unravelled for Jumanji.

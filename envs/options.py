@@ -9,7 +9,7 @@ taken as the int (and recorded so). The module imports no JAX (a suite file is c
 before anything is built).
 
 The table holds the options the registry and the families' adapters declare: the time limit's
-three names (which `jaxrl.evaluate` reads as the time limit of every env), brax's and
+three names (which `jaxrl.parts.evaluate` reads as the time limit of every env), brax's and
 Playground's ``action_repeat``, Craftax's ``reset_ratio``, BitFlip's ``n_bits``, the registry's
 ``prepared_starts`` (0: a reset computed at every step), and the Atari adapter's own.
 """

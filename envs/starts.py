@@ -6,7 +6,7 @@ brax compute the physics' forward kinematics; Jumanji, Navix and XLand-MiniGrid 
 level) that is a large share of the step. `PreparedStarts` keeps, for each env, the start of
 its next episode (``start_obs``, ``start_state``), drawn with a fresh key; a step that ends an
 episode continues from it and marks it ``used``. `refresh_starts`, called once per step on the
-whole batch of ``N`` envs (by ``jaxrl.rollout.env_step``), draws new starts for ``K = ceil(N /
+whole batch of ``N`` envs (by ``jaxrl.parts.rollout.env_step``), draws new starts for ``K = ceil(N /
 period)`` envs, those whose start was used first (in random order): the reset is computed ``K`` times per step
 instead of ``N``.
 

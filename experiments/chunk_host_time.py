@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from jaxrl import api
-from jaxrl.diagnostics import first_non_finite
+from jaxrl.parts.diagnostics import first_non_finite
 from jaxrl.runs.store import RunStore
 
 

@@ -37,7 +37,7 @@ import yaml
 
 import envs
 from jaxrl.algos import ALGORITHMS, onpolicy
-from jaxrl.torsos import resolve_torso
+from jaxrl.parts.torsos import resolve_torso
 
 LADDER = Path(__file__).resolve().parent / "ladders" / "throughput.yaml"
 

@@ -18,7 +18,7 @@ import jax
 import envs
 from envs.spaces import Discrete
 from envs.wrappers import EpisodeStatistics
-from jaxrl.rollout import env_step, reset_envs
+from jaxrl.parts.rollout import env_step, reset_envs
 
 
 def main() -> None:

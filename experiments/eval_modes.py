@@ -1,6 +1,6 @@
 """Why a policy's deterministic evaluation and its training return disagree: train ``--seeds``
 seeds of ``--algo`` on ``--env`` (not stored), then evaluate every seed both ways through the
-engine's own evaluation (`jaxrl.evaluate.evaluate`: the most probable action, and a sampled
+engine's own evaluation (`jaxrl.parts.evaluate.evaluate`: the most probable action, and a sampled
 one), and follow the deterministic policy from a few start states, printing at each step the
 action it takes, whether the observation changed, and the probability the policy gives that
 action (from 1,000 samples). A policy that stays on one state with its argmax at about one
@@ -22,7 +22,7 @@ import numpy as np
 
 import jaxrl
 from jaxrl.algos.acting import Policy
-from jaxrl.evaluate import evaluate
+from jaxrl.parts.evaluate import evaluate
 
 
 def with_mode(policy: Policy, deterministic: bool) -> Policy:

@@ -24,7 +24,7 @@ import envs
 import jaxrl
 from envs.wrappers import EpisodeStatistics
 from jaxrl import stats
-from jaxrl.evaluate import eval_horizon
+from jaxrl.parts.evaluate import eval_horizon
 
 SETTINGS = {  # expert steps, BC samples, GAIL env steps (per seed)
     "CartPole-v1": (300_000, 200_000, 500_000),

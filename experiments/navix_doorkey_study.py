@@ -117,7 +117,7 @@ def patch_init(kind: str) -> None:
     bias) for every layer; ``policy_gain1``: orthogonal as jaxrl's, the policy's output gain 1."""
     import flax.linen as nn
 
-    import jaxrl.networks as jn
+    import jaxrl.parts.heads as jn
 
     if kind == "rejax":
         jn._dense = lambda features, gain: nn.Dense(features)
@@ -239,7 +239,7 @@ def probe_random(episodes: int = 2048, init_seeds: int = 8, env_name: str = ENV)
     import numpy as np
 
     import envs
-    import jaxrl.networks as jn
+    import jaxrl.parts.heads as jn
     from envs.spaces import Discrete
 
     env, params = envs.make(env_name)

@@ -110,7 +110,7 @@ def register_normalized_torso(env_name: str, init: str = "flax", hidden=(64, 64)
     import numpy as np
 
     from jaxrl.ops.init import orthogonal
-    from jaxrl.torsos import register_torso
+    from jaxrl.parts.torsos import register_torso
 
     mean, std = observation_stats(env_name)
     kernel = {} if init == "flax" else {"kernel_init": orthogonal(np.sqrt(2.0))}

@@ -28,7 +28,7 @@ import numpy as np
 import jaxrl
 from jaxrl.algos import acting
 from jaxrl.engine.spec import resolve_group, single_spec
-from jaxrl.evaluate import evaluate
+from jaxrl.parts.evaluate import evaluate
 from jaxrl.studies.bench.suite import load_suite
 
 

@@ -1,6 +1,6 @@
 """What one replay minibatch costs, by buffer capacity, for two ways of drawing it:
 
-* ``uniform``: jaxrl's `jaxrl.buffers.uniform.sample`, ``batch`` slot indices drawn with
+* ``uniform``: jaxrl's `jaxrl.parts.buffers.uniform.sample`, ``batch`` slot indices drawn with
   replacement (`jax.random.randint` over the filled slots), then a gather: O(batch) work.
 * ``choice``: indices drawn *without* replacement with `jax.random.choice(..., replace=False,
   p=mask / filled)` over every slot, then the same gather. This is how rejax 0.1.3's
@@ -23,7 +23,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jaxrl.buffers import uniform
+from jaxrl.parts.buffers import uniform
 
 BATCH = 128
 DRAWS = 64

@@ -316,7 +316,7 @@ def bootstrap_t_ci(
     2 seeds it is the min-max range. The Student-t interval fixes the width for normal
     scores but not the skew (about 93%). The bootstrap-t takes its quantiles from the
     studentized statistic, which is close to pivotal, so it corrects for skew as well
-    (about 94-95% at n = 8 on gamma(4) and chi-square(8) draws; `tests/bench/test_intervals.py`
+    (about 94-95% at n = 8 on gamma(4) and chi-square(8) draws; `tests/test_intervals.py`
     checks the coverage). It is wider and less stable than the others at small n: that is
     the honest price of a verdict on few seeds. Below ``MIN_SEEDS_FOR_VERDICT`` (8) seeds
     the report gives no verdict at all.
@@ -327,7 +327,7 @@ def bootstrap_t_ci(
     near 9,100 it is about 3.4 times as wide as Student's t, with a low bound below zero for
     60% of samples, and it covers the mean no more often (90% for both: each misses when no
     seed of the 8 failed). The verdict stays conservative (a wide interval says "inside");
-    read such an entry by its per-seed values. `tests/bench/test_intervals.py` pins this.
+    read such an entry by its per-seed values. `tests/test_intervals.py` pins this.
     """
     confidence = _check_confidence(confidence)
     reps = _check_reps(reps)

@@ -211,13 +211,16 @@ def test_no_import_cycles(depth):
 # ---- what each wing may import ----------------------------------------------------------------
 
 #: wing -> the wings it must not import (at module level; by name prefix). The house, bottom up:
-#: envs; the algorithm layer (algos and the ops, networks, buffers under it); the engine; the
-#: run store (runs); trained results; the API; the studies wing (sweeps, benches, ladders);
-#: the CLI on top. docs/architecture.md draws it.
+#: envs; the ops; the parts (networks, buffers, env stepping, evaluation, the memory plan,
+#: diagnostics); the algorithm layer; the engine; the run store (runs); trained results; the
+#: API; the studies wing (sweeps, benches, ladders); the CLI on top. docs/architecture.md draws
+#: it.
 WING_RULES: dict[str, tuple[str, ...]] = {
     "envs": ("jaxrl",),
-    "jaxrl.ops": ("jaxrl.algos", "jaxrl.engine", "jaxrl.runs", "jaxrl.trained", "jaxrl.api",
-                  "jaxrl.studies", "jaxrl.cli"),
+    "jaxrl.ops": ("jaxrl.parts", "jaxrl.algos", "jaxrl.engine", "jaxrl.runs", "jaxrl.trained",
+                  "jaxrl.api", "jaxrl.studies", "jaxrl.cli"),
+    "jaxrl.parts": ("jaxrl.algos", "jaxrl.engine", "jaxrl.runs", "jaxrl.trained", "jaxrl.api",
+                    "jaxrl.studies", "jaxrl.cli"),
     "jaxrl.algos": ("jaxrl.engine", "jaxrl.trained", "jaxrl.api", "jaxrl.studies", "jaxrl.cli"),
     "jaxrl.runs": ("jaxrl.algos", "jaxrl.engine", "jaxrl.trained", "jaxrl.api", "jaxrl.studies",
                    "jaxrl.cli"),

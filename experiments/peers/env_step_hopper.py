@@ -6,7 +6,7 @@ Run each side with its own venv, in turn, on one JAX device:
     /tmp/rejax-venv/bin/python experiments/peers/env_step_hopper.py rejax
 
 jaxrl: ``envs.make("brax:hopper", backend="positional")`` in its episode-statistics wrapper,
-stepped by ``jaxrl.rollout.env_step`` (prepared starts at the family's period, or the given
+stepped by ``jaxrl.parts.rollout.env_step`` (prepared starts at the family's period, or the given
 one; 0: a reset at every step). rejax: its ``create_brax`` (brax's own episode and auto-reset
 wrappers under gymnax's auto-reset), stepped by ``vmap(env.step)``. Prints the best of 3 runs'
 env-steps/s over all members.
@@ -23,7 +23,7 @@ MEMBERS, ENVS, STEPS = 4, 32, 256
 def jaxrl_episode(prepared_starts: int | None):
     import envs
     from envs.wrappers import EpisodeStatistics
-    from jaxrl.rollout import env_step, reset_envs
+    from jaxrl.parts.rollout import env_step, reset_envs
 
     kwargs = {} if prepared_starts is None else {"prepared_starts": prepared_starts}
     env, params = envs.make("brax:hopper", backend="positional", **kwargs)

@@ -11,7 +11,7 @@ its rules read raw env observations ``obs [..., *obs_shape]``:
 * ``step(state, memory, obs, key, deterministic) -> (memory, env action)``: the action in the
   env's space, the mode or (``deterministic=False``) the exploring action training takes (a
   policy sample, epsilon-greedy, Gaussian noise). The caller zeroes the memory of an env whose
-  episode ended (`jaxrl.networks.reset_memory`).
+  episode ended (`jaxrl.parts.recurrent.reset_memory`).
 
 `feed_forward` makes the memoryless policy of a ``mode`` and a ``sample(state, obs, key)``;
 ``Policy.act`` is its step without memory.
@@ -30,8 +30,8 @@ import numpy as np
 from envs.core import wrapped_attr
 from envs.spaces import Space
 from jaxrl.config import ConfigError, StaticConfig
-from jaxrl.networks import to_env_action
 from jaxrl.ops import RunningMeanStd, popart
+from jaxrl.parts.actions import to_env_action
 
 
 class PolicyStatic(StaticConfig):
@@ -53,7 +53,7 @@ class PolicyStatic(StaticConfig):
     rnn_size = 0
     popart = False
     asymmetric_critic = False
-    network = "default"  # the user's whole network (`jaxrl.user_networks`), else jaxrl's
+    network = "default"  # the user's whole network (`jaxrl.parts.user_networks`), else jaxrl's
 
     @property
     def recurrent(self) -> bool:
@@ -103,7 +103,7 @@ def no_memory(n: int) -> tuple:
 def feed_forward(mode: Mode, sample: Sample, value: Value, action_space: Space) -> Policy:
     """The memoryless `Policy` acting by ``mode(state, obs)``, or by ``sample(state, obs, key)``
     when ``deterministic`` is False, mapped to the env's action space
-    (`jaxrl.networks.to_env_action`)."""
+    (`jaxrl.parts.actions.to_env_action`)."""
 
     def step(state, memory, obs: jax.Array, key: jax.Array, deterministic: bool = True):
         action = mode(state, obs) if deterministic else sample(state, obs, key)

@@ -2,7 +2,7 @@
 has a ``mask_size`` (`envs.spaces.Discrete`, Jumanji's tasks) ends each flat observation with
 which actions are allowed now; greedy actions, exploration and the next action of a bootstrap
 target range over those only (the policy-gradient family masks its policy's logits instead:
-`jaxrl.networks.ActorCritic`)."""
+`jaxrl.parts.actor_critic.ActorCritic`)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ class Algorithm:
     train_step(state, static, env, env_params) -> (state, metrics)
     make_policy(static, env, env_params) -> acting.Policy: how the algorithm acts (its mode,
         its exploring action, its value estimate, its memory; `jaxrl.algos.acting`)
-    memory_model(config, state, obs_bytes, action_bytes) -> jaxrl.memory.Footprint: the
+    memory_model(config, state, obs_bytes, action_bytes) -> jaxrl.parts.memory.Footprint: the
         family's memory model (`onpolicy.memory_model`, `offpolicy.memory_model`), read by the
         memory plan before anything compiles
 

@@ -25,8 +25,6 @@ import optax
 from flax import struct
 
 from envs.spaces import Discrete
-from jaxrl import diagnostics as diag
-from jaxrl import memory
 from jaxrl.algos import acting, imitation, onpolicy
 from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.families import family_defaults
@@ -46,8 +44,10 @@ from jaxrl.ops import (
     running_stats_init,
     running_stats_update,
 )
-from jaxrl.rollout import obs_dim
-from jaxrl.torsos import check_network_fields
+from jaxrl.parts import diagnostics as diag
+from jaxrl.parts import memory
+from jaxrl.parts.rollout import obs_dim
+from jaxrl.parts.torsos import check_network_fields
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,8 +26,8 @@ from flax import struct
 from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import ANY, AlgoConfig, ConfigError, static, traced
-from jaxrl.networks import DistributionalQNetwork
 from jaxrl.ops import categorical_projection, categorical_support
+from jaxrl.parts.q_networks import DistributionalQNetwork
 
 
 @dataclasses.dataclass(frozen=True)

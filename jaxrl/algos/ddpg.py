@@ -34,8 +34,8 @@ from jaxrl.config import (
     static,
     traced,
 )
-from jaxrl.networks import DeterministicActor
 from jaxrl.ops import clipped_adam, polyak_update
+from jaxrl.parts.actor_critic import DeterministicActor
 
 
 @dataclasses.dataclass(frozen=True)

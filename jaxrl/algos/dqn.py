@@ -33,8 +33,8 @@ from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
 from jaxrl.algos.q_learner import QLearnerHparams, QLearnerStatic, q_metrics, take_action
 from jaxrl.config import AlgoConfig, ConfigError, static
-from jaxrl.networks import QNetwork
-from jaxrl.user_networks import UserQNetwork, check_network, is_own
+from jaxrl.parts.q_networks import QNetwork
+from jaxrl.parts.user_networks import UserQNetwork, check_network, is_own
 
 LOSSES = ("huber", "mse")
 
@@ -47,7 +47,7 @@ class DQNStatic(QLearnerStatic):
     network: str = static("default", "your own whole Q-network, a Flax module from a factory "
                           "(package.module:factory, or a name given to register_network) called "
                           "with the number of actions: obs -> Q [..., n]; default: jaxrl's, from "
-                          "hidden / torso (jaxrl.user_networks)")
+                          "hidden / torso (jaxrl.parts.user_networks)")
 
     def validate(self) -> None:
         super().validate()

@@ -34,8 +34,8 @@ from envs.spaces import Discrete
 from jaxrl.algos import imitation, onpolicy, ppo
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import NON_NEGATIVE, POSITIVE, AlgoConfig, ConfigError, static, traced
-from jaxrl.networks import MLP
 from jaxrl.ops import clipped_adam, permutation
+from jaxrl.parts.heads import MLP
 
 REWARDS = ("gail", "airl")
 

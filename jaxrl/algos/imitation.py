@@ -17,8 +17,8 @@ import jax.numpy as jnp
 
 from envs.spaces import Discrete
 from jaxrl.config import ConfigError
-from jaxrl.networks import from_env_action
-from jaxrl.rollout import flatten_obs
+from jaxrl.parts.actions import from_env_action
+from jaxrl.parts.rollout import flatten_obs
 from jaxrl.runs.demos import Demos, demo_folder, load_demos
 
 DEMOS_DOC = ("the expert's demonstration set: a demo id (`jaxrl runs demos`) or a set's folder; "

@@ -28,14 +28,14 @@ from typing import cast
 import jax
 import jax.numpy as jnp
 
-from jaxrl import memory
 from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.action_masks import allowed_q
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, ConfigError, static
-from jaxrl.networks import ImplicitQuantileNetwork
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
-from jaxrl.torsos import CONV_TORSOS
+from jaxrl.parts import memory
+from jaxrl.parts.q_networks import ImplicitQuantileNetwork
+from jaxrl.parts.torsos import CONV_TORSOS
 
 
 @dataclasses.dataclass(frozen=True)

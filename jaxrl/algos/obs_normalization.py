@@ -38,7 +38,7 @@ def normalize_with(stats: RunningMeanStd | None, obs: jax.Array) -> jax.Array:
 
 
 def normalize_transitions(stats: RunningMeanStd | None, steps: Steps) -> Steps:
-    """``steps`` (a `jaxrl.transition.Transition` or `jaxrl.buffers.nstep.NStepTransition`,
+    """``steps`` (a `jaxrl.parts.transition.Transition` or `jaxrl.parts.buffers.nstep.NStepTransition`,
     any leading axes) with ``obs`` and ``next_obs [..., obs_dim]`` normalized by ``stats``;
     ``steps`` itself for None."""
     if stats is None:

@@ -27,7 +27,7 @@ collected, and acting (training's, evaluation's, the stored and exported policy'
 read the statistics of that moment; replayed rollouts are kept raw and normalized anew.
 
 The config is `jaxrl.algos.pqn_config`'s; the replay, targets, batch and loss
-`jaxrl.algos.pqn_batch`'s. Shared: the rollout (`jaxrl.rollout.collect`), minibatch SGD and LR
+`jaxrl.algos.pqn_batch`'s. Shared: the rollout (`jaxrl.parts.rollout.collect`), minibatch SGD and LR
 annealing (`onpolicy`), the lambda-return op (`jaxrl.ops.lambda_returns`: Peng's Q(lambda) with
 ``next_values = max_a Q``), acting and action masks (`q_learner`), the on-policy memory model
 (a rollout, no replay).
@@ -44,8 +44,6 @@ from flax import struct
 
 from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
-from jaxrl import diagnostics as diag
-from jaxrl import memory
 from jaxrl.algos import onpolicy, q_learner
 from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.obs_normalization import check_unmasked, init_obs_stats, update_obs_stats
@@ -60,12 +58,14 @@ from jaxrl.algos.pqn_batch import (
 )
 from jaxrl.algos.pqn_config import OPTIMIZERS, PQNConfig, PQNHparams, PQNStatic, default_config
 from jaxrl.config import ConfigError
-from jaxrl.networks import QNetwork
 from jaxrl.ops import RunningMeanStd, clipped_optimizer
-from jaxrl.rollout import EnvCarry, collect, reset_envs
-from jaxrl.rollout import obs_dim as flat_dim
-from jaxrl.transition import Transition
-from jaxrl.user_networks import UserQNetwork, is_own
+from jaxrl.parts import diagnostics as diag
+from jaxrl.parts import memory
+from jaxrl.parts.q_networks import QNetwork
+from jaxrl.parts.rollout import EnvCarry, collect, reset_envs
+from jaxrl.parts.rollout import obs_dim as flat_dim
+from jaxrl.parts.transition import Transition
+from jaxrl.parts.user_networks import UserQNetwork, is_own
 
 __all__ = ["ALGORITHM", "OPTIMIZERS", "Batch", "PQNConfig", "PQNHparams", "PQNState", "PQNStatic",
            "Replay", "Transition", "as_transitions", "default_config", "empty_replay", "explore",
@@ -152,7 +152,7 @@ def train_step(state: PQNState, static: PQNStatic, env, env_params):
 
 def memory_model(config: PQNStatic, state: PQNState, obs_bytes: int, action_bytes: int
                  ) -> memory.Footprint:
-    """PQN's memory model (`jaxrl.memory`): the kept rollouts are its replay; an update works on
+    """PQN's memory model (`jaxrl.parts.memory`): the kept rollouts are its replay; an update works on
     ``replay_rollouts + 1`` rollouts, each one on-policy working set (`onpolicy.working_set`)."""
     one = onpolicy.working_set(config, state.params, state.opt_state, obs_bytes, action_bytes)
     return memory.Footprint(replay_bytes=memory.tree_bytes(state.replay),

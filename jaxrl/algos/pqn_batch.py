@@ -21,7 +21,7 @@ from jaxrl.algos.action_masks import allowed_q
 from jaxrl.algos.obs_normalization import normalize_transitions
 from jaxrl.algos.pqn_config import PQNHparams, PQNStatic
 from jaxrl.ops import lambda_returns
-from jaxrl.transition import Transition
+from jaxrl.parts.transition import Transition
 
 if TYPE_CHECKING:
     from jaxrl.algos.pqn import PQNState

@@ -6,7 +6,6 @@ import dataclasses
 
 from flax import struct
 
-from jaxrl import diagnostics as diag
 from jaxrl.algos import onpolicy
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import (
@@ -19,8 +18,9 @@ from jaxrl.config import (
     static,
     traced,
 )
-from jaxrl.torsos import check_network_fields
-from jaxrl.user_networks import check_network
+from jaxrl.parts import diagnostics as diag
+from jaxrl.parts.torsos import check_network_fields
+from jaxrl.parts.user_networks import check_network
 
 OPTIMIZERS = ("radam", "adam")
 
@@ -51,7 +51,7 @@ class PQNStatic(onpolicy.RolloutStatic):
     network: str = static("default", "your own whole Q-network, a Flax module from a factory "
                           "(package.module:factory, or a name given to register_network) called "
                           "with the number of actions: obs -> Q [..., n]; default: jaxrl's, from "
-                          "hidden / torso (jaxrl.user_networks)")
+                          "hidden / torso (jaxrl.parts.user_networks)")
 
     @property
     def minibatches_per_pass(self) -> int:

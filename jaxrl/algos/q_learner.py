@@ -28,8 +28,6 @@ import jax.numpy as jnp
 import optax
 
 from envs.spaces import Discrete
-from jaxrl import diagnostics as diag
-from jaxrl import memory
 from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.action_masks import allowed_actions, allowed_q, masked
 from jaxrl.algos.algorithm import Algorithm
@@ -43,14 +41,16 @@ from jaxrl.algos.q_learner_config import (
     QuantileHparams as QuantileHparams,  # re-exported: the kit's config, in one place
 )
 from jaxrl.config import ConfigError
-from jaxrl.networks import DistributionalQNetwork
 from jaxrl.ops import (
     clipped_optimizer,
     linear_schedule,
     polyak_update,
     uniform_choice,
 )
-from jaxrl.rollout import flatten_obs
+from jaxrl.parts import diagnostics as diag
+from jaxrl.parts import memory
+from jaxrl.parts.q_networks import DistributionalQNetwork
+from jaxrl.parts.rollout import flatten_obs
 
 
 def require_discrete(space, name: str) -> None:

@@ -25,8 +25,8 @@ import jax.numpy as jnp
 from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import AlgoConfig, static
-from jaxrl.networks import DistributionalQNetwork
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
+from jaxrl.parts.q_networks import DistributionalQNetwork
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,8 +29,8 @@ from flax import struct
 from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import ANY, NON_NEGATIVE, POSITIVE, UNIT_NO_ZERO, AlgoConfig, static, traced
-from jaxrl.networks import SquashedGaussianActor
 from jaxrl.ops import clipped_adam, polyak_update
+from jaxrl.parts.actor_critic import SquashedGaussianActor
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,6 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
-from jaxrl.diagnostics import first_env_fault, first_non_finite
 from jaxrl.engine import programs
 from jaxrl.engine.checkpoint import Checkpointer
 from jaxrl.engine.members import (
@@ -42,7 +41,8 @@ from jaxrl.engine.spec import (
     plan_memory,
     resolve_group,
 )
-from jaxrl.evaluate import eval_horizon
+from jaxrl.parts.diagnostics import first_env_fault, first_non_finite
+from jaxrl.parts.evaluate import eval_horizon
 from jaxrl.runs.frames import eval_frame, finished_mean, metrics_frame
 from jaxrl.trained.results import TrainResult
 

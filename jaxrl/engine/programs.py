@@ -30,7 +30,7 @@ from envs.core import wrapped_attr
 from jaxrl import compile_cache, platform
 from jaxrl.algos import acting
 from jaxrl.engine.members import over_members
-from jaxrl.evaluate import evaluate
+from jaxrl.parts.evaluate import evaluate
 
 
 class Built(NamedTuple):

@@ -10,10 +10,11 @@ import envs
 from envs.core import runs_on_host, wrapped_attr
 from envs.options import checked as checked_env_options
 from envs.wrappers import EpisodeStatistics
-from jaxrl import algos, memory
+from jaxrl import algos
 from jaxrl.config import AlgoConfig, ConfigError, check_run_args
 from jaxrl.engine.members import member_sharding
-from jaxrl.torsos import resolve_torso
+from jaxrl.parts import memory
+from jaxrl.parts.torsos import resolve_torso
 
 MAX_CHUNK_UPDATES = 50
 
@@ -174,7 +175,7 @@ def may_shard(spec: GroupSpec, r: Resolved) -> bool:
 
 
 def plan_memory(spec: GroupSpec, r: Resolved):
-    """The memory plan (`jaxrl.memory`) for this program on the local devices: raises
+    """The memory plan (`jaxrl.parts.memory`) for this program on the local devices: raises
     `MemoryPlanError` (with the estimate and the largest seed count that fits) before anything
     compiles or is recorded. No-op when ``spec.memory_check`` is off or it already ran."""
     if not spec.memory_check or r.memory_checked:

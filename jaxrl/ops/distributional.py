@@ -3,7 +3,7 @@ and QR-DQN's quantile Huber loss (Dabney et al., 2018).
 
 Batch-major: ``[B, ...]`` with one row per sampled transition. A transition's target is
 ``reward + discount * Z(next_obs)`` with ``discount = gamma^n (1 - terminated)`` from the
-n-step window (`jaxrl.buffers.nstep`), so a terminal transition's target collapses to its
+n-step window (`jaxrl.parts.buffers.nstep`), so a terminal transition's target collapses to its
 reward and a truncated one bootstraps from its final observation. ``v_min``, ``v_max`` and
 ``kappa`` may be traced scalars; the numbers of atoms and quantiles are static (shapes).
 """

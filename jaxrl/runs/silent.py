@@ -3,7 +3,7 @@ episode (the budget ended before the first episode did) and whose final evaluati
 (its step limit came first), each as one line that names the episode length, the envs and the
 steps each took, and what to change.
 
-Pure numpy/pandas (no JAX): the caller passes the env's time limit (`jaxrl.evaluate.time_limit`).
+Pure numpy/pandas (no JAX): the caller passes the env's time limit (`jaxrl.parts.evaluate.time_limit`).
 """
 
 from __future__ import annotations

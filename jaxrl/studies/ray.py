@@ -12,7 +12,7 @@ gets ``num_cpus`` CPU devices (not one per core of the node: the node's other co
 other tasks); on a GPU task one CPU device, and JAX sees only the GPUs Ray assigned
 (``CUDA_VISIBLE_DEVICES``), which the task checks before it compiles. A fractional GPU
 (``num_gpus=0.5``: two tasks per GPU) caps JAX's preallocation to that share. The memory
-plan (`jaxrl.memory`) runs on the worker, against the worker's device, before compiling.
+plan (`jaxrl.parts.memory`) runs on the worker, against the worker's device, before compiling.
 """
 
 from __future__ import annotations

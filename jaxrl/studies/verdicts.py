@@ -19,7 +19,7 @@ Three readings of the same seeds must agree before a direction is called:
 ``inside``, unless the seeds split (``split``); any disagreement is ``inconclusive (k of n
 seeds below)``. `experiments/verdict_study.py` measured the rule against the bootstrap-t
 interval alone on normal, skewed, bounded and bimodal seeds (`benchmarks/verdict-study/`), and
-`tests/bench/test_verdict_rule.py` pins what it found.
+`tests/studies/test_verdict_rule.py` pins what it found.
 """
 
 from __future__ import annotations

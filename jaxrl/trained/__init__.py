@@ -8,5 +8,5 @@
 The engine produces these (it imports this package, never the other way round); the loaders
 that bring them back from the run store by run id (`load_policy`, `render`, `demos`,
 `load_demos`) are in `jaxrl.api`, beside `train` and `resume`. Evaluation during training is
-the engine's, beside the rollout (`jaxrl.evaluate`).
+the engine's, beside the rollout (`jaxrl.parts.evaluate`).
 """

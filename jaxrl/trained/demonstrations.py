@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrl.evaluate import eval_horizon
-from jaxrl.recurrent import reset_memory
+from jaxrl.parts.evaluate import eval_horizon
+from jaxrl.parts.recurrent import reset_memory
 from jaxrl.runs.demos import write_demos
 from jaxrl.trained.policies import StoredPolicy
 

@@ -11,8 +11,8 @@ import pandas as pd
 from jaxrl import stats
 from jaxrl.algos import acting
 from jaxrl.config import AlgoConfig
-from jaxrl.evaluate import eval_horizon, time_limit
 from jaxrl.measures import train_return_last100
+from jaxrl.parts.evaluate import eval_horizon, time_limit
 from jaxrl.runs.files import finite_or_none
 from jaxrl.runs.silent import run_notes
 from jaxrl.trained.policies import StoredPolicy, acting_state, cached_seed
@@ -56,7 +56,7 @@ class TrainResult:
 
         A recurrent policy (``rnn``) returns ``(action, memory)``: pass the memory back with the
         next observation of the same episodes (None starts them, for ``[N, *obs_shape]``
-        observations; zero an env's memory with `jaxrl.recurrent.reset_memory` when its episode
+        observations; zero an env's memory with `jaxrl.parts.recurrent.reset_memory` when its episode
         ends)."""
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
                 or not 0 <= seed < self.seeds:

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import envs
 from envs.spaces import Discrete
 from jaxrl import algos
-from jaxrl.buffers import nstep
-from jaxrl.rollout import obs_dim
+from jaxrl.parts.buffers import nstep
+from jaxrl.parts.rollout import obs_dim
 
 
 def state_and_batch(algo: str, env_name: str, **overrides):

@@ -11,7 +11,7 @@ import pytest
 import envs
 from jaxrl.algos import acer
 from jaxrl.algos.acer import segments as acer_segments
-from jaxrl.buffers import uniform
+from jaxrl.parts.buffers import uniform
 
 
 def _setup(env_name, **overrides):
@@ -116,7 +116,7 @@ def test_the_trust_region_binds_only_when_the_step_leaves_the_average():
 
 def test_uint8_replay_gives_back_atari_frames_exactly():
     """Frames k * STEP (as `envs.atari` makes them) stored as uint8 come back bit for bit."""
-    from jaxrl.buffers.frames import STEP
+    from jaxrl.parts.buffers.frames import STEP
 
     config = acer.default_config("atari:Pong").replace(frame_replay=False, uint8_replay=True)
     k = np.random.default_rng(0).integers(0, 256, (5, 3, 12)).astype(np.float32)

@@ -48,7 +48,7 @@ def test_missing_or_mismatched_demonstrations_are_one_line(cartpole_expert):
 def test_expert_actions_are_agent_actions():
     """Box actions are recorded in the env's bounds and learned in [-1, 1]."""
     from envs.spaces import Box
-    from jaxrl.networks import from_env_action, to_env_action
+    from jaxrl.parts.actions import from_env_action, to_env_action
 
     space = Box(low=-2.0, high=2.0, shape=(1,))
     a = np.array([[-2.0], [0.0], [1.0], [2.0]], np.float32)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jaxrl.algos import c51, q_learner, qrdqn
-from jaxrl.buffers import nstep
+from jaxrl.parts.buffers import nstep
 from tests.algos.learner_batch import jitted_learn, state_and_batch
 
 

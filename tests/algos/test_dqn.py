@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from jaxrl.algos import dqn, q_learner
-from jaxrl.buffers import nstep
-from jaxrl.networks import QNetwork
+from jaxrl.parts.buffers import nstep
+from jaxrl.parts.q_networks import QNetwork
 from tests.algos.learner_batch import jitted_learn, state_and_batch
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 import jaxrl
 from jaxrl.algos import gail
-from jaxrl.networks import MLP
+from jaxrl.parts.heads import MLP
 
 
 def test_learned_rewards_are_the_discriminators():

@@ -12,8 +12,8 @@ import pytest
 
 from envs.spaces import Discrete
 from jaxrl.algos import iqn, q_learner
-from jaxrl.networks import ImplicitQuantileNetwork
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
+from jaxrl.parts.q_networks import ImplicitQuantileNetwork
 from tests.algos.learner_batch import jitted_learn, state_and_batch
 
 SPACE = Discrete(3)
@@ -54,7 +54,7 @@ def test_iqn_refuses_a_continuous_action_space():
 
 
 def batch(discount, reward=(0.5, 2.0)):
-    from jaxrl.buffers import nstep
+    from jaxrl.parts.buffers import nstep
     discount = jnp.asarray(discount, jnp.float32)
     obs = jax.random.normal(jax.random.key(3), (2, 5))
     return nstep.NStepTransition(
@@ -168,9 +168,10 @@ def test_a_learner_step_returns_its_per_sample_loss_as_priorities():
 
 
 def test_the_memory_model_adds_the_pairs_and_the_per_fraction_layers():
-    from jaxrl import algos, memory
+    from jaxrl import algos
     from jaxrl.algos import offpolicy
     from jaxrl.engine.spec import resolve
+    from jaxrl.parts import memory
     algorithm, env, env_params, config, _ = resolve("iqn", "CartPole-v1", 10_000, 1, None,
                                                     buffer_size=1000, batch_size=32)
     state = jax.eval_shape(lambda k: algorithm.init(k, env, env_params, config),

@@ -185,8 +185,8 @@ def test_negative_replay_is_refused():
 
 
 def test_the_memory_plan_counts_the_kept_rollouts():
-    from jaxrl import memory
     from jaxrl.algos import ALGORITHMS
+    from jaxrl.parts import memory
     env, params = envs.make("CartPole-v1")
     plain = memory.estimate(ALGORITHMS["pqn"], small_config(), env, params, members=1)
     kept = memory.estimate(ALGORITHMS["pqn"], small_config(replay_rollouts=4), env, params,

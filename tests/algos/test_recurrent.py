@@ -153,12 +153,12 @@ def test_several_recurrent_seeds_run_sharded():
 
 
 def test_the_gru_is_flax_gru_cell_with_its_inputs_projected_apart():
-    """`jaxrl.recurrent.GRU` keeps `GRUCell`'s parameters (names, shapes, initial values: a
+    """`jaxrl.parts.recurrent.GRU` keeps `GRUCell`'s parameters (names, shapes, initial values: a
     stored run's policy loads) and computes the same step, and its two parts make that step."""
     import flax.linen as nn
 
     from jaxrl.ops.init import orthogonal
-    from jaxrl.recurrent import GRU
+    from jaxrl.parts.recurrent import GRU
 
     x = jax.random.normal(jax.random.key(1), (5, 7))
     h = jax.random.normal(jax.random.key(2), (5, 16))

@@ -235,8 +235,9 @@ def test_atari_presets_follow_reading_002():
     """PPO, A2C and DQN default to reading 002's Atari settings on the atari family. DQN's
     250k replay fits with frames kept once as uint8; of float stacks it does not, and the memory
     plan says so before anything compiles."""
-    from jaxrl import algos, memory
+    from jaxrl import algos
     from jaxrl.algos import a2c, dqn, ppo
+    from jaxrl.parts import memory
 
     p = ppo.default_config("atari:Pong")
     assert (p.num_envs, p.num_steps, p.update_epochs, p.num_minibatches) == (8, 128, 4, 4)
@@ -247,7 +248,7 @@ def test_atari_presets_follow_reading_002():
     assert (a.learning_rate, a.rmsprop_eps, a.torso) == (7e-4, 1e-3, "nature_cnn")
     assert (a.vf_coef, a.anneal_lr) == (0.5, False)  # vel's: 0.5 x 0.5 MSE, a constant LR
     from jaxrl import train
-    from jaxrl.memory import MemoryPlanError
+    from jaxrl.parts.memory import MemoryPlanError
 
     d = dqn.default_config("atari:Pong")
     assert (d.buffer_size, d.learning_starts, d.batch_size, d.target_update_period) == (
@@ -284,8 +285,9 @@ def test_acer_preset_keeps_vels_replay_in_frames_kept_once_per_segment():
     """ACER's Atari replay is vel's and baselines': 50k steps per env (30k segments of 12 x 20
     steps), replayed from 10k per env. With each segment's frames kept once (28 uint8 frames per
     20 steps) that is 5.9 GB per seed; whole uint8 stacks for obs and next obs would be 34 GB."""
-    from jaxrl import algos, memory
+    from jaxrl import algos
     from jaxrl.algos import acer
+    from jaxrl.parts import memory
 
     c = acer.default_config("atari:Breakout")
     assert (c.num_envs, c.num_steps, c.buffer_segments, c.replay_start) == (12, 20, 30_000, 6_000)

@@ -59,8 +59,8 @@ def test_a_terminal_state_terminates_then_a_fresh_episode():
 
 
 def test_ppo_gives_masked_actions_no_probability():
-    from jaxrl.networks import ActorCritic
     from jaxrl.ops import Categorical, masked
+    from jaxrl.parts.actor_critic import ActorCritic
 
     dist = masked(Categorical(logits=jnp.zeros((2, 4))), jnp.asarray([[1, 0, 1, 0], [0, 0, 0, 1]]))
     np.testing.assert_allclose(np.asarray(dist.probs), [[0.5, 0, 0.5, 0], [0, 0, 0, 1]])

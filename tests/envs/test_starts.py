@@ -13,7 +13,7 @@ from envs.core import Environment
 from envs.spaces import Box, Discrete
 from envs.starts import PreparedStarts, prepared_starts
 from envs.wrappers import EpisodeStatistics, completed_episode_summary
-from jaxrl.rollout import env_step, reset_envs
+from jaxrl.parts.rollout import env_step, reset_envs
 
 
 @struct.dataclass

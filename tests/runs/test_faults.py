@@ -606,7 +606,7 @@ def test_two_benches_of_one_suite_train_each_entry_once(tmp_path, capsys, monkey
     entries first, then waits, and skips the entry the other process finished."""
     from jaxrl.studies.bench import report as bench_report
     from jaxrl.studies.bench import runner as benchmarks
-    from tests.bench.test_bench import TINY
+    from tests.studies.bench.test_bench import TINY
 
     suite = tmp_path / "tiny.yaml"
     suite.write_text(TINY)

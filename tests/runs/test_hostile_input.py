@@ -406,7 +406,7 @@ def test_a_non_finite_config_is_flagged_and_show_prints_strict_json(tmp_path, ca
 @pytest.mark.parametrize("seed", ["-1", "2.5", "4294967296"])
 def test_a_bench_with_a_bad_root_seed_writes_nothing(tmp_path, capsys, seed):
     """The suite's root seed is checked before the bench writes its manifest (bench.json)."""
-    from tests.bench.test_bench import TINY
+    from tests.studies.bench.test_bench import TINY
 
     suite = tmp_path / "tiny.yaml"
     suite.write_text(f"seed: {seed}\n{TINY}")

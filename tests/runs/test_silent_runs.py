@@ -19,7 +19,7 @@ from jaxrl.runs.silent import (
 )
 
 # probe:truncation never terminates; a time limit of 1M: no episode ends in 4 envs x 128 steps,
-# and evaluation episodes stop at jaxrl.evaluate.EVAL_MAX_STEPS (100,000) unfinished
+# and evaluation episodes stop at jaxrl.parts.evaluate.EVAL_MAX_STEPS (100,000) unfinished
 SILENT = ["train", "ppo", "--env", "probe:truncation", "--env-arg", "time_limit=1000000",
           "--seeds", "2", "--total-steps", "512", "--set", "num_envs=4", "--set", "num_steps=64",
           "--eval-episodes", "2", "--no-progress"]

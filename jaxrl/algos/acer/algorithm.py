@@ -38,16 +38,12 @@ from flax import struct
 
 from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
-from jaxrl import diagnostics as diag
-from jaxrl import memory
 from jaxrl.algos import acting
 from jaxrl.algos.acer.config import ACERConfig, ACERHparams, ACERStatic, default_config
 from jaxrl.algos.acer.segments import Segment, from_replay, replay_example, to_replay
 from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.offpolicy import frame_shape
-from jaxrl.buffers import uniform
 from jaxrl.config import ConfigError
-from jaxrl.networks import PolicyAndQ
 from jaxrl.ops import (
     categorical_kl_gradient,
     clipped_optimizer,
@@ -55,8 +51,12 @@ from jaxrl.ops import (
     project_kl,
     retrace,
 )
-from jaxrl.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
-from jaxrl.torsos import resolve_torso
+from jaxrl.parts import diagnostics as diag
+from jaxrl.parts import memory
+from jaxrl.parts.buffers import uniform
+from jaxrl.parts.q_networks import PolicyAndQ
+from jaxrl.parts.rollout import EnvCarry, env_step, flatten_obs, obs_dim, reset_envs
+from jaxrl.parts.torsos import resolve_torso
 
 MU_FLOOR = 1e-8  # behaviour probabilities are softmax outputs (> 0); guard the division anyway
 #: the replayed updates' diagnostics, reported as ``replay_<name>`` (their mean over the updates)

@@ -6,7 +6,6 @@ import dataclasses
 
 from flax import struct
 
-from jaxrl import diagnostics as diag
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import (
     NON_NEGATIVE,
@@ -21,7 +20,8 @@ from jaxrl.config import (
     traced,
 )
 from jaxrl.ops import optimizer_problem
-from jaxrl.torsos import check_network_fields
+from jaxrl.parts import diagnostics as diag
+from jaxrl.parts.torsos import check_network_fields
 
 REPLAY_SCHEDULES = ("fixed", "poisson")
 

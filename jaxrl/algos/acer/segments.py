@@ -8,7 +8,7 @@ replay items. The replay keeps one of three forms of the observations (`to_repla
 * float32 as collected;
 * uint8 with ``uint8_replay`` (observations ``k / 255``), a quarter of the memory;
 * with ``frame_replay``, a `FrameSegment`: stacked image observations (Atari's) as one stream
-  of uint8 frames per segment (`jaxrl.buffers.segment_frames`), where obs and next obs are
+  of uint8 frames per segment (`jaxrl.parts.buffers.segment_frames`), where obs and next obs are
   windows of it: ``S (1 + segment_restarts) + T`` frames instead of ``2 S T``.
 
 Every form gives back exactly the floats collected (tested).
@@ -23,8 +23,8 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxrl.algos.acer.config import ACERStatic
-from jaxrl.buffers import frames, segment_frames
-from jaxrl.transition import Transition
+from jaxrl.parts.buffers import frames, segment_frames
+from jaxrl.parts.transition import Transition
 
 __all__ = ["FrameSegment", "Segment", "from_replay", "replay_example", "to_replay", "transpose"]
 

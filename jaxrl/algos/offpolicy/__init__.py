@@ -28,10 +28,10 @@ Everything else lives here once (`make_train_step`)::
 
 Stored transitions keep the *true* next observation (the final one on a truncated step), so
 a time limit bootstraps; ``bootstrap_truncation=False`` is the classic bug kept as a switch.
-Transitions are `jaxrl.buffers.nstep.NStepTransition`: ``(obs, action, reward, discount,
+Transitions are `jaxrl.parts.buffers.nstep.NStepTransition`: ``(obs, action, reward, discount,
 terminated, next_obs, steps)`` with the learner's target ``reward + discount * V(next_obs)``.
 With ``frame_replay`` (stacked image observations, Atari's) the buffer's items point into a
-`jaxrl.buffers.frames.FrameStore` that keeps every frame once as uint8, and a sampled batch's
+`jaxrl.parts.buffers.frames.FrameStore` that keeps every frame once as uint8, and a sampled batch's
 stacks are rebuilt exactly before the learner sees them.
 """
 

@@ -12,13 +12,13 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from jaxrl import diagnostics as diag
 from jaxrl.algos import acting
 from jaxrl.algos.offpolicy.config import OffPolicyStatic, action_dim
 from jaxrl.algos.offpolicy.state import check_transitions
 from jaxrl.config import NON_NEGATIVE, ConfigError, static
-from jaxrl.networks import Critic
-from jaxrl.rollout import flatten_obs
+from jaxrl.parts import diagnostics as diag
+from jaxrl.parts.actor_critic import Critic
+from jaxrl.parts.rollout import flatten_obs
 
 
 # -- continuous actor-critic pieces (DDPG, TD3, SAC) -----------------------------------------

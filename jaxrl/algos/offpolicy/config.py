@@ -9,8 +9,6 @@ import numpy as np
 from flax import struct
 
 from envs.spaces import Box
-from jaxrl import diagnostics as diag
-from jaxrl.buffers import her
 from jaxrl.config import (
     NON_NEGATIVE,
     POSITIVE,
@@ -21,7 +19,9 @@ from jaxrl.config import (
     static,
     traced,
 )
-from jaxrl.torsos import check_network_fields
+from jaxrl.parts import diagnostics as diag
+from jaxrl.parts.buffers import her
+from jaxrl.parts.torsos import check_network_fields
 
 
 @dataclasses.dataclass(frozen=True)

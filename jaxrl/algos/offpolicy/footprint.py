@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from jaxrl import memory
 from jaxrl.algos.offpolicy.config import OffPolicyStatic
 from jaxrl.algos.offpolicy.state import OffPolicyState
+from jaxrl.parts import memory
 
 
 # -- memory model -------------------------------------------------------------------------------
 def memory_model(config: OffPolicyStatic, state: OffPolicyState, obs_bytes: int,
                  action_bytes: int) -> memory.Footprint:
-    """The off-policy family's memory model (`jaxrl.memory`). Replay is ``state.buffer``
+    """The off-policy family's memory model (`jaxrl.parts.memory`). Replay is ``state.buffer``
     (transitions, write steps, the sum tree when prioritized) and, with ``frame_replay``, the
     frame store its items point to. The working set of one train
     step (``log_interval`` rounds of acting, ``gradient_steps`` learning steps; only metrics

@@ -6,7 +6,7 @@ import dataclasses
 
 from jaxrl.algos import acting
 from jaxrl.algos.offpolicy.state import OffPolicyState
-from jaxrl.rollout import flatten_obs
+from jaxrl.parts.rollout import flatten_obs
 
 
 def exploring_policy(mode: acting.Mode, value: acting.Value, explore, static, env, env_params

@@ -11,10 +11,10 @@ import jax.numpy as jnp
 from envs.goals import goal_env
 from jaxrl.algos.offpolicy.config import OffPolicyHparams, OffPolicyStatic
 from jaxrl.algos.offpolicy.state import OffPolicyState, buffer_module, unflatten
-from jaxrl.buffers import frames, her, nstep, prioritized, uniform
 from jaxrl.config import ConfigError
 from jaxrl.ops import linear_schedule
-from jaxrl.transition import Transition
+from jaxrl.parts.buffers import frames, her, nstep, prioritized, uniform
+from jaxrl.parts.transition import Transition
 
 
 def beta_schedule(state: OffPolicyState) -> jax.Array:
@@ -45,7 +45,7 @@ def store(state: OffPolicyState, row: Transition, static: OffPolicyStatic):
 def sample(state: OffPolicyState, key, static: OffPolicyStatic, env, env_params):
     """``(batch, indices, importance weights)``; weights are 1 for uniform replay. With
     ``frame_replay`` the batch's observations are rebuilt from the frame store (flat again);
-    with ``her`` a share of the batch gets hindsight goals (`jaxrl.buffers.her`)."""
+    with ``her`` a share of the batch gets hindsight goals (`jaxrl.parts.buffers.her`)."""
     if static.her == "none":
         return _sample(state, key, static)
     sample_key, her_key = jax.random.split(key)

@@ -19,11 +19,11 @@ from jaxrl.algos.offpolicy.config import (
     action_dim,
     correlated_noise,
 )
-from jaxrl.buffers import frames, nstep, prioritized, uniform
 from jaxrl.config import ConfigError
 from jaxrl.ops import RunningMeanStd, noise
-from jaxrl.rollout import EnvCarry, obs_dim, reset_envs
-from jaxrl.transition import Transition
+from jaxrl.parts.buffers import frames, nstep, prioritized, uniform
+from jaxrl.parts.rollout import EnvCarry, obs_dim, reset_envs
+from jaxrl.parts.transition import Transition
 
 
 @struct.dataclass
@@ -71,7 +71,7 @@ def check_transitions(batch, weights: jax.Array) -> None:
 
 
 def buffer_module(static: OffPolicyStatic):
-    """The replay module (`jaxrl.buffers.uniform` or `.prioritized`); both follow one buffer
+    """The replay module (`jaxrl.parts.buffers.uniform` or `.prioritized`); both follow one buffer
     protocol (``init``, ``add``, ``sample`` with importance weights, ``staleness``,
     ``fill_fraction``), so only the priority updates branch on ``static.prioritized``."""
     return prioritized if static.prioritized else uniform

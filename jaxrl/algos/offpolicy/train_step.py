@@ -15,7 +15,7 @@ from jaxrl.algos.offpolicy.config import OffPolicyStatic, warmup_rounds
 from jaxrl.algos.offpolicy.replay import keep_if, reprioritize, sample, store
 from jaxrl.algos.offpolicy.state import OffPolicyState, buffer_module
 from jaxrl.ops import noise, uniform_choice
-from jaxrl.rollout import env_step
+from jaxrl.parts.rollout import env_step
 
 
 def random_action(key, space, num_envs: int, obs: jax.Array) -> jax.Array:

@@ -20,7 +20,7 @@ from jaxrl.ops import (
     gae,
     popart,
 )
-from jaxrl.recurrent import unroll
+from jaxrl.parts.recurrent import unroll
 
 
 @struct.dataclass

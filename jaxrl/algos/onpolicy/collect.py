@@ -12,7 +12,7 @@ from jaxrl.algos.obs_normalization import normalize_obs
 from jaxrl.algos.onpolicy.config import OnPolicyStatic, RolloutStatic
 from jaxrl.algos.onpolicy.state import OnPolicyState, RewardScaler
 from jaxrl.ops import running_stats_update
-from jaxrl.rollout import collect_with_memory
+from jaxrl.parts.rollout import collect_with_memory
 
 
 def policy_sample(params, network, obs_normalized, key):

@@ -8,7 +8,6 @@ import dataclasses
 
 from flax import struct
 
-from jaxrl import diagnostics as diag
 from jaxrl.algos.acting import PolicyStatic
 from jaxrl.config import (
     ANY,
@@ -22,9 +21,10 @@ from jaxrl.config import (
     static,
     traced,
 )
-from jaxrl.recurrent import RNNS
-from jaxrl.torsos import check_network_fields
-from jaxrl.user_networks import check_network, is_own
+from jaxrl.parts import diagnostics as diag
+from jaxrl.parts.recurrent import RNNS
+from jaxrl.parts.torsos import check_network_fields
+from jaxrl.parts.user_networks import check_network, is_own
 
 
 class RolloutStatic(StaticConfig):
@@ -76,7 +76,7 @@ class OnPolicyStatic(RolloutStatic, PolicyStatic):
     network: str = static("default", "your own whole actor-critic, a Flax module from a factory "
                           "(package.module:factory, or a name given to register_network) called "
                           "with the action space: obs -> (logits or mean, value); default: "
-                          "jaxrl's, from hidden / torso / shared_network (jaxrl.user_networks)")
+                          "jaxrl's, from hidden / torso / shared_network (jaxrl.parts.user_networks)")
     normalize_advantages: bool = static(True, "standardize advantages (per minibatch)")
     anneal_lr: bool = static(True, "linearly anneal the learning rate(s) to 0")
     verbosity: str = static("basic", "diagnostics level: basic | debug | full")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from jaxrl import memory
 from jaxrl.algos.onpolicy.config import OnPolicyStatic, RolloutStatic
 from jaxrl.algos.onpolicy.state import OnPolicyState
+from jaxrl.parts import memory
 
 
 def memory_model(config: OnPolicyStatic, state: OnPolicyState, obs_bytes: int,
                  action_bytes: int) -> memory.Footprint:
-    """The on-policy family's memory model (`jaxrl.memory`): no replay, and the working set of
+    """The on-policy family's memory model (`jaxrl.parts.memory`): no replay, and the working set of
     one train step (`working_set`). ``state`` may be abstract (``jax.eval_shape``); only its
     shapes are read."""
     return memory.Footprint(replay_bytes=0, working_bytes=working_set(

@@ -9,8 +9,8 @@ from jaxrl.algos.obs_normalization import normalize_obs
 from jaxrl.algos.onpolicy.batch import value_of_head
 from jaxrl.algos.onpolicy.collect import recurrent_step
 from jaxrl.algos.onpolicy.state import initial_memory, make_network
-from jaxrl.networks import to_env_action
-from jaxrl.rollout import flatten_obs
+from jaxrl.parts.actions import to_env_action
+from jaxrl.parts.rollout import flatten_obs
 
 
 def make_policy(static: PolicyStatic, env, env_params) -> acting.Policy:

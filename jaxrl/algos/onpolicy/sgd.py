@@ -8,11 +8,11 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxrl import diagnostics as diag
 from jaxrl.algos.onpolicy.batch import Batch, check_batch, forward
 from jaxrl.algos.onpolicy.config import SeparateValueStatic
 from jaxrl.algos.onpolicy.state import param_group, with_param_group
 from jaxrl.ops import permutation
+from jaxrl.parts import diagnostics as diag
 
 
 def shuffle_into_minibatches(key, batch, num_minibatches: int):

@@ -14,17 +14,17 @@ from jaxrl.algos import acting
 from jaxrl.algos.acting import PolicyStatic
 from jaxrl.algos.onpolicy.config import OnPolicyHparams, RolloutStatic
 from jaxrl.config import ConfigError
-from jaxrl.networks import ActorCritic
 from jaxrl.ops import (
     RunningMeanStd,
     linear_schedule,
     popart,
     running_stats_init,
 )
-from jaxrl.recurrent import RecurrentActorCritic
-from jaxrl.rollout import EnvCarry, obs_dim, reset_envs
-from jaxrl.torsos import resolve_torso
-from jaxrl.user_networks import UserActorCritic, is_own
+from jaxrl.parts.actor_critic import ActorCritic
+from jaxrl.parts.recurrent import RecurrentActorCritic
+from jaxrl.parts.rollout import EnvCarry, obs_dim, reset_envs
+from jaxrl.parts.torsos import resolve_torso
+from jaxrl.parts.user_networks import UserActorCritic, is_own
 
 
 @struct.dataclass

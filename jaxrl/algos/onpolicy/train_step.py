@@ -9,12 +9,12 @@ import jax.numpy as jnp
 
 from envs.spaces import Discrete
 from envs.wrappers import completed_episode_summary
-from jaxrl import diagnostics as diag
 from jaxrl.algos.obs_normalization import update_obs_stats
 from jaxrl.algos.onpolicy.batch import adapt_value_head, make_batch
 from jaxrl.algos.onpolicy.collect import rollout, scale_rewards, update_reward_scaler
 from jaxrl.algos.onpolicy.config import OnPolicyStatic
 from jaxrl.algos.onpolicy.state import OnPolicyState, Updated, make_network, policy_log_std
+from jaxrl.parts import diagnostics as diag
 
 
 def rollout_metrics(state, traj, values, targets, advantages, rewards, entropy,

@@ -13,7 +13,7 @@ prints one JSON line (`RESULT_PREFIX` then the object) and exits 0, whatever hap
   allocator's peak; ``"host_rss"``: on the CPU, the process's peak resident memory above what
   it held before the plan, compiling included), ``predicted_bytes`` (the memory plan's figure
   for the busiest device) and the device;
-* ``status: "refused"``: the memory plan (`jaxrl.memory`) refused the count before compiling;
+* ``status: "refused"``: the memory plan (`jaxrl.parts.memory`) refused the count before compiling;
   ``reason`` is its one-line message and ``predicted_bytes`` its figure;
 * ``status: "failed"``: anything else, with a one-line ``reason`` (e.g. the allocator ran out).
 
@@ -37,10 +37,11 @@ import traceback
 
 import jax
 
-from jaxrl import algos, memory
+from jaxrl import algos
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.members import member_sharding
 from jaxrl.engine.spec import plan_memory, resolve_group, single_spec
+from jaxrl.parts import memory
 
 RESULT_PREFIX = "LADDER-POINT "
 PROFILE_VAR = "JAXRL_PROFILE_DIR"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from jaxrl.memory import format_bytes
+from jaxrl.parts.memory import format_bytes
 
 __all__ = ["write_figure", "write_report"]
 

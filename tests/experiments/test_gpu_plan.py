@@ -1,0 +1,220 @@
+"""The GPU plan's calls: one killed at its limit leaves a readable results.json, and the next
+call resumes from it without measuring anything twice (no wheels: this environment's Python,
+the plan's dry sizes on the CPU)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PLAN = REPO / "experiments" / "gpu_plan.py"
+LIMITS = REPO / "experiments" / "gpu_plan_limits.py"
+
+
+def _call(phase: str, out: Path, work: Path, root: Path, seconds: float) -> subprocess.Popen:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAXRL_COMMIT": "feedbeef",
+           "JAXRL_CPU_DEVICES": "1"}
+    return subprocess.Popen(
+        [sys.executable, str(PLAN), phase, "--dry", "--out", str(out), "--work", str(work),
+         "--root", str(root), "--deadline", str(time.time() + seconds),
+         "--peer-python", sys.executable],  # no rejax here: its rungs fail in one line
+        env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+
+
+def _ok_points(path: Path) -> list[dict]:
+    try:
+        points = json.loads(path.read_text())["points"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return [p for p in points if p["status"] == "ok"]
+
+
+def test_a_call_killed_at_its_limit_leaves_its_results_and_the_next_call_resumes(tmp_path):
+    out, root = tmp_path / "out", tmp_path / "tree"
+    root.mkdir()
+    proc = _call("first", out, tmp_path / "machine", root, seconds=600)
+    try:
+        give_up = time.time() + 240
+        while not _ok_points(out / "results.json") and time.time() < give_up:
+            assert proc.poll() is None, "the call ended before measuring a rung"
+            time.sleep(0.5)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # as the tool kills a call at its limit
+        proc.wait()
+    measured = _ok_points(out / "results.json")
+    assert measured and measured[0]["commit"]  # git's, or $JAXRL_COMMIT without a .git
+    assert json.loads((out / "plan.json").read_text())["calls"][0]["phase"] == "first"
+    back = subprocess.run([sys.executable, str(LIMITS), "out", str(out), "--needs",
+                           "results.json", "plan.json"], capture_output=True, text=True)
+    assert back.returncode == 0, back.stdout  # what is left there comes back whole
+
+    # the next call, given too little time to measure anything, keeps every rung it has
+    again = _call("first", out, tmp_path / "machine2", root, seconds=25)
+    assert again.wait(timeout=120) == 0
+    points = json.loads((out / "results.json").read_text())["points"]
+    keys = [(p["lib"], p["workload"], p["members"]) for p in points]
+    assert len(keys) == len(set(keys))  # nothing listed twice
+    kept = {(p["lib"], p["workload"], p["members"]): p for p in points}
+    for p in measured:  # untouched: not measured again
+        assert kept[(p["lib"], p["workload"], p["members"])] == p
+    left = [p for p in points if p["status"] == "skipped"]
+    assert left and all("deadline" in p["reason"] for p in left)
+    calls = json.loads((out / "plan.json").read_text())["calls"]
+    assert [c["phase"] for c in calls] == ["first", "first"] and "ended" in calls[1]
+
+
+def test_the_trace_summary_reads_every_event_of_the_xspace(tmp_path):
+    import jax
+    import jax.numpy as jnp
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    f = jax.jit(lambda x: jnp.sin(x) @ x)
+    x = jnp.ones((64, 64))
+    f(x).block_until_ready()
+    with jax.profiler.trace(str(tmp_path)):
+        for _ in range(5):
+            f(x).block_until_ready()
+    summary = plan.trace_summary(tmp_path, top=5)
+    assert 0 < len(summary["top"]) <= 5
+    seconds = [e["seconds"] for e in summary["top"]]
+    assert seconds == sorted(seconds, reverse=True)
+    assert sum(line["events"] for line in summary["lines"]) >= sum(e["count"] for e in
+                                                                     summary["top"])
+    assert all(line["span_seconds"] >= 0 for line in summary["lines"])
+    assert plan.trace_summary(tmp_path / "none") == {"top": [], "lines": []}
+
+
+def test_the_plan_runs_the_peer_ppo_workloads_at_a_gpu_budget_in_default_chunks():
+    from jaxrl.engine.spec import MAX_CHUNK_UPDATES
+    from jaxrl.studies.throughput import load_ladder
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    cpu = {w.name: w for w in load_ladder("throughput").workloads}
+    for name, w in plan.workloads(dry=False).items():
+        if w.algo == "ppo" and w.peer:
+            assert w.steps_per_member == plan.PPO_GPU_SCALE * cpu[name].steps_per_member
+            assert w.max_chunk_updates == MAX_CHUNK_UPDATES
+        elif w.algo != "sac":
+            assert w == cpu[name]
+
+
+def test_a_profile_cut_short_is_finished_by_the_next_call_on_the_same_rung(tmp_path, monkeypatch):
+    import argparse
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    measured = []
+
+    def measure(rung, timeout, peer_python=None, env=None):
+        measured.append((rung.lib, rung.workload.name, rung.members))
+        return {"status": "ok"}
+
+    monkeypatch.setattr(plan, "measure_rung", measure)
+    monkeypatch.setattr(plan, "slowest_rung", lambda results: ("ppo-cartpole", 4, 0.8))
+    monkeypatch.setattr(plan, "load_results", lambda out: {})
+    args = argparse.Namespace(out=tmp_path, work=tmp_path, dry=True, peer_python=None,
+                              deadline=time.time() + 600)
+    state = {"profile": {"rung": "ppo-brax-hopper x256", "ratio_to_rejax": 0.85,
+                         "jaxrl": {"status": "ok"}, "rejax": {"status": "failed"}}}
+    plan.profile_step(args, state)
+    assert measured == [("rejax", "ppo-brax-hopper", 256)]
+    assert state["profile"]["rejax"]["status"] == "ok"
+    plan.profile_step(args, state)  # both done: nothing more
+    assert len(measured) == 1
+    state = {}
+    plan.profile_step(args, state)  # a first profile: the slowest rung, both libraries
+    assert measured[1:] == [("jaxrl", "ppo-cartpole", 4), ("rejax", "ppo-cartpole", 4)]
+
+
+def test_a_relayed_bench_cut_by_one_call_goes_on_in_the_next_from_its_committed_progress(
+        tmp_path, monkeypatch):
+    """The plumbing of the relay (the engine's resume from a progress folder is
+    tests/studies/bench/test_carry.py's): a relayed entry the deadline cuts brings its progress folder
+    back in benches.tgz, `adopt` commits it, the next call on another machine starts from that
+    copy, and once the entry finishes its progress folder goes; an entry that cannot be relayed
+    is not started when the call has less time than it needs."""
+    import argparse
+    import tarfile
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    monkeypatch.setattr(plan, "BENCHES", [
+        plan.Bench("classic", "ppo/CartPole-v1", 2, True, 1.0, "a test"),
+        plan.Bench("mujoco", "sac-3M/brax:hopper", 2, False, 30.0, "a test")])
+    slug = "ppo-CartPole-v1"
+    commands, outcome = [], {}
+
+    def run(cmd, timeout, **kwargs):
+        commands.append(cmd)
+        progress = Path(cmd[cmd.index("--resume-from") + 1])
+        progress.mkdir(parents=True, exist_ok=True)
+        seen = (progress / "chunks").read_text() if (progress / "chunks").exists() else ""
+        (progress / "chunks").write_text(seen + "x")
+        if outcome["cut"]:
+            raise subprocess.TimeoutExpired(cmd, timeout)
+        folder = Path(cmd[cmd.index("--out") + 1])
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text("{}")
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(plan.subprocess, "run", run)
+    root = tmp_path / "repo"
+    (root / "benchmarks").mkdir(parents=True)
+
+    def call(name, cut, seconds=600):
+        outcome["cut"] = cut
+        args = argparse.Namespace(out=tmp_path / name / "out", work=tmp_path / name / "work",
+                                  dry=False, deadline=time.time() + seconds)
+        args.out.mkdir(parents=True)
+        state = {"calls": [{}]}
+        plan.bench_step(args, state, root / plan.BENCHED)
+        plan.pack(args, state)
+        plan.adopt(argparse.Namespace(files_at=str(args.out), into=str(root)))
+        return state
+
+    first = call("machine1", cut=True)
+    assert first["benches"][slug]["status"] == "relayed"
+    assert first["benches"][slug]["progress_back"] is True
+    committed = root / plan.BENCHED / plan.PROGRESS / slug
+    assert (committed / "chunks").read_text() == "x"
+    assert first["benches"]["sac-3M-brax-hopper"]["status"] == "skipped"  # needs 30 min
+    assert len(commands) == 1  # the off-policy entry was not started
+    cmd = commands[0]
+    assert cmd[cmd.index("--checkpoint-every") + 1] == "1"
+
+    second = call("machine2", cut=True)  # another machine: from the committed copy
+    assert (committed / "chunks").read_text() == "xx"
+    assert second["benches"][slug]["status"] == "relayed"
+
+    third = call("machine3", cut=False)
+    assert third["benches"][slug]["status"] == "finished"
+    assert (root / plan.BENCHED / slug / "results.json").is_file()
+    assert not committed.exists()  # the relay is over
+    with tarfile.open(tmp_path / "machine3" / "out" / "benches.tgz") as tar:
+        assert f"{slug}/results.json" in tar.getnames()
+
+
+def test_the_benches_come_in_the_issues_order_with_their_minutes():
+    """Results at the references' budgets after the headline: MinAtar, Playground's DM Control
+    Suite, Navix, Spinning Up's off-policy cells, Craftax; each with its expected minutes and
+    how they were come by; only the off-policy entries (a replay buffer of about 1 GB) are not
+    relayed."""
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    suites = [b.suite for b in plan.BENCHES]
+    order = list(dict.fromkeys(suites))
+    assert order == ["minatar", "playground_dmc", "navix", "mujoco", "craftax", "craftax-rnn"]
+    assert all(b.minutes > 0 and b.basis for b in plan.BENCHES)
+    assert {b.suite for b in plan.BENCHES if not b.relay} == {"mujoco"}
+    assert len({b.slug for b in plan.BENCHES}) == len(plan.BENCHES)
