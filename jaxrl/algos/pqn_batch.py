@@ -9,7 +9,7 @@ rollout stored normalized would be read with stale ones), the targets' next obse
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import chex
 import jax
@@ -20,11 +20,8 @@ from jaxrl.algos import onpolicy, q_learner
 from jaxrl.algos.action_masks import allowed_q
 from jaxrl.algos.obs_normalization import normalize_transitions
 from jaxrl.algos.pqn_config import PQNHparams, PQNStatic
-from jaxrl.ops import lambda_returns
+from jaxrl.ops import RunningMeanStd, lambda_returns
 from jaxrl.parts.transition import Transition
-
-if TYPE_CHECKING:
-    from jaxrl.algos.pqn import PQNState
 
 
 @struct.dataclass
@@ -73,7 +70,20 @@ def q_lambda_targets(params, hp: PQNHparams, steps: Transition, network, space=N
                           steps.terminated, steps.truncated, hp.gamma, hp.q_lambda)
 
 
-def replay_batch(state: PQNState, fresh: Transition, network, space=None
+class Learner(Protocol):
+    """What a batch is made from of PQN's train state (`jaxrl.algos.pqn.PQNState`)."""
+
+    @property
+    def params(self) -> Any: ...
+    @property
+    def hparams(self) -> PQNHparams: ...
+    @property
+    def obs_stats(self) -> RunningMeanStd | None: ...
+    @property
+    def replay(self) -> Replay: ...
+
+
+def replay_batch(state: Learner, fresh: Transition, network, space=None
                  ) -> tuple[Batch, jax.Array, Replay]:
     """The batch an update fits: the new rollout ``fresh`` (leaves ``[T, N, ...]``, raw
     observations) and the replayed ones, every target from the current network, observations
