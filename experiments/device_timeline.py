@@ -37,8 +37,8 @@ OUT = REPO / "benchmarks" / "device-timeline-cpu" / "timeline.json"
 
 # name -> train() keywords: evaluation every 2 chunks, a checkpoint every 3, 12 chunks
 WORKLOADS = {
-    "ppo-cartpole-2048": dict(algo="ppo", env="CartPole-v1", seeds=2048, total_steps=24 * 512,
-                              num_envs=4, num_steps=128, max_chunk_updates=2, eval_every=2,
+    "ppo-cartpole-2048": dict(algo="ppo", env="CartPole-v1", seeds=2048, total_steps=12 * 512,
+                              num_envs=4, num_steps=128, max_chunk_updates=1, eval_every=2,
                               checkpoint_every=3, eval_episodes=2),
     "sac-hopper-64": dict(algo="sac", env="brax:hopper", seeds=64, total_steps=None,
                           max_chunk_updates=None, eval_every=2, checkpoint_every=3,
@@ -47,7 +47,7 @@ WORKLOADS = {
 CHUNKS = 12
 
 CHILD = r'''
-import json, sys, threading, time
+import dataclasses, json, sys, threading, time
 import jax
 import jaxrl
 from jaxrl.engine import loop
@@ -72,11 +72,10 @@ def watched(kind, fn):
 
 build = loop.build_programs
 def built(*args, **kw):
-    progs = build(*args, **kw)
-    progs.chunk_fn = watched("chunk", progs.chunk_fn)
-    if progs.eval_fn is not None:
-        progs.eval_fn = watched("eval", progs.eval_fn)
-    return progs
+    progs, state = build(*args, **kw)
+    evaluate = None if progs.eval_fn is None else watched("eval", progs.eval_fn)
+    return dataclasses.replace(progs, chunk_fn=watched("chunk", progs.chunk_fn),
+                               eval_fn=evaluate), state
 loop.build_programs = built
 
 save = Checkpointer.save

@@ -1,0 +1,40 @@
+"""The device-timeline notes' figures are the committed timeline's (benchmarks/device-timeline-cpu),
+and the script's idle arithmetic is right on a hand-made timeline."""
+
+import json
+import re
+from pathlib import Path
+
+from tests.experiments.scripts import load
+
+ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "device-timeline-cpu"
+
+
+def test_every_figure_of_the_table_is_the_timelines():
+    runs = json.loads((ROOT / "timeline.json").read_text())["ppo-cartpole-2048"]["runs"]
+    notes = (ROOT / "NOTES.md").read_text()
+    for label, (run,) in runs.items():
+        row = next(line for line in notes.splitlines() if line.startswith(f"| {label} "))
+        gaps = ", ".join(f"{g:g}" for g in run["idle_gap_after_chunk_s"]["checkpointed"])
+        cells = [f"{run['idle_share']:g}", f"{run['device_idle_s']:g}", f"{run['span_s']:g}",
+                 gaps]
+        assert [c.strip() for c in row.split("|")[2:6]] == cells, label
+        assert f"{run['load_average_1m_before']:g}" in notes
+    assert max(g for (run,) in runs.values()
+               for g in run["idle_gap_after_chunk_s"]["evaluated"]) <= 0.09
+    assert re.search(r"at most 0\.09 s in every version", notes)
+
+
+def test_idle_time_is_the_gaps_between_calls_run_in_dispatch_order():
+    timeline = load("device_timeline")
+    calls = [{"kind": "chunk", "dispatch": 0.0, "ready": 2.0},   # runs 0-2
+             {"kind": "chunk", "dispatch": 1.0, "ready": 4.0},   # queued: runs 2-4
+             {"kind": "eval", "dispatch": 5.0, "ready": 6.0},    # idle 4-5
+             {"kind": "chunk", "dispatch": 6.5, "ready": 8.0}]   # idle 6-6.5
+    record = {"calls": calls, "saves": [{"step": 3, "start": 4.0, "end": 4.5}],
+              "compile_seconds": 1.0, "run_seconds": 8.0}
+    summary = timeline.summarize(record, evaluated={1}, checkpointed={0})
+    assert summary["span_s"] == 8.0 and summary["device_idle_s"] == 1.5
+    assert summary["idle_gap_after_chunk_s"]["checkpointed"] == [0.0]
+    assert summary["idle_gap_after_chunk_s"]["evaluated"] == [1.0]
+    assert summary["checkpoint_blocking_s"] == [0.5]
