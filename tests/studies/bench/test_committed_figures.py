@@ -27,6 +27,8 @@ OTHER_FIGURES = {"atari-cpu/curves.png": "curves.csv", "atari-cpu/run_curves.png
                  "throughput-cpu-1dev/ladder.png": "results.json",
                  "throughput-gpu/ladder.png": "results.json",
                  "throughput-gpu/short-budget/ladder.png": "results.json",
+                 **{f"search-cpu/{name}.png": "results.json"
+                    for name in ("search", "pbt", "pbt-breakout")},
                  **{f"throughput-cpu-ab/pass{n}/ladder.png": "results.json" for n in range(1, 5)},
                  **{f"throughput-cpu-ab2/pass{n}/ladder.png": "results.json" for n in range(1, 5)},
                  **{f"throughput-cpu-ab3/{rung}-pass{n}/ladder.png": "results.json"
