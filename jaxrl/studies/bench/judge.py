@@ -299,13 +299,30 @@ def preset_reason(row: dict) -> str | None:
 
 def _known_then(row: dict, key: str, now):
     """The suite's ``config`` now without the fields the run's config did not have (fields
-    the config classes gained since it ran: a named preset lists every field); other keys as
-    they are."""
+    the config classes gained since it ran: a named preset lists every field) where the suite
+    asks for the field's default (today's preset value: what the run had, in effect, before the
+    field existed); other keys as they are. A new field set otherwise (``normalize_obs: true``
+    on a run from before there was one) is a change."""
     ran = row.get("run_config")
     if key != "config" or not isinstance(now, dict) or not isinstance(ran, dict):
         return now
     asked = row.get(key) if isinstance(row.get(key), dict) else {}
-    return {k: v for k, v in now.items() if k in ran or k in asked}
+    return {k: v for k, v in now.items()
+            if k in ran or k in asked or not _same(v, _preset_value(row, k, v))}
+
+
+def _preset_value(row: dict, field: str, fallback):
+    """``field``'s value in today's preset of the row's algorithm and env family (the first
+    family's preset that has it); ``fallback`` where none does."""
+    for family in _preset_families(str(row.get("env"))):
+        try:
+            preset = named_yaml.read(PRESETS_DIR / str(row.get("algo")) / f"{family}.yaml",
+                                     "preset", ValueError)
+        except ValueError:
+            continue
+        if isinstance(preset, dict) and field in preset:
+            return preset[field]
+    return fallback
 
 
 def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale: float) -> list[str]:
