@@ -12,6 +12,7 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import DTypeLike
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,7 +22,7 @@ class Discrete:
     Jumanji's tasks give them (`envs.jumanji`); 0: every action is always allowed."""
 
     n: int
-    dtype: object = jnp.int32
+    dtype: DTypeLike = jnp.int32
     mask_size: int = 0
 
     def __post_init__(self):
@@ -59,7 +60,7 @@ class Box:
     low: object
     high: object
     shape: tuple[int, ...]
-    dtype: object = jnp.float32
+    dtype: DTypeLike = jnp.float32
 
     def __post_init__(self):
         object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))

@@ -17,9 +17,10 @@ two as one flat frozen dataclass (`AlgoConfig`), which splits back into a static
 Every numeric field is checked against the `Interval` declared with it (``valid=``: learning
 rates > 0, gamma and lambda in [0, 1], ...), whenever a config is built: by `jaxrl.train`, the
 CLI, each point of a sweep and each bench entry, before anything compiles. An ``int`` field
-declared without one is a count (>= 1), and every ``int`` field is at most `INT32_MAX`; a value that is not a finite number
-(``1e309`` is infinite) is one line naming its key. `check_run_args` holds the same kind of
-rule for a run's ``seeds``, ``total_steps``, root ``seed`` and ``env_kwargs``.
+declared without one is a count (>= 1), and every ``int`` field is at most `INT32_MAX`; a
+value that is not a finite number (``1e309`` is infinite) is one line naming its key.
+`jaxrl.run_args.check_run_args` holds the same kind of rule for a run's ``seeds``,
+``total_steps``, root ``seed`` and ``env_kwargs``.
 """
 
 from __future__ import annotations
@@ -27,16 +28,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import inspect
 import math
 import numbers
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import Any, Self
 
 import jax.numpy as jnp
 from flax import struct
-
-from jaxrl.runs.runmeta import SEEDS_LIMIT, STEP_LIMIT
 
 
 class ConfigError(ValueError):
@@ -56,6 +56,40 @@ def traced(default: float, doc: str = "", valid: Interval | None = None) -> Any:
     `Hparams` subclass with its values' `Interval` (``valid``; `ANY`: any finite number)."""
     return dataclasses.field(default=default,
                              metadata={"static": False, "doc": doc, "valid": valid})
+
+
+def defaults(**values: Any) -> Callable[[type], type]:
+    """A class decorator: this subclass's own defaults for fields its bases declare, whose
+    type, doc and interval stay the base's (each field is declared once). Goes under the
+    dataclass decorator::
+
+        @dataclasses.dataclass(frozen=True)
+        @defaults(num_envs=128, num_steps=32)
+        class PQNStatic(onpolicy.RolloutStatic): ...
+
+    A name no base declares, or one the class also declares itself, is a `TypeError` at
+    import. The names set are kept in the class's ``_own_defaults``."""
+
+    def apply(cls: type) -> type:
+        inherited: dict[str, dataclasses.Field] = {}
+        for base in reversed(cls.__mro__[1:]):
+            inherited.update(getattr(base, "__dataclass_fields__", {}))
+        own = inspect.get_annotations(cls)
+        unknown = [name for name in values if name not in inherited or name in own]
+        if unknown:
+            raise TypeError(f"{cls.__name__}: defaults() names {unknown}, which no base declares"
+                            " or which the class declares itself")
+        hints = typing.get_type_hints(cls)
+        annotations = dict(own)
+        for name, value in values.items():
+            annotations[name] = hints[name]
+            setattr(cls, name, dataclasses.field(default=value,
+                                                 metadata=inherited[name].metadata))
+        cls.__annotations__ = annotations
+        cls._own_defaults = frozenset(values)  # type: ignore[attr-defined]
+        return cls
+
+    return apply
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,7 +274,7 @@ def coerce(key: str, value: Any, typ: Any) -> Any:
 def shown(value: Any) -> str:
     """``value`` for a one-line message: its repr, at most 60 characters; a number of more
     than 15 digits as ``%g`` (``1e+30``), one past a float's range as ``about 2**N``."""
-    if _is_real(value) and abs(value) >= 1e15:
+    if is_real(value) and abs(value) >= 1e15:
         try:
             return f"{value:g}"
         except OverflowError:  # an int past 1.8e308 (its repr may be too long to make at all)
@@ -332,7 +366,7 @@ def check_ranges(config: Any) -> None:
         interval = allowed(type(config), name, typ)
         each = "each element " if isinstance(value, tuple) else ""
         for x in value if isinstance(value, tuple) else (value,):
-            if not _is_real(x) or x not in interval:
+            if not is_real(x) or x not in interval:
                 raise ConfigError(f"{name}={shown(value)} is out of range for "
                                   f"{type(config).__name__}: {each}must be {interval}")
             if typ is int and abs(x) > INT32_MAX:
@@ -341,46 +375,5 @@ def check_ranges(config: Any) -> None:
                                   f"{INT32_MAX} (the programs count in int32)")
 
 
-def _is_real(x: Any) -> bool:
+def is_real(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-# -- run arguments ------------------------------------------------------------------------------
-SEED_LIMIT = 2**32  # a PRNG key keeps 32 bits of the root seed: seed 2**32 would repeat seed 0
-STEPS = Interval(1, STEP_LIMIT)  # a budget the int32 env-step counters of the programs can count
-_UNSET: Any = object()
-
-
-def check_run_args(*, seeds: Any = _UNSET, total_steps: Any = _UNSET, seed: Any = _UNSET,
-                   eval_episodes: Any = _UNSET, env_kwargs: Any = _UNSET) -> None:
-    """Refuse a run's arguments before anything is built (`int` would truncate them):
-    ``seeds`` in ``[1, 2**31 - 1]``, the root ``seed`` in ``[0, 2**32)`` and ``eval_episodes``
-    >= 0 (0: no evaluation) must be ints; ``total_steps`` in ``[1, 2**31 - 1]`` (what the int32
-    env-step counters hold) may also be a float with a whole value (``1e6``); ``env_kwargs`` is
-    None or a mapping of env option names to values. Arguments not given are not checked."""
-    if seeds is not _UNSET:
-        _check_whole("seeds", seeds, COUNT)
-        _check_whole("seeds", seeds, Interval(1, SEEDS_LIMIT), why=" (the programs count in int32)")
-    if total_steps is not _UNSET:
-        _check_whole("total_steps", total_steps, COUNT, whole_floats=True)
-        _check_whole("total_steps", total_steps, STEPS, whole_floats=True,
-                     why=" (the env-step counters are 32-bit)")
-    if seed is not _UNSET:
-        _check_whole("seed", seed, Interval(0, SEED_LIMIT, high_open=True))
-    if eval_episodes is not _UNSET:
-        _check_whole("eval_episodes", eval_episodes, Interval(0))
-    if env_kwargs is not _UNSET and env_kwargs is not None and not (
-            isinstance(env_kwargs, Mapping) and all(isinstance(k, str) for k in env_kwargs)):
-        raise ConfigError(f"env_kwargs must be a mapping of env option names to values, got "
-                          f"{type(env_kwargs).__name__} {shown(env_kwargs)}")
-
-
-def _check_whole(name: str, value: Any, interval: Interval, whole_floats: bool = False,
-                 why: str = "") -> None:
-    whole = isinstance(value, numbers.Integral) or (
-        whole_floats and _is_real(value) and math.isfinite(value) and value == int(value))
-    if not whole or isinstance(value, bool):
-        raise ConfigError(f"{name} must be a whole number, got {shown(value)}")
-    if value not in interval:
-        raise ConfigError(f"{name} must be {interval}{why}, got {shown(value)}")
-

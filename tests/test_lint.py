@@ -1,5 +1,6 @@
 """The linters, run as CI runs them: ruff over the whole repository, mypy over the algorithms and
-the ops they are built from. Both are configured in pyproject.toml and pinned in the test extra."""
+the parts and ops they are built from. Both are configured in pyproject.toml and pinned in the
+test extra."""
 
 import subprocess
 import sys
@@ -18,6 +19,6 @@ def test_ruff_is_clean():
     assert done.returncode == 0, f"ruff check found problems:\n{done.stdout}{done.stderr}"
 
 
-def test_mypy_is_clean_over_algos_and_ops():
-    done = _run("mypy", "jaxrl/algos", "jaxrl/ops")
+def test_mypy_is_clean_over_algos_parts_and_ops():
+    done = _run("mypy", "jaxrl/algos", "jaxrl/parts", "jaxrl/ops")
     assert done.returncode == 0, f"mypy found problems:\n{done.stdout}{done.stderr}"

@@ -26,10 +26,10 @@ from jaxrl.algos.families import family_defaults
 from jaxrl.config import (
     NON_NEGATIVE,
     POSITIVE,
-    UNIT,
     UNIT_NO_ONE,
     AlgoConfig,
     ConfigError,
+    defaults,
     static,
     traced,
 )
@@ -37,14 +37,13 @@ from jaxrl.ops import clipped_optimizer, optimizer_problem
 
 
 @dataclasses.dataclass(frozen=True)
+@defaults(num_envs=16, num_steps=5, normalize_advantages=False)
 class A2CStatic(onpolicy.OnPolicyStatic):
-    """A2C's static fields (shapes, loop counts, flags)."""
+    """A2C's static fields (shapes, loop counts, flags): 16 envs of 5 steps (the n of n-step
+    returns), advantages as they come."""
 
-    num_envs: int = static(16, "parallel envs per seed")
-    num_steps: int = static(5, "rollout length T per env per update (the n of n-step)")
     optimizer: str = static("rmsprop", "rmsprop | adam | radam")
     rmsprop_style: str = static("tensorflow", "epsilon convention: tensorflow | pytorch")
-    normalize_advantages: bool = static(False, "standardize advantages per update")
 
     def validate(self) -> None:
         super().validate()
@@ -54,10 +53,11 @@ class A2CStatic(onpolicy.OnPolicyStatic):
 
 
 @struct.dataclass(frozen=True)
+@defaults(gae_lambda=1.0)
 class A2CHparams(onpolicy.OnPolicyHparams):
-    """A2C's traced hyperparameters (``state.hparams``)."""
+    """A2C's traced hyperparameters (``state.hparams``); ``gae_lambda`` 1.0: n-step
+    advantages."""
 
-    gae_lambda: float = traced(1.0, "1.0 = n-step advantages", valid=UNIT)
     learning_rate: float = traced(7e-4, valid=POSITIVE)
     rmsprop_decay: float = traced(0.99, valid=UNIT_NO_ONE)
     rmsprop_eps: float = traced(1e-5, valid=POSITIVE)

@@ -29,26 +29,27 @@ import numpy as np
 
 from envs.core import wrapped_attr
 from envs.spaces import Space
-from jaxrl.config import ConfigError, StaticConfig
+from jaxrl.algos.network_static import NetworkStatic
+from jaxrl.config import ANY, ConfigError, static
 from jaxrl.ops import RunningMeanStd, popart
 from jaxrl.parts.actions import to_env_action
 
+_NO_HEAD_LAYERS: tuple[int, ...] = ()  # typed: a subclass's head_hidden field is a tuple of widths
 
-class PolicyStatic(StaticConfig):
+
+@dataclasses.dataclass(frozen=True)
+class PolicyStatic(NetworkStatic):
     """The base of the configs whose agent is an `ActorCritic` (`onpolicy.OnPolicyStatic`, and
     BC, which trains the same policy another way): the static fields acting with it reads
-    (`onpolicy.make_network`, `onpolicy.make_policy`). Each subclass declares the annotated
-    fields below as its own dataclass fields (their order and docs are its own); the switches
-    with a value here are off for a subclass that does not declare them (BC: no shared torso,
-    no head layers, no recurrent core, no PopArt, no asymmetric critic)."""
+    (`onpolicy.make_network`, `onpolicy.make_policy`). The switches with a value and no field
+    here are off for a subclass that does not declare them (BC: no shared torso, no head
+    layers, no recurrent core, no PopArt, no asymmetric critic)."""
 
-    hidden: tuple[int, ...]
-    torso: str
-    activation: str
-    init_log_std: float
-    normalize_obs: bool
+    init_log_std: float = static(0.0, "initial log-std of Gaussian policies", valid=ANY)
+    normalize_obs: bool = static(True, "standardize observations (on-policy: by the running "
+                                 "mean/var of the rollouts; BC: by the expert's statistics)")
     shared_network = False
-    head_hidden: tuple[int, ...] = ()
+    head_hidden = _NO_HEAD_LAYERS
     rnn = "none"
     rnn_size = 0
     popart = False

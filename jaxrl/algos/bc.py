@@ -29,7 +29,6 @@ from jaxrl.algos import acting, imitation, onpolicy
 from jaxrl.algos.algorithm import standalone
 from jaxrl.algos.families import family_defaults
 from jaxrl.config import (
-    ANY,
     NON_NEGATIVE,
     POSITIVE,
     AlgoConfig,
@@ -47,7 +46,6 @@ from jaxrl.ops import (
 from jaxrl.parts import diagnostics as diag
 from jaxrl.parts import memory
 from jaxrl.parts.rollout import obs_dim
-from jaxrl.parts.torsos import check_network_fields
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,19 +55,10 @@ class BCStatic(acting.PolicyStatic):
 
     demos: str = static("", imitation.DEMOS_DOC)
     batch_size: int = static(256, "expert steps per update")
-    hidden: tuple[int, ...] = static((64, 64), "MLP widths")
-    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small")
-    activation: str = static("tanh")
-    init_log_std: float = static(0.0, "initial log-std of Gaussian policies", valid=ANY)
-    normalize_obs: bool = static(True, "standardize observations by the expert's statistics")
-    verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 
     @property
     def steps_per_update(self) -> int:
         return self.batch_size
-
-    def validate(self) -> None:
-        check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
 
 
 @struct.dataclass(frozen=True)

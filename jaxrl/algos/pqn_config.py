@@ -15,39 +15,30 @@ from jaxrl.config import (
     AlgoConfig,
     ConfigError,
     Hparams,
+    defaults,
     static,
     traced,
 )
-from jaxrl.parts import diagnostics as diag
-from jaxrl.parts.torsos import check_network_fields
 from jaxrl.parts.user_networks import check_network
 
 OPTIMIZERS = ("radam", "adam")
 
 
 @dataclasses.dataclass(frozen=True)
+@defaults(num_envs=128, num_steps=32, hidden=(128, 128), activation="relu")
 class PQNStatic(onpolicy.RolloutStatic):
-    """PQN's static fields (shapes, loop counts, flags)."""
+    """PQN's static fields (shapes, loop counts, flags), beside those of
+    `onpolicy.RolloutStatic` at PQN's defaults (128 envs of 32 steps, 128 x 128 ReLU)."""
 
-    num_envs: int = static(128, "parallel envs per seed")
-    num_steps: int = static(32, "rollout length T per env per update")
     update_epochs: int = static(2, "passes over each rollout")
     num_minibatches: int = static(32, "minibatches per pass")
-    hidden: tuple[int, ...] = static((128, 128), "MLP widths")
-    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small"
-                        " (auto: by observation shape, resolved by the driver; a conv torso"
-                        " replaces hidden)")
-    activation: str = static("relu")
     layer_norm: bool = static(True, "LayerNorm before every activation of the Q-network")
     normalize_obs: bool = static(False, "running mean/var observation normalization (the "
                                  "statistics of every rollout collected; replayed rollouts "
                                  "are kept raw)")
     optimizer: str = static("radam", "radam | adam")
-    anneal_lr: bool = static(True, "linearly anneal the learning rate to 0 over total_steps")
     replay_rollouts: int = static(0, "past rollouts kept and refit with each new one, targets"
                                   " recomputed (0: none, the paper's default)", valid=NON_NEGATIVE)
-    bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
-    verbosity: str = static("basic", "diagnostics level: basic | debug | full")
     network: str = static("default", "your own whole Q-network, a Flax module from a factory "
                           "(package.module:factory, or a name given to register_network) called "
                           "with the number of actions: obs -> Q [..., n]; default: jaxrl's, from "
@@ -60,7 +51,7 @@ class PQNStatic(onpolicy.RolloutStatic):
         return (self.replay_rollouts + 1) * self.num_minibatches
 
     def validate(self) -> None:
-        check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
+        super().validate()
         check_network(self.network)
         if self.optimizer not in OPTIMIZERS:
             raise ConfigError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")

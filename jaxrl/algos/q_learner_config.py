@@ -9,13 +9,24 @@ import dataclasses
 from flax import struct
 
 from jaxrl.algos import offpolicy
-from jaxrl.config import POSITIVE, UNIT, UNIT_NO_ONE, UNIT_NO_ZERO, ConfigError, static, traced
+from jaxrl.config import (
+    POSITIVE,
+    UNIT,
+    UNIT_NO_ONE,
+    UNIT_NO_ZERO,
+    ConfigError,
+    defaults,
+    static,
+    traced,
+)
 from jaxrl.ops import optimizer_problem
 
 
 @dataclasses.dataclass(frozen=True)
+@defaults(hidden=(64, 64))
 class QLearnerStatic(offpolicy.OffPolicyStatic):
-    """The static fields of the replay Q-learners (DQN, C51, QR-DQN, IQN)."""
+    """The static fields of the replay Q-learners (DQN, C51, QR-DQN, IQN): 64 x 64 ReLU
+    networks."""
 
     double_q: bool = static(True, "select the next action with the online net")
     dueling: bool = static(False, "dueling value/advantage head")
@@ -24,7 +35,6 @@ class QLearnerStatic(offpolicy.OffPolicyStatic):
     optimizer: str = static("adam", "adam | radam | rmsprop (with optional momentum: reading "
                             "002's DQN)")
     rmsprop_style: str = static("pytorch", "RMSProp's epsilon convention: tensorflow | pytorch")
-    hidden: tuple[int, ...] = static((64, 64), "MLP widths")
     normalize_obs: bool = static(False, "running mean/var observation normalization (the "
                                  "buffer keeps raw observations, normalized when sampled)")
 
@@ -36,13 +46,11 @@ class QLearnerStatic(offpolicy.OffPolicyStatic):
 
 
 @dataclasses.dataclass(frozen=True)
+@defaults(double_q=False)
 class DistributionalStatic(QLearnerStatic):
     """The static head of the distributional Q-learners (C51, QR-DQN, IQN): ``K`` outputs per
     action (`distribution_size`, from the subclass's own fields), and the target net selecting
-    the next action, as in the three papers."""
-
-    double_q: bool = static(False, "select the next action with the online net (the paper: "
-                            "the target net selects)")
+    the next action, as in the three papers (``double_q`` off)."""
 
     @property
     def distribution_size(self) -> int:

@@ -29,18 +29,19 @@ from jax.flatten_util import ravel_pytree
 
 from jaxrl.algos import onpolicy
 from jaxrl.algos.families import family_defaults
-from jaxrl.config import NON_NEGATIVE, POSITIVE, UNIT_OPEN, AlgoConfig, static, traced
+from jaxrl.config import NON_NEGATIVE, POSITIVE, UNIT_OPEN, AlgoConfig, defaults, static, traced
 from jaxrl.ops import clipped_adam, conjugate_gradient
 
 
 @dataclasses.dataclass(frozen=True)
+@defaults(anneal_lr=False)
 class TRPOStatic(onpolicy.SeparateValueStatic):
-    """TRPO's static fields (shapes, loop counts, flags)."""
+    """TRPO's static fields (shapes, loop counts, flags); the value learning rate is not
+    annealed."""
 
     cg_iters: int = static(10, "conjugate-gradient iterations")
     backtrack_iters: int = static(10, "line-search candidates c^0 .. c^(n-1)")
     fisher_subsample: int = static(4, "Fisher-vector products on every k-th sample (1 = all)")
-    anneal_lr: bool = static(False, "linearly anneal the value learning rate to 0")
 
 
 @struct.dataclass(frozen=True)

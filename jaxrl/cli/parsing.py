@@ -22,7 +22,7 @@ class Parser(argparse.ArgumentParser):
 
 def whole_number(text: str) -> int:
     """A CLI whole number: ``8``, ``1e6``, ``100_000`` (not ``2.5``). Ranges are checked by the
-    API (`jaxrl.config.check_run_args`), so the CLI and Python say the same thing."""
+    API (`jaxrl.run_args.check_run_args`), so the CLI and Python say the same thing."""
     try:
         value = float(text.replace("_", ""))
         if value.is_integer():

@@ -11,10 +11,11 @@ from envs.core import runs_on_host, wrapped_attr
 from envs.options import checked as checked_env_options
 from envs.wrappers import EpisodeStatistics
 from jaxrl import algos
-from jaxrl.config import AlgoConfig, ConfigError, check_run_args
+from jaxrl.config import AlgoConfig, ConfigError
 from jaxrl.engine.members import member_sharding
 from jaxrl.parts import memory
 from jaxrl.parts.torsos import resolve_torso
+from jaxrl.run_args import check_run_args
 
 MAX_CHUNK_UPDATES = 50
 

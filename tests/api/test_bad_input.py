@@ -14,8 +14,9 @@ import pytest
 import jaxrl
 from jaxrl import algos
 from jaxrl.cli import main
-from jaxrl.config import ConfigError, allowed, check_run_args, declared_intervals, numeric_fields
+from jaxrl.config import ConfigError, allowed, declared_intervals, numeric_fields
 from jaxrl.output_paths import OutputPathError, check_file, check_folder
+from jaxrl.run_args import check_run_args
 
 UNWRITABLE = "/proc/x.json"  # a folder that exists, where nothing can be created (even by root)
 

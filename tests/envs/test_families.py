@@ -29,12 +29,12 @@ def test_family_of_a_name(name, family):
 
 
 def test_the_bench_judge_sorts_names_as_the_registry_does():
-    from jaxrl.studies.bench.judge import _preset_families
+    from jaxrl.studies.bench.preset_match import preset_families
 
     for name in ("gymnax:Breakout-MinAtar", "Breakout-MinAtar", "brax:hopper",
                  "playground:FingerSpin", "atari:Pong", "probe:value"):
-        assert _preset_families(name) == [families.family_of(name)]
-    assert _preset_families("CartPole-v1") == ["discrete", "continuous"]
+        assert preset_families(name) == [families.family_of(name)]
+    assert preset_families("CartPole-v1") == ["discrete", "continuous"]
 
 
 def test_every_family_has_defaults_and_presets():

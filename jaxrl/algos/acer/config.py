@@ -7,6 +7,7 @@ import dataclasses
 from flax import struct
 
 from jaxrl.algos.families import family_defaults
+from jaxrl.algos.network_static import NetworkStatic
 from jaxrl.config import (
     NON_NEGATIVE,
     POSITIVE,
@@ -15,19 +16,18 @@ from jaxrl.config import (
     AlgoConfig,
     ConfigError,
     Hparams,
-    StaticConfig,
+    defaults,
     static,
     traced,
 )
 from jaxrl.ops import optimizer_problem
-from jaxrl.parts import diagnostics as diag
-from jaxrl.parts.torsos import check_network_fields
 
 REPLAY_SCHEDULES = ("fixed", "poisson")
 
 
 @dataclasses.dataclass(frozen=True)
-class ACERStatic(StaticConfig):
+@defaults(activation="relu")
+class ACERStatic(NetworkStatic):
     """ACER's static fields (shapes, loop counts, flags)."""
 
     num_envs: int = static(16, "parallel envs per seed (on-policy segments per update)")
@@ -49,10 +49,6 @@ class ACERStatic(StaticConfig):
                                    " it has room for; a segment with more is counted in "
                                    "frame_mismatches", valid=NON_NEGATIVE)
     shared_network: bool = static(True, "one torso for the policy and Q heads")
-    hidden: tuple[int, ...] = static((64, 64), "MLP widths")
-    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small")
-    activation: str = static("relu")
-    verbosity: str = static("basic", "diagnostics level: basic | debug | full")
     optimizer: str = static("adam", "adam | radam | rmsprop")
     rmsprop_style: str = static("pytorch", "RMSProp's epsilon convention: tensorflow | pytorch")
 
@@ -61,7 +57,7 @@ class ACERStatic(StaticConfig):
         return self.num_envs * self.num_steps
 
     def validate(self) -> None:
-        check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
+        super().validate()
         problem = optimizer_problem(self.optimizer, self.rmsprop_style)
         if problem:
             raise ConfigError(problem)

@@ -9,24 +9,25 @@ import numpy as np
 from flax import struct
 
 from envs.spaces import Box
+from jaxrl.algos.network_static import NetworkStatic
 from jaxrl.config import (
     NON_NEGATIVE,
     POSITIVE,
     UNIT,
     ConfigError,
     Hparams,
-    StaticConfig,
+    defaults,
     static,
     traced,
 )
-from jaxrl.parts import diagnostics as diag
 from jaxrl.parts.buffers import her
-from jaxrl.parts.torsos import check_network_fields
 
 
 @dataclasses.dataclass(frozen=True)
-class OffPolicyStatic(StaticConfig):
-    """Static fields every off-policy algorithm has."""
+@defaults(hidden=(256, 256), activation="relu")
+class OffPolicyStatic(NetworkStatic):
+    """Static fields every off-policy algorithm has (and `NetworkStatic`'s: 256 x 256 ReLU
+    networks)."""
 
     num_envs: int = static(1, "parallel envs per seed")
     buffer_size: int = static(100_000, "replay capacity per seed (transitions)")
@@ -39,17 +40,11 @@ class OffPolicyStatic(StaticConfig):
     prioritized: bool = static(False, "proportional prioritized replay")
     frame_replay: bool = static(False, "replay stacked [H, W, S] image observations in [0, 1] "
                                 "(Atari's) as uint8 frames kept once: 1/16 of the memory")
-    hidden: tuple[int, ...] = static((256, 256), "MLP widths")
-    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small"
-                        " (auto: by observation shape, resolved by the driver; a conv torso"
-                        " replaces hidden)")
-    activation: str = static("relu")
     bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     her: str = static("none", "hindsight relabelling of replayed goals (goal envs): none | "
                       "future | final")
     her_k: int = static(4, "HER relabels per real transition: a 1 - 1/(1 + k) share of "
                         "sampled transitions gets a hindsight goal")
-    verbosity: str = static("basic", "diagnostics level: basic | debug | full")
     action_noise = "white"  # a fresh draw each step; a field of `ActorCriticStatic`
     normalize_obs = False  # raw observations; a field of `q_learner_config.QLearnerStatic`
 
@@ -61,7 +56,7 @@ class OffPolicyStatic(StaticConfig):
     def validate(self) -> None:
         if self.num_envs > self.buffer_size:
             raise ConfigError(f"buffer_size ({self.buffer_size}) must be >= num_envs")
-        check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
+        super().validate()
         if self.her not in her.STRATEGIES:
             raise ConfigError(f"her must be one of {her.STRATEGIES}, got {self.her!r}")
         if self.her != "none" and (self.n_step != 1 or self.prioritized or self.frame_replay

@@ -9,36 +9,33 @@ import dataclasses
 from flax import struct
 
 from jaxrl.algos.acting import PolicyStatic
+from jaxrl.algos.network_static import NetworkStatic
 from jaxrl.config import (
-    ANY,
     NON_NEGATIVE,
     POSITIVE,
     UNIT,
     UNIT_NO_ZERO,
     ConfigError,
     Hparams,
-    StaticConfig,
     static,
     traced,
 )
-from jaxrl.parts import diagnostics as diag
 from jaxrl.parts.recurrent import RNNS
-from jaxrl.parts.torsos import check_network_fields
 from jaxrl.parts.user_networks import check_network, is_own
 
 
-class RolloutStatic(StaticConfig):
+@dataclasses.dataclass(frozen=True)
+class RolloutStatic(NetworkStatic):
     """The base of the configs that learn from rollouts of ``num_envs`` envs x ``num_steps``
     steps (`OnPolicyStatic`, PQN's): the fields the rollout, the batch's loss flags, the
-    annealing and the memory model read. Each subclass declares the annotated fields as its own
-    dataclass fields (their defaults differ: PQN runs 128 envs of 32 steps); ``num_minibatches``
-    is 1 for one that does not declare it (full-batch steps)."""
+    annealing and the memory model read, declared once (PQN sets its own defaults: 128 envs
+    of 32 steps); ``num_minibatches`` is 1 for one that does not declare it (full-batch
+    steps)."""
 
-    num_envs: int
-    num_steps: int
-    anneal_lr: bool
-    bootstrap_truncation: bool
-    verbosity: str
+    num_envs: int = static(4, "parallel envs per seed")
+    num_steps: int = static(128, "rollout length T per env per update")
+    anneal_lr: bool = static(True, "linearly anneal the learning rate(s) to 0 over total_steps")
+    bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     num_minibatches = 1
 
     @property
@@ -48,21 +45,12 @@ class RolloutStatic(StaticConfig):
 
 @dataclasses.dataclass(frozen=True)
 class OnPolicyStatic(RolloutStatic, PolicyStatic):
-    """Static fields every on-policy algorithm has."""
+    """Static fields every on-policy algorithm has (and those of `RolloutStatic` and
+    `acting.PolicyStatic`)."""
 
-    num_envs: int = static(4, "parallel envs per seed")
-    num_steps: int = static(128, "rollout length T per env per update")
-    hidden: tuple[int, ...] = static((64, 64), "MLP widths (policy and value nets)")
-    torso: str = static("auto", "auto | mlp | minatar_cnn | nature_cnn | nature_cnn_small"
-                        " (auto: by observation shape; a conv torso ends in its own dense layer"
-                        " and replaces hidden)")
-    activation: str = static("tanh")
-    init_log_std: float = static(0.0, "initial log-std of Gaussian policies", valid=ANY)
-    normalize_obs: bool = static(True, "running mean/var observation normalization")
     normalize_reward: bool = static(False, "scale rewards by the running std of returns")
     popart: bool = static(False, "PopArt: the value head learns targets normalized by running "
                           "statistics, its last layer rescaled to preserve outputs")
-    bootstrap_truncation: bool = static(True, "False treats time limits as termination (wrong)")
     shared_network: bool = static(False, "one torso for policy and value (else two MLPs)")
     head_hidden: tuple[int, ...] = static((), "hidden widths of the policy head and of the "
                                           "value head, each its own, after the shared "
@@ -78,11 +66,9 @@ class OnPolicyStatic(RolloutStatic, PolicyStatic):
                           "with the action space: obs -> (logits or mean, value); default: "
                           "jaxrl's, from hidden / torso / shared_network (jaxrl.parts.user_networks)")
     normalize_advantages: bool = static(True, "standardize advantages (per minibatch)")
-    anneal_lr: bool = static(True, "linearly anneal the learning rate(s) to 0")
-    verbosity: str = static("basic", "diagnostics level: basic | debug | full")
 
     def validate(self) -> None:
-        check_network_fields(self.activation, self.torso, self.verbosity, diag.LEVELS)
+        super().validate()
         if self.rnn not in RNNS:
             raise ConfigError(f"rnn must be one of {RNNS}, got {self.rnn!r}")
         if self.head_hidden and not (self.shared_network or self.recurrent):

@@ -34,6 +34,7 @@ static.
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import chex
 import jax
@@ -144,7 +145,8 @@ def encode(store: FrameStore, item: NStepTransition, n: int) -> NStepTransition:
     (``[N, H, W, S]`` floats in)."""
     envs = jnp.arange(item.reward.shape[0], dtype=jnp.int32)
     first = jnp.full_like(envs, store.rounds - n)
-    return dataclasses.replace(item, obs=FrameRef(round=first, env=envs),
+    ref = cast(jax.Array, FrameRef(round=first, env=envs))  # the obs slot holds the reference
+    return dataclasses.replace(item, obs=ref,
                                next_obs=to_u8(item.next_obs[..., -1]))
 
 
@@ -152,7 +154,7 @@ def decode(store: FrameStore, stored: NStepTransition) -> NStepTransition:
     """Whole stacks again for sampled items (leaves ``[K, ...]``): ``obs`` and ``next_obs``
     ``[K, H, W, S]`` float32. ``next_obs`` is the stack of the item's last step, shifted by
     its stored newest frame."""
-    ref: FrameRef = stored.obs
+    ref = cast(FrameRef, stored.obs)  # what `encode` put in the obs slot
     obs = rebuild(store, ref.round, ref.env)
     last = rebuild(store, ref.round + stored.steps - 1, ref.env)
     next_obs = jnp.concatenate([last[..., 1:], stored.next_obs[..., None]], axis=-1)

@@ -23,6 +23,8 @@ written relabels with the steps it has so far.
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 
@@ -70,7 +72,8 @@ def relabel(buffer: uniform.ReplayState, batch: NStepTransition, indices: jax.Ar
     achieved = layout.achieved(batch.next_obs)
     reward = env.compute_reward(achieved, goal, env_params)
     terminated = env.goal_reached(achieved, goal, env_params) & env.terminates_on_success
-    return batch.replace(
+    return dataclasses.replace(
+        batch,
         obs=layout.with_desired(batch.obs, goal),
         next_obs=layout.with_desired(batch.next_obs, goal),
         reward=reward.astype(batch.reward.dtype),

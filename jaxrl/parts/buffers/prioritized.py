@@ -25,6 +25,7 @@ children, so a full bottom-up rebuild from the leaves reproduces the tree bit fo
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import chex
@@ -159,7 +160,7 @@ def add(state: PrioritizedState, items: Any, step: ArrayLike, valid: ArrayLike =
     slots = uniform.write_slots(state.replay, batch)
     replay = uniform.add(state.replay, items, step, valid)
     tree = _set_leaves(state.tree, slots, jnp.full((batch,), state.max_priority))
-    return state.replace(replay=replay, tree=tree)
+    return dataclasses.replace(state, replay=replay, tree=tree)
 
 
 def _descend(tree: jax.Array, targets: jax.Array) -> jax.Array:
@@ -271,7 +272,8 @@ def set_priorities(state: PrioritizedState, indices: jax.Array,
     chex.assert_rank(indices, 1)
     chex.assert_equal_shape([indices, new_priorities])
     new = _last_occurrence_values(indices, jnp.asarray(new_priorities, jnp.float32))
-    return state.replace(
+    return dataclasses.replace(
+        state,
         tree=_set_leaves(state.tree, indices, new),
         max_priority=jnp.maximum(state.max_priority, jnp.max(new)),
     )

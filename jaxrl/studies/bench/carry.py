@@ -9,7 +9,9 @@ finished PPO run's on a 16x16 Navix grid was 3.4 MB of the 4 MB), the run's own 
 figure; a carried run says it kept no policy. ``progress.json`` lists the runs with their status and
 sizes. `save` writes a whole new copy beside the old one and swaps it in, so a kill during a
 save leaves the previous copy (or, between the two renames, the previous copy under
-``PATH.old``, which `load` reads too); `load` copies into a run store the runs it lacks.
+``PATH.old``, which `load` reads too); `load` copies into a run store the runs it lacks. A
+save keeps, as they were, the runs of the folder that the bench does not count (another
+bench's, or one whose request no entry asks for any more), so no progress is lost.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ def save(store: RunStore, bench_id: str, dest) -> dict:
     shutil.rmtree(fresh, ignore_errors=True)
     fresh.mkdir(parents=True)
     lines = [_copy_run(store, run_id, fresh) for run_id in runs]
+    lines += _keep_others(dest, fresh, set(runs))
     manifest = {"bench_id": bench_id, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                 time.gmtime()), "runs": lines}
     (fresh / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
@@ -88,6 +91,27 @@ def save(store: RunStore, bench_id: str, dest) -> dict:
     fresh.rename(dest)
     shutil.rmtree(old, ignore_errors=True)
     return manifest
+
+
+def _keep_others(dest: Path, fresh: Path, counted: set[str]) -> list[dict]:
+    """Copy into ``fresh`` the runs of the progress folder ``dest`` that this bench does not
+    count (another bench's, or one whose request no entry asks for today): a save never
+    drops progress it did not write. Their manifest lines are kept, marked ``kept``."""
+    if not (dest / MANIFEST).is_file():
+        return []
+    try:
+        old_lines = json.loads((dest / MANIFEST).read_text())["runs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    kept = []
+    for line in old_lines:
+        run_id = line.get("run_id") if isinstance(line, dict) else None
+        if (not isinstance(run_id, str) or run_id in counted or "/" in run_id
+                or not (dest / run_id / "run.json").is_file()):
+            continue
+        shutil.copytree(dest / run_id, fresh / run_id)
+        kept.append({**line, "kept": "not a run of this bench; kept as it was"})
+    return kept
 
 
 def load(src, store: RunStore) -> list[str]:

@@ -19,15 +19,14 @@ No engine import: suite files are read as plain YAML.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from envs import families
 from jaxrl import named_yaml, presets, stats
-from jaxrl.repo_data import PRESETS_DIR, SUITES_DIR
+from jaxrl.repo_data import SUITES_DIR
 from jaxrl.studies import verdicts
+from jaxrl.studies.bench.preset_match import known_then, preset_reason, same_value
 
 CONFIDENCE = 0.95
 BOOTSTRAP_REPS = 2000
@@ -243,88 +242,6 @@ def current_references(manifest: dict) -> dict[str, dict]:
             if isinstance(e.get("reference"), dict)}
 
 
-def _same(a, b) -> bool:
-    """Equal as JSON values, numbers as floats (a traced ``1`` is stored as ``1.0``), a
-    tuple as a list, None as an empty mapping."""
-    def normal(x):
-        if x is None:
-            return {}
-        if isinstance(x, bool) or not isinstance(x, (int, float, list, tuple, dict)):
-            return x
-        if isinstance(x, (int, float)):
-            return float(x)
-        if isinstance(x, dict):
-            return {str(k): normal(v) for k, v in x.items()}
-        return [normal(v) for v in x]
-    return normal(a) == normal(b)
-
-
-def _preset_families(env: str) -> list[str]:
-    """The preset families an env may belong to, judged from its name alone (no env is built,
-    `envs.families.family_of`): classic control may be ``discrete`` or ``continuous``, which
-    the caller tells apart by which preset the run matches better."""
-    family = families.family_of(env)
-    return ["discrete", "continuous"] if family in ("discrete", "continuous") else [family]
-
-
-def preset_reason(row: dict) -> str | None:
-    """Why the run's resolved config (``run_config``, from its ``run.json``) is not what today's
-    preset (``presets/ALGO/FAMILY.yaml``, the defaults `jaxrl config ALGO --yaml` prints) plus the
-    entry's overrides (``config``) would give; None when it is, or when the row lacks either.
-    A preset value ``auto`` is resolved at run time and matches anything; a field the run does
-    not have is one the preset gained since."""
-    ran, overrides = row.get("run_config"), row.get("config")
-    if not isinstance(ran, dict) or not isinstance(overrides, dict):
-        return None
-    best = None
-    for family in _preset_families(str(row["env"])):
-        path = PRESETS_DIR / str(row["algo"]) / f"{family}.yaml"
-        try:
-            preset = named_yaml.read(path, "preset", ValueError)
-        except ValueError:
-            continue
-        if not isinstance(preset, dict):
-            continue
-        want = {**preset, **overrides}
-        diff = [(k, ran[k], v) for k, v in want.items()
-                if k in ran and v != "auto" and not _same(ran[k], v)]
-        if best is None or len(diff) < len(best[1]):
-            best = (f"presets/{row['algo']}/{family}.yaml", diff)
-    if best is None or not best[1]:
-        return None
-    changes = "; ".join(f"{k} ran {json.dumps(a, default=str)}, now {json.dumps(b, default=str)}"
-                        for k, a, b in best[1])
-    return f"{row['entry']}: its config is not today's preset ({best[0]}) with its overrides: {changes}"
-
-
-def _known_then(row: dict, key: str, now):
-    """The suite's ``config`` now without the fields the run's config did not have (fields
-    the config classes gained since it ran: a named preset lists every field) where the suite
-    asks for the field's default (today's preset value: what the run had, in effect, before the
-    field existed); other keys as they are. A new field set otherwise (``normalize_obs: true``
-    on a run from before there was one) is a change."""
-    ran = row.get("run_config")
-    if key != "config" or not isinstance(now, dict) or not isinstance(ran, dict):
-        return now
-    asked = row.get(key) if isinstance(row.get(key), dict) else {}
-    return {k: v for k, v in now.items()
-            if k in ran or k in asked or not _same(v, _preset_value(row, k, v))}
-
-
-def _preset_value(row: dict, field: str, fallback):
-    """``field``'s value in today's preset of the row's algorithm and env family (the first
-    family's preset that has it); ``fallback`` where none does."""
-    for family in _preset_families(str(row.get("env"))):
-        try:
-            preset = named_yaml.read(PRESETS_DIR / str(row.get("algo")) / f"{family}.yaml",
-                                     "preset", ValueError)
-        except ValueError:
-            continue
-        if isinstance(preset, dict) and field in preset:
-            return preset[field]
-    return fallback
-
-
 def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale: float) -> list[str]:
     """Why a report no longer shows what its suite file asks for today; empty when it does.
 
@@ -366,7 +283,7 @@ def stale_reasons(rows: list[dict], suite: dict[str, dict] | None, budget_scale:
             reasons.append(f"{name}: ran {r['seeds']} seeds; the suite now asks for "
                            f"{now['seeds']}")
         for key in ("config", "env_kwargs", "eval_episodes"):  # None recorded: none asked for
-            if key in r and not _same(r[key], _known_then(r, key, now.get(key))):
+            if key in r and not same_value(r[key], known_then(r, key, now.get(key))):
                 reasons.append(f"{name}: its {key} is not the suite's now ({r[key]} vs "
                                f"{now.get(key)})")
         preset = preset_reason(r)

@@ -50,6 +50,7 @@ from jaxrl.studies.bench.judge import (
     verdict,
 )
 from jaxrl.studies.bench.markdown import banner, markdown
+from jaxrl.studies.bench.preset_match import without_defaults
 from jaxrl.studies.bench.results_file import read_results
 
 __all__ = ["BOOTSTRAP_REPS", "CONFIDENCE", "MIN_SEEDS", "VERDICTS", "banner", "bench_dir",
@@ -97,7 +98,9 @@ def load_manifest(store: RunStore, bench_id: str) -> dict:
 
 def spec_key(spec: dict) -> str:
     """A digest of what an entry runs: ``{algo, env, total_steps, seeds, seed, config,
-    env_kwargs, eval_episodes}`` (JSON-normalized, so tuples and lists agree), and the engine
+    env_kwargs, eval_episodes}`` (JSON-normalized, so tuples and lists agree; the config
+    without the fields at today's defaults, `preset_match.without_defaults`, so a field the config
+    classes gain keeps every key), and the engine
     options an entry may set (`ENTRY_ENGINE_DEFAULTS`) where they differ from the defaults:
     read from the config (an entry's) or beside it (a stored run's spec)."""
     fields = ("algo", "env", "total_steps", "seeds", "seed", "config", "env_kwargs",
@@ -107,6 +110,8 @@ def spec_key(spec: dict) -> str:
     if isinstance(key["config"], dict):
         engine.update({k: v for k, v in key["config"].items() if k in engine})
         key["config"] = {k: v for k, v in key["config"].items() if k not in engine}
+    if isinstance(key["config"], dict):
+        key["config"] = without_defaults(key["algo"], key["env"], key["config"])
     key.update({k: v for k, v in engine.items() if v != ENTRY_ENGINE_DEFAULTS[k]})
     normal = json.loads(json.dumps(key, default=str))
     normal["algo"] = str(normal["algo"]).lower()

@@ -35,9 +35,10 @@ from typing import Any
 
 from jaxrl import algos
 from jaxrl.api import resume, train
-from jaxrl.config import ConfigError, check_run_args
+from jaxrl.config import ConfigError
 from jaxrl.engine import programs, resumption
 from jaxrl.engine.spec import engine_options, resolve
+from jaxrl.run_args import check_run_args
 from jaxrl.runs.run_lock import claim, holder
 from jaxrl.runs.store import Run, RunStore
 from jaxrl.studies.adaptive import grow_entry

@@ -43,7 +43,7 @@ entry runs ``batch`` seeds, then another ``batch`` while no side is found, at mo
 
 Every number is finite and whole where it counts (``seeds: .inf`` or ``total_steps: 1e400`` is
 one line), the root ``seed`` and ``env_kwargs`` are checked as `jaxrl.train` checks them
-(`jaxrl.config.check_run_args`; an env option that counts, ``episode_length`` ..., a whole
+(`jaxrl.run_args.check_run_args`; an env option that counts, ``episode_length`` ..., a whole
 number in range: `envs.options`), and entry names are unique.
 """
 
@@ -58,9 +58,10 @@ from typing import Any
 from envs.options import EnvOptionError
 from envs.options import checked as checked_env_options
 from jaxrl import named_yaml, presets
-from jaxrl.config import ConfigError, check_run_args, shown
+from jaxrl.config import ConfigError, shown
 from jaxrl.measures import MEASURES
 from jaxrl.repo_data import SUITES_DIR
+from jaxrl.run_args import check_run_args
 from jaxrl.studies.bench.judge import ADAPTIVE_DEFAULTS, ENTRY_ENGINE_DEFAULTS
 
 _ENTRY_KEYS = {"algo", "env", "total_steps", "seeds", "config", "preset", "reference", "name",

@@ -220,6 +220,27 @@ def test_engine_options_at_their_defaults_keep_an_entrys_key():
         {"group": {"spec": {**stored, "max_chunk_updates": 5}}}) != key
 
 
+def test_a_field_the_config_gains_keeps_every_key():
+    """A field a config class gains (a named preset then lists it at its default) changes no
+    entry's key: the runs requested before it still finish the entries, and a suite's bench
+    id stays. A field set off its default, or a default changed, is another request."""
+    from jaxrl.presets import load as load_preset
+
+    preset = load_preset("trpo/baselines-mujoco")
+    entry = {"algo": "trpo", "env": "brax:walker2d", "total_steps": 10, "seeds": 8, "seed": 0,
+             "config": preset, "env_kwargs": None, "eval_episodes": 16}
+    before = {k: v for k, v in preset.items() if k != "network"}  # requested before it existed
+    stored = {**entry, "configs": [before]}
+    key = bench_report.spec_key(entry)
+    assert bench_report.run_spec_key({"group": {"spec": stored}}) == key
+    assert bench_report.spec_key({**entry, "config": {**preset, "network": "pkg.mod:net"}}) != key
+    assert bench_report.spec_key({**entry, "config": {**preset, "hidden": [7]}}) != key
+    # on classic control (discrete or continuous presets) a field is dropped only at the value
+    # both families give it
+    classic = {**entry, "algo": "ppo", "env": "CartPole-v1", "config": {"network": "default"}}
+    assert bench_report.spec_key(classic) == bench_report.spec_key({**classic, "config": {}})
+
+
 def test_committed_suites_are_valid():
     """Every entry of the committed suites resolves (algorithm, env, config) without training."""
     for name in ("classic", "minatar", "mujoco", "atari"):

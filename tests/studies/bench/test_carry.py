@@ -91,3 +91,30 @@ def test_resume_from_without_checkpoints_is_one_line(tmp_path, capsys):
     assert rc != 0 and "--resume-from needs --checkpoint-every" in err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_save_keeps_the_runs_of_the_folder_it_does_not_count(tmp_path):
+    """A bench whose id changed (a suite edited, a field the configs gained) saves its progress
+    beside what the folder held: another bench's run is kept as it was, never dropped."""
+    suite = tmp_path / "carried.yaml"
+    suite.write_text(SUITE)
+    progress, runs = tmp_path / "progress", tmp_path / "runs"
+    other = progress / "20260101-000000-other-run"
+    other.mkdir(parents=True)
+    (other / "run.json").write_text(json.dumps({
+        "run_id": other.name, "status": "interrupted", "algo": "dqn", "env": "CartPole-v1",
+        "seeds": 2, "total_steps_per_seed": 1000, "config": {}, "bench_id": "other-0"}))
+    (other / "metrics").mkdir()
+    (other / "metrics" / "chunk-00000.parquet").write_bytes(b"kept bytes")
+    (progress / carry.MANIFEST).write_text(json.dumps({"bench_id": "other-0", "runs": [
+        {"run_id": other.name, "entry": "dqn/x", "status": "interrupted",
+         "checkpoint_step": 3}]}))
+    result = bench(str(suite), runs_dir=str(runs), progress=False, checkpoint_every=2,
+                   resume_from=str(progress))
+    saved = json.loads((progress / carry.MANIFEST).read_text())
+    assert saved["bench_id"] == result.bench_id
+    lines = {line["run_id"]: line for line in saved["runs"]}
+    assert lines[other.name]["checkpoint_step"] == 3 and "kept" in lines[other.name]
+    assert (other / "metrics" / "chunk-00000.parquet").read_bytes() == b"kept bytes"
+    (mine,) = [r for r in lines if r != other.name]
+    assert lines[mine]["status"] == "finished" and "kept" not in lines[mine]
