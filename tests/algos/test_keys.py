@@ -29,41 +29,65 @@ from jaxrl import algos
 
 OFF_POLICY_SMALL = dict(buffer_size=64, batch_size=8, learning_starts=8, log_interval=10,
                         gradient_steps=2, hidden=(16, 16))
+#: what the second train step reports (so it is the step with learning in it), by kit
+KIT_REPORTS = {"onpolicy": "value_loss", "q_learner": "td_error_abs_mean",
+               "offpolicy": "actor_loss"}
 
-CASES = {
-    "ppo": ("CartPole-v1", dict(num_envs=2, num_steps=8)),
-    "vpg": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2)),
-    "a2c": ("Pendulum-v1", dict(num_envs=2, num_steps=8)),
-    "trpo": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2)),
-    "dqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3)),
-    "c51": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3, num_atoms=11)),
-    "qrdqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, num_quantiles=8)),
+
+def default_case(name: str) -> tuple[str, dict, str] | None:
+    """An algorithm's own case from the registry, by the kit that built it: ``(env, overrides,
+    metric the second step reports)``; None for one that brings its own train step (listed in
+    `OWN_CASES`) or learns from demonstrations (its draws are its kit's: GAIL's policy is
+    on-policy PPO's)."""
+    algorithm = algos.get(name)
+    if algorithm.imitation or algorithm.kit not in KIT_REPORTS:
+        return None
+    env = "CartPole-v1" if "discrete" in algorithm.action_kinds else "Pendulum-v1"
+    small = dict(num_envs=2, num_steps=8) if algorithm.kit == "onpolicy" else OFF_POLICY_SMALL
+    return env, small, KIT_REPORTS[algorithm.kit]
+
+
+# the cases beside or instead of an algorithm's default one: more of its draws reached (the
+# continuous policies, prioritized replay, n-step windows), and the algorithms with their own
+# train step
+OWN_CASES = {
+    "vpg": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2), "value_loss"),
+    "a2c": ("Pendulum-v1", dict(num_envs=2, num_steps=8), "value_loss"),
+    "trpo": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2), "value_loss"),
+    "dqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3),
+            "td_error_abs_mean"),
+    "c51": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3, num_atoms=11),
+            "cross_entropy"),
+    "qrdqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, num_quantiles=8),
+              "td_error_abs_mean"),
     "iqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3, double_q=True,
                                 num_quantiles=8, num_target_quantiles=4,
-                                num_action_quantiles=4, embedding_dim=8)),
-    "pqn": ("CartPole-v1", dict(num_envs=2, num_steps=8, num_minibatches=2, hidden=(16, 16))),
-    "ddpg": ("Pendulum-v1", OFF_POLICY_SMALL),
-    "td3": ("Pendulum-v1", OFF_POLICY_SMALL),
-    "sac": ("Pendulum-v1", dict(OFF_POLICY_SMALL, prioritized=True)),
+                                num_action_quantiles=4, embedding_dim=8), "td_error_abs_mean"),
+    "pqn": ("CartPole-v1", dict(num_envs=2, num_steps=8, num_minibatches=2, hidden=(16, 16)),
+            "td_error_abs_mean"),
+    "sac": ("Pendulum-v1", dict(OFF_POLICY_SMALL, prioritized=True), "alpha_loss"),
     # the OU exploration noise: its init draw, steps and episode-end resets
-    "ddpg-ou": ("Pendulum-v1", dict(OFF_POLICY_SMALL, action_noise="ou")),
-    "sac-ou": ("Pendulum-v1", dict(OFF_POLICY_SMALL, action_noise="ou")),
+    "ddpg-ou": ("Pendulum-v1", dict(OFF_POLICY_SMALL, action_noise="ou"), "actor_loss"),
+    "sac-ou": ("Pendulum-v1", dict(OFF_POLICY_SMALL, action_noise="ou"), "alpha_loss"),
     "acer": ("CartPole-v1", dict(num_envs=2, num_steps=4, buffer_segments=8, replay_start=2,
-                                 replay_batch=2, replay_ratio=2, hidden=(16, 16))),
+                                 replay_batch=2, replay_ratio=2, hidden=(16, 16)),
+             "replay_q_loss"),
 }
+CASES = {**{name: case for name in sorted(algos.BUILT_IN)
+            if (case := default_case(name)) is not None}, **OWN_CASES}
 
-# what the second train step reports (so it is the step with learning in it)
-REPORTED = {"ppo": "value_loss", "vpg": "value_loss", "a2c": "value_loss", "trpo": "value_loss",
-            "dqn": "td_error_abs_mean", "c51": "cross_entropy", "qrdqn": "td_error_abs_mean",
-            "iqn": "td_error_abs_mean", "pqn": "td_error_abs_mean", "ddpg": "actor_loss",
-            "td3": "actor_loss",
-            "sac": "alpha_loss", "acer": "replay_q_loss", "ddpg-ou": "actor_loss",
-            "sac-ou": "alpha_loss"}
+
+def test_every_algorithm_has_a_case():
+    """A new algorithm gets its kit's case without editing this file; one with its own train
+    step must be listed; only the imitation learners (their draws are their kit's) are not."""
+    missing = [name for name in algos.BUILT_IN
+               if name not in CASES and not algos.get(name).imitation]
+    assert not missing, f"add a case to OWN_CASES for {missing}"
 
 
 def two_steps(algo: str):
     """``run(key) -> metrics`` of init and two train steps, each jitted as in training."""
-    env_name, overrides = CASES[algo]
+    env_name, overrides, _ = CASES[algo]
     algorithm = algos.get(algo.removesuffix("-ou"))
     env, params = envs.make(env_name)
     env = envs.EpisodeStatistics(env)
@@ -84,7 +108,7 @@ def two_steps(algo: str):
 def test_no_key_is_used_twice(algo):
     with jax.debug_key_reuse(True):
         traced = jax.jit(two_steps(algo)).trace(jax.random.key(0))
-    assert traced.out_info[REPORTED[algo]].shape == ()
+    assert traced.out_info[CASES[algo][2]].shape == ()
 
 
 def test_the_checker_finds_a_reused_key():

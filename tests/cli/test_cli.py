@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from jaxrl import algos
 from jaxrl.cli import main
 
 
@@ -83,7 +84,7 @@ def test_env_args_are_yaml_values():
 
 
 # -- help, envs, config: what there is, without training -------------------------------------------
-ALGO_LIST = "one of: a2c, acer, bc, c51, ddpg, dqn, gail, iqn, ppo, pqn, qrdqn, sac, td3, trpo, vpg"
+ALGO_LIST = f"one of: {', '.join(sorted(algos.BUILT_IN))}"
 
 
 def test_help_names_the_algorithms(capsys):
