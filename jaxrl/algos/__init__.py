@@ -25,6 +25,11 @@ from jaxrl.algos import (
 )
 from jaxrl.algos.algorithm import Algorithm
 
+#: what users reach through ``jaxrl.algos``; a custom on-policy algorithm is made with its kit,
+#: ``algos.onpolicy.algorithm(...)`` (`notebooks/custom_algorithm.ipynb`)
+__all__ = ["ALGORITHMS", "BUILT_IN", "Algorithm", "UnknownAlgorithmError", "get", "onpolicy",
+           "register"]
+
 ALGORITHMS: dict[str, Algorithm] = {
     module.ALGORITHM.name: module.ALGORITHM
     for module in (ppo, vpg, a2c, trpo, dqn, c51, qrdqn, iqn, pqn, ddpg, td3, sac, acer, gail, bc)
@@ -36,10 +41,6 @@ BUILT_IN: frozenset[str] = frozenset(ALGORITHMS)
 
 class UnknownAlgorithmError(ValueError):
     pass
-
-
-#: an on-policy algorithm from its update rule and optimizers (`onpolicy.algorithm`)
-on_policy_algorithm = onpolicy.algorithm
 
 
 def register(algorithm: Algorithm) -> Algorithm:

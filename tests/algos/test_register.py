@@ -15,7 +15,7 @@ from jaxrl.algos.algorithm import KITS
 
 @pytest.fixture
 def my_vpg():
-    algorithm = algos.on_policy_algorithm("my_vpg", vpg.VPGConfig, vpg.default_config,
+    algorithm = algos.onpolicy.algorithm("my_vpg", vpg.VPGConfig, vpg.default_config,
                                           vpg.update, vpg.optimizers)
     algos.register(algorithm)
     yield algorithm
