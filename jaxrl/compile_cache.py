@@ -43,6 +43,7 @@ _HIT_EVENT = "/jax/compilation_cache/cache_hits"
 
 _state = {"configured": False, "enabled": None, "hits": 0}
 _lock = threading.Lock()
+_thread = threading.local()  # per thread: its hits
 
 
 def default_dir() -> Path:
@@ -150,10 +151,17 @@ def drop_unreadable(module_name: str) -> int:
 
 
 def _on_event(event: str, **_) -> None:
-    if event == _HIT_EVENT:
+    if event == _HIT_EVENT:  # JAX reports it in the thread that compiles
         _state["hits"] += 1
+        _thread.hits = getattr(_thread, "hits", 0) + 1
 
 
 def hits() -> int:
     """Executables loaded from the persistent cache so far in this process."""
     return _state["hits"]
+
+
+def thread_hits() -> int:
+    """Executables loaded from the persistent cache so far by the calling thread (programs
+    compiled side by side each count their own, `jaxrl.engine.programs.compile_lowered`)."""
+    return getattr(_thread, "hits", 0)

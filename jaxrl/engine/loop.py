@@ -124,15 +124,19 @@ class Programs:
     chunk_fn: Callable
     eval_fn: Callable | None
     built: dict  # {"init", "chunk", "eval"}: `programs.Built` of each program built
+    wall: float = 0.0  # seconds from the first trace to the last program compiled
 
     @property
     def compile_seconds(self) -> float:
-        return sum(b.seconds for b in self.built.values())
+        """The seconds a run waited for its programs (they compile side by side, so less than
+        the sum of `compile_parts`); 0 when this process held them all."""
+        return self.wall if any(b.seconds > 0 for b in self.built.values()) else 0.0
 
     @property
     def compile_parts(self) -> dict[str, float]:
-        """Seconds per program (tracing, lowering and compiling, or loading it): ``{"init",
-        "chunk", "eval"}``; 0 for a program this process already held."""
+        """Seconds per program (tracing, lowering and compiling, or loading it, each its own
+        while the others compiled beside it): ``{"init", "chunk", "eval"}``; 0 for a program
+        this process already held."""
         return {name: b.seconds for name, b in self.built.items()}
 
     @property
@@ -155,28 +159,35 @@ def place_members(spec: GroupSpec, r: Resolved) -> Placed:
 
 
 def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
-    """Compile (or load) the init, chunk (``k`` updates) and evaluation programs; returns them
-    and the initial state ``[padded members]``."""
-    build = lambda tag, builder, *args, **kw: programs.compiled(
+    """Compile (or load) the init, chunk (``k`` updates) and evaluation programs, side by side
+    (`programs.compile_lowered`: the chunk and evaluation programs are lowered for the state
+    init will return, before it has compiled); returns them and the initial state ``[padded
+    members]``."""
+    lower = lambda tag, builder, *args, **kw: programs.lower(
         tag, r.algorithm, r.config, r.env, r.env_params, builder, *args,
         sharding=placed.sharding, **kw)
-    init = build(("init",), programs.init_program(
+    start = time.perf_counter()
+    init = lower(("init",), programs.init_program(
         r.algorithm, r.config, r.env, r.env_params, placed.padded), placed.keys, placed.hparams,
         runs_once=True)
-    state = init.program(placed.keys, placed.hparams)
-    chunk = build(("chunk", k), programs.chunk_program(
-        r.algorithm, r.config, r.env, r.env_params, k, placed.padded), state, donate_first=True)
-    built = {"init": init, "chunk": chunk}
+    state = (init.program(placed.keys, placed.hparams) if isinstance(init, programs.Built)
+             else programs.abstract_outputs(init, placed.sharding))
+    pending = {"init": init, "chunk": lower(("chunk", k), programs.chunk_program(
+        r.algorithm, r.config, r.env, r.env_params, k, placed.padded), state, donate_first=True)}
     if spec.eval_episodes:  # eval_episodes=0: no evaluation program
         horizon = eval_horizon(r.env_params)
         sampled = ("sampled",) if spec.eval_sample else ()
-        built["eval"] = build(
+        pending["eval"] = lower(
             ("eval", spec.eval_episodes, horizon, *sampled),
             programs.eval_program(r.algorithm, r.config, r.env, r.env_params, spec.eval_episodes,
                                   horizon, placed.padded, not spec.eval_sample),
             state, placed.eval_keys, placed.chunk_index(0))
+    built = programs.compile_lowered(pending)
+    wall = time.perf_counter() - start
+    if not isinstance(init, programs.Built):
+        state = built["init"].program(placed.keys, placed.hparams)
     eval_fn = built["eval"].program if "eval" in built else None
-    return Programs(init.program, chunk.program, eval_fn, built), state
+    return Programs(built["init"].program, built["chunk"].program, eval_fn, built, wall), state
 
 
 def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bool = True,

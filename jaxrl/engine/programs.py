@@ -14,6 +14,7 @@ back from the persistent compilation cache (`jaxrl.compile_cache`)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import sys
@@ -21,6 +22,7 @@ import time
 import warnings
 from collections import Counter, OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import jax
@@ -58,19 +60,31 @@ def params_digest(env_params) -> str:
     return h.hexdigest()
 
 
-def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
-             sharding=None, runs_once: bool = False, donate_first: bool = False) -> Built:
-    """AOT-compile ``jit(build())`` for these args once per static key; returns a `Built`: 0 s
-    on a hit of this process's cache, ``from_disk`` when JAX loaded the executable from the
-    persistent cache (`jaxrl.compile_cache`) instead of compiling it, and the seconds of each
-    phase. ``tag`` names the program and every Python value its builder closes
-    over (chunk length, eval episodes, ...), which are part of the key alongside the static
-    config and the argument shapes. With a seed ``sharding`` every input and output leaf is
-    pinned to it (leading axis = member), so chunk outputs can be fed straight back in. On the
-    CPU, programs compile at `jaxrl.platform.cpu_opt_level` (LLVM -O2 unless chosen or the
-    env's ``cpu_opt_level`` asks for another), and a program that ``runs_once`` (init) at -O0. With ``donate_first`` the program takes over the
-    buffers of its first argument (the train state a chunk replaces), which must not be used
-    again after the call: the state then lives once in memory, not twice."""
+class Lowered(NamedTuple):
+    """A program traced and lowered, its XLA compile still to come (`compile_lowered`):
+    ``out_info`` the shapes and dtypes of its outputs, ``phases`` its trace and lower
+    seconds."""
+
+    key: tuple
+    tag: tuple
+    lowered: Any
+    out_info: Any
+    phases: dict
+
+
+def lower(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
+          sharding=None, runs_once: bool = False, donate_first: bool = False) -> Built | Lowered:
+    """The program ``jit(build())`` for these args: a `Built` of 0 s for one this process
+    holds, else traced and lowered (`Lowered`), for `compile_lowered` to compile. Cached once
+    per key: ``tag`` names the program and every Python value its builder closes over (chunk
+    length, eval episodes, ...), which are part of the key alongside the static config and the
+    argument shapes (arrays or `jax.ShapeDtypeStruct`). With a seed ``sharding`` every input
+    and output leaf is pinned to it (leading axis = member), so chunk outputs can be fed
+    straight back in. On the CPU, programs compile at `jaxrl.platform.cpu_opt_level` (LLVM -O2
+    unless chosen or the env's ``cpu_opt_level`` asks for another), and a program that
+    ``runs_once`` (init) at -O0. With ``donate_first`` the program takes over the buffers of
+    its first argument (the train state a chunk replaces), which must not be used again after
+    the call: the state then lives once in memory, not twice."""
     shapes = jax.tree.map(lambda x: (x.shape, str(x.dtype), getattr(x, "sharding", None)),
                           example_args)
     devices = sharding.device_set if sharding is not None else {jax.devices()[0]}
@@ -83,28 +97,82 @@ def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *e
         PROGRAMS.move_to_end(key)
         return Built(PROGRAMS[key], 0.0, False, {})
     compile_cache.configure()
-    hits = compile_cache.hits()
-    start = time.perf_counter()
     kw = {} if sharding is None else {"in_shardings": sharding, "out_shardings": sharding}
     kw["compiler_options"] = options
     if donate_first:
         kw["donate_argnums"] = 0
-    with warnings.catch_warnings():  # restores the filters and `showwarning` on exit
-        warnings.filterwarnings("always", message=".*persistent compilation cache")
-        warnings.showwarning = functools.partial(_on_compile_warning, warnings.showwarning)
+    with _cache_warnings():
+        start = time.perf_counter()
         traced = jax.jit(named(build(), str(tag[0])), **kw).trace(*example_args)
         t_traced = time.perf_counter()
         lowered = traced.lower()
-        t_lowered = time.perf_counter()
-        program = lowered.compile()
-    end = time.perf_counter()
-    seconds, from_disk = end - start, compile_cache.hits() > hits
-    phases = {"trace": t_traced - start, "lower": t_lowered - t_traced, "compile": end - t_lowered}
-    PROGRAMS[key] = program
-    COMPILED[tag[0]] += 1
+    phases = {"trace": t_traced - start, "lower": time.perf_counter() - t_traced}
+    return Lowered(key, tag, lowered, traced.out_info, phases)
+
+
+def compile_lowered(programs: dict[str, Built | Lowered]) -> dict[str, Built]:
+    """Compile every `Lowered` of ``programs`` ({name: program}) side by side, one thread each
+    (XLA's compile releases the GIL: a group's init, chunk and evaluation programs compile in
+    the time of the longest where the cores allow), and keep them in this process's cache.
+    Returns a `Built` per name: its seconds are its own trace, lower and compile (which
+    overlap with the others'), ``from_disk`` when the persistent cache served it."""
+    todo = {name: p for name, p in programs.items() if isinstance(p, Lowered)}
+
+    def compile_one(p: Lowered) -> tuple[Any, float, bool]:
+        hits, start = compile_cache.thread_hits(), time.perf_counter()
+        program = p.lowered.compile()
+        return program, time.perf_counter() - start, compile_cache.thread_hits() > hits
+
+    with _cache_warnings():
+        if len(todo) > 1:
+            with ThreadPoolExecutor(len(todo), thread_name_prefix="jaxrl-compile") as pool:
+                done = dict(zip(todo, pool.map(compile_one, todo.values()), strict=True))
+        else:
+            done = {name: compile_one(p) for name, p in todo.items()}
+    out = {}
+    for name, p in programs.items():
+        if isinstance(p, Built):
+            out[name] = p
+            continue
+        program, seconds, from_disk = done[name]
+        phases = {**p.phases, "compile": seconds}
+        PROGRAMS[p.key] = program
+        COMPILED[p.tag[0]] += 1
+        out[name] = Built(program, sum(phases.values()), from_disk, phases)
     while len(PROGRAMS) > MAX_PROGRAMS:
         PROGRAMS.popitem(last=False)
-    return Built(program, seconds, from_disk, phases)
+    return out
+
+
+def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
+             sharding=None, runs_once: bool = False, donate_first: bool = False) -> Built:
+    """One program `lower`ed and compiled (`compile_lowered`): 0 s on a hit of this process's
+    cache, ``from_disk`` when JAX loaded the executable from the persistent cache
+    (`jaxrl.compile_cache`) instead of compiling it, and the seconds of each phase."""
+    return compile_lowered({"program": lower(
+        tag, algorithm, config, env, env_params, build, *example_args, sharding=sharding,
+        runs_once=runs_once, donate_first=donate_first)})["program"]
+
+
+def abstract_outputs(program: Lowered, sharding) -> Any:
+    """``program``'s outputs as `jax.ShapeDtypeStruct` leaves on ``sharding`` (or the default
+    device), what the arrays it returns will be: another program can be lowered for them
+    before this one has compiled or run."""
+    where = sharding if sharding is not None else jax.sharding.SingleDeviceSharding(
+        jax.devices()[0])
+    return jax.tree.map(lambda o: jax.ShapeDtypeStruct(o.shape, o.dtype, sharding=where,
+                                                       weak_type=o.weak_type),
+                        program.out_info)
+
+
+@contextlib.contextmanager
+def _cache_warnings():
+    """The persistent cache's warnings as one line each (`_on_compile_warning`), for every
+    thread compiling meanwhile (the filters are the process's); restored on exit."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("always", message=".*persistent compilation cache")
+        warnings.showwarning = functools.partial(_on_compile_warning, warnings.showwarning)
+        yield
 
 
 def named(fn: Callable, name: str) -> Callable:

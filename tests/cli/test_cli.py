@@ -51,7 +51,8 @@ def test_train_json(tmp_path, capsys):
         assert key in payload
     assert len(payload["final_eval_return"]) == 2 and payload["config"]["num_steps"] == 64
     assert set(payload["compile_parts"]) == {"init", "chunk", "eval"}
-    assert sum(payload["compile_parts"].values()) == pytest.approx(payload["compile_seconds"])
+    parts = payload["compile_parts"].values()  # compiled side by side: the wait is the longest
+    assert max(parts) - 1e-3 <= payload["compile_seconds"] <= sum(parts) + 0.05
     printed = capsys.readouterr().out
     assert "IQM" in printed and "env-steps/s" in printed
 

@@ -167,7 +167,8 @@ def test_the_cli_climbs_a_real_ladder_and_records_the_plans_refusal_as_the_top(t
     assert first["steps_per_member"] == 256 and first["env_steps_per_second"] > 0
     assert first["compile_seconds"] > 0 and first["peak_bytes"] > 0
     assert set(first["compile_parts"]) == {"init", "chunk"}  # eval off in the ladder
-    assert abs(sum(first["compile_parts"].values()) - first["compile_seconds"]) < 1e-6
+    parts = first["compile_parts"].values()  # compiled side by side: the wait is the longest
+    assert max(parts) - 1e-3 <= first["compile_seconds"] <= sum(parts) + 0.05
     assert first["predicted_bytes"] > 0 and first["device"] == "cpu:0"
     assert "memory plan" in top["reason"] and "64 seeds" in top["reason"]
     assert top["predicted_bytes"] > 3 * 2**20
