@@ -10,7 +10,8 @@ both found. Tracing is all it needs (seconds); nothing is compiled.
 
 Each algorithm runs the config that reaches its random draws:
 
-* on-policy: rollout sampling, minibatch shuffles (PPO, and the value-fit minibatches of VPG and
+* on-policy, for each action kind (categorical and Gaussian policies): rollout sampling,
+  minibatch shuffles (PPO, and the value-fit minibatches of VPG and
   TRPO), A2C's short rollouts;
 * ACER: rollout sampling and the replay's segment sampling, at 2 replayed updates per step;
 * PQN: the epsilon coin and random action of its rollouts, the minibatch shuffles;
@@ -34,26 +35,31 @@ KIT_REPORTS = {"onpolicy": "value_loss", "q_learner": "td_error_abs_mean",
                "offpolicy": "actor_loss"}
 
 
-def default_case(name: str) -> tuple[str, dict, str] | None:
-    """An algorithm's own case from the registry, by the kit that built it: ``(env, overrides,
-    metric the second step reports)``; None for one that brings its own train step (listed in
-    `OWN_CASES`) or learns from demonstrations (its draws are its kit's: GAIL's policy is
-    on-policy PPO's)."""
+def default_cases(name: str) -> dict[str, tuple[str, dict, str]]:
+    """An algorithm's own cases from the registry, by the kit that built it: ``{case: (env,
+    overrides, metric the second step reports)}``, one per action kind it takes (CartPole-v1,
+    and Pendulum-v1 as ``NAME-continuous``); none for one that brings its own train step
+    (listed in `OWN_CASES`) or learns from demonstrations (its draws are its kit's: GAIL's
+    policy is on-policy PPO's)."""
     algorithm = algos.get(name)
     if algorithm.imitation or algorithm.kit not in KIT_REPORTS:
-        return None
-    env = "CartPole-v1" if "discrete" in algorithm.action_kinds else "Pendulum-v1"
+        return {}
     small = dict(num_envs=2, num_steps=8) if algorithm.kit == "onpolicy" else OFF_POLICY_SMALL
-    return env, small, KIT_REPORTS[algorithm.kit]
+    envs_by_kind = {"discrete": ("CartPole-v1", name), "continuous": ("Pendulum-v1",
+                    name if algorithm.action_kinds == ("continuous",) else f"{name}-continuous")}
+    return {case: (env, small, KIT_REPORTS[algorithm.kit])
+            for kind, (env, case) in envs_by_kind.items() if kind in algorithm.action_kinds}
 
 
 # the cases beside or instead of an algorithm's default one: more of its draws reached (the
 # continuous policies, prioritized replay, n-step windows), and the algorithms with their own
 # train step
 OWN_CASES = {
-    "vpg": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2), "value_loss"),
-    "a2c": ("Pendulum-v1", dict(num_envs=2, num_steps=8), "value_loss"),
-    "trpo": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2), "value_loss"),
+    # the value fit's minibatch shuffles
+    "vpg-continuous": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2),
+                       "value_loss"),
+    "trpo-continuous": ("Pendulum-v1", dict(num_envs=2, num_steps=8, value_minibatches=2),
+                        "value_loss"),
     "dqn": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3),
             "td_error_abs_mean"),
     "c51": ("CartPole-v1", dict(OFF_POLICY_SMALL, prioritized=True, n_step=3, num_atoms=11),
@@ -73,8 +79,8 @@ OWN_CASES = {
                                  replay_batch=2, replay_ratio=2, hidden=(16, 16)),
              "replay_q_loss"),
 }
-CASES = {**{name: case for name in sorted(algos.BUILT_IN)
-            if (case := default_case(name)) is not None}, **OWN_CASES}
+CASES = {**{case: spec for name in sorted(algos.BUILT_IN)
+            for case, spec in default_cases(name).items()}, **OWN_CASES}
 
 
 def test_every_algorithm_has_a_case():
@@ -88,7 +94,7 @@ def test_every_algorithm_has_a_case():
 def two_steps(algo: str):
     """``run(key) -> metrics`` of init and two train steps, each jitted as in training."""
     env_name, overrides, _ = CASES[algo]
-    algorithm = algos.get(algo.removesuffix("-ou"))
+    algorithm = algos.get(algo.split("-")[0])
     env, params = envs.make(env_name)
     env = envs.EpisodeStatistics(env)
     config = algorithm.default_config(env_name).replace(**overrides)

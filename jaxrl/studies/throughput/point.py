@@ -84,7 +84,8 @@ def steady_rate(chunk_steps: list[int], chunk_seconds: list[float], warmup: int)
 
 
 def measure(workload: dict, members: int) -> dict:
-    """Train ``members`` members of ``workload`` (a `Workload` as a dict); the rung's record."""
+    """Train ``members`` members of ``workload`` (a `Workload` as a dict; ``eval_episodes`` in
+    it adds the evaluation program, 0 by default); the rung's record."""
     device = jax.local_devices()[0]
     record = {"workload": workload["name"], "members": members, "lib": "jaxrl",
               "steps_per_member_requested": workload["steps_per_member"],
@@ -94,7 +95,8 @@ def measure(workload: dict, members: int) -> dict:
     steps = max(workload["steps_per_member"], algos.get(workload["algo"]).default_config(
         workload["env"]).replace(**workload.get("config", {})).steps_per_update)  # >= 1 update
     spec = single_spec(workload["algo"], workload["env"], members, steps,
-                       eval_episodes=0, max_chunk_updates=workload["max_chunk_updates"],
+                       eval_episodes=int(workload.get("eval_episodes", 0)),
+                       max_chunk_updates=workload["max_chunk_updates"],
                        env_kwargs=workload.get("env_kwargs") or None,
                        **workload.get("config", {}))
     resolved = resolve_group(spec)

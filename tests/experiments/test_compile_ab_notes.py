@@ -1,0 +1,36 @@
+"""The compile A/B notes' table is the committed results' (benchmarks/compile-ab-cpu), and the
+script's table puts each tree's mean wait, the ratio and rejax's level in the right cells."""
+
+import json
+from pathlib import Path
+
+from tests.experiments.scripts import load
+
+ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "compile-ab-cpu"
+
+
+def test_the_notes_table_is_the_results():
+    compile_ab = load("compile_ab")
+    data = json.loads((ROOT / "results.json").read_text())
+    peers = json.loads(compile_ab.PEER_RESULTS.read_text())["points"]
+    notes = (ROOT / "NOTES.md").read_text()
+    inside = notes.split(compile_ab.TABLE_START)[1].split(compile_ab.TABLE_END)[0].strip()
+    assert inside == compile_ab.table(data, peers)
+
+
+def test_a_row_is_the_mean_of_its_pairs_beside_the_peer():
+    compile_ab = load("compile_ab")
+
+    def rec(tree, wait, parts):
+        return {"workload": "w", "members": 1, "tree": tree, "status": "ok", "eval_episodes": 0,
+                "compile_seconds": wait, "compile_parts": parts}
+
+    data = {"records": [rec("before", 5.0, {"init": 1.0, "chunk": 4.0}),
+                        rec("after", 3.0, {"init": 1.0, "chunk": 2.5}),
+                        rec("before", 7.0, {"init": 1.0, "chunk": 6.0}),
+                        rec("after", 5.0, {"init": 1.5, "chunk": 4.5}),
+                        {**rec("after", 1.0, {}), "status": "failed"}]}
+    peers = [{"lib": "rejax", "status": "ok", "workload": "w", "members": 1,
+              "lower_seconds": 1.25, "compile_seconds": 3.5}]
+    row = compile_ab.table(data, peers).splitlines()[-1]
+    assert row == "| w | 1 | 0 | 6.00 | 4.00 | 0.67x | 1.25 / 3.50 | 4.75 |"
