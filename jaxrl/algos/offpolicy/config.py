@@ -46,7 +46,7 @@ class OffPolicyStatic(NetworkStatic):
     her_k: int = static(4, "HER relabels per real transition: a 1 - 1/(1 + k) share of "
                         "sampled transitions gets a hindsight goal")
     action_noise = "white"  # a fresh draw each step; a field of `ActorCriticStatic`
-    normalize_obs = False  # raw observations; a field of `q_learner_config.QLearnerStatic`
+    normalize_obs = False  # raw observations; a field of `q_learner.config.QLearnerStatic`
 
     @property
     def steps_per_update(self) -> int:

@@ -3,7 +3,7 @@ network and loss.
 
 * the config's replay / target / exploration / optimizer fields (`QLearnerStatic`,
   `QLearnerHparams`), and the distributional learners' static head (`DistributionalStatic`),
-  from `jaxrl.algos.q_learner_config`;
+  from `jaxrl.algos.q_learner.config`;
 * epsilon-greedy exploration at the Q-values (`make_explore`);
 * the next action's selection (`next_outputs`: double Q or not);
 * action masks (`envs.spaces.Discrete.mask_size`): acting, exploring and bootstrapping among
@@ -32,12 +32,12 @@ from jaxrl.algos import acting, offpolicy
 from jaxrl.algos.action_masks import allowed_actions, allowed_q, masked
 from jaxrl.algos.algorithm import Algorithm
 from jaxrl.algos.obs_normalization import check_unmasked, normalize_obs, normalize_transitions
-from jaxrl.algos.q_learner_config import (
+from jaxrl.algos.q_learner.config import (
     DistributionalStatic,
     QLearnerHparams,
     QLearnerStatic,
 )
-from jaxrl.algos.q_learner_config import (
+from jaxrl.algos.q_learner.config import (
     QuantileHparams as QuantileHparams,  # re-exported: the kit's config, in one place
 )
 from jaxrl.config import ConfigError
