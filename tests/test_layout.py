@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from jaxrl.algo_names import BUILT_IN
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = [ROOT / "jaxrl", ROOT / "envs"]
 MAX_LINES = 400
@@ -129,7 +131,8 @@ def _resolve(node: ast.ImportFrom, module: str, is_package: bool) -> str:
 
 def import_graph(packages=PACKAGES) -> dict[str, set[str]]:
     """``{module: the project modules it imports at module level}``. ``from x import y`` names
-    the submodule ``x.y`` when there is one, else ``x``; ``import x.y`` names ``x.y``."""
+    the submodule ``x.y`` when there is one, else ``x``; ``import x.y`` names ``x.y``; the
+    registry (``jaxrl.algos``) imports each module `jaxrl.algo_names.BUILT_IN` names."""
     paths = {_module_name(p): p for package in packages for p in sorted(package.rglob("*.py"))}
     graph: dict[str, set[str]] = {}
     for module, path in paths.items():
@@ -144,6 +147,8 @@ def import_graph(packages=PACKAGES) -> dict[str, set[str]]:
                 if len(subs) < len(node.names):
                     targets.add(base)
         graph[module] = {t for t in targets if t in paths and t != module}
+    if "jaxrl.algos" in graph:  # the registry imports each built-in by its name
+        graph["jaxrl.algos"] |= {f"jaxrl.algos.{name}" for name in BUILT_IN} & set(paths)
     return graph
 
 
@@ -195,7 +200,8 @@ def test_the_import_graph_sees_imports_and_submodules():
     graph = import_graph()
     # from jaxrl.engine import programs
     assert "jaxrl.engine.programs" in graph["jaxrl.engine.loop"]
-    assert "jaxrl.algos.ppo" in graph["jaxrl.algos"]  # from jaxrl.algos import (..., ppo)
+    assert "jaxrl.algos.ppo" in graph["jaxrl.algos"]  # the registry's import by name
+    assert "jaxrl.algos.onpolicy" in graph["jaxrl.algos"]  # from jaxrl.algos import onpolicy
     assert "envs.core" in graph["jaxrl.engine.recorded"]  # from envs.core import ...
 
 

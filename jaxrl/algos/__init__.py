@@ -1,28 +1,14 @@
 """Algorithm registry: each algorithm is a module of pure functions plus a config class, ending
-in the one line that makes its `Algorithm` from its family's kit; `ALGORITHMS` lists them."""
+in the one line that makes its `Algorithm` from its family's kit; `ALGORITHMS` holds them, one
+per name of `jaxrl.algo_names.BUILT_IN` (where a new algorithm is registered, in one line)."""
 
 from __future__ import annotations
 
 import difflib
+import importlib
 
-from jaxrl.algos import (
-    a2c,
-    acer,
-    bc,
-    c51,
-    ddpg,
-    dqn,
-    gail,
-    iqn,
-    onpolicy,
-    ppo,
-    pqn,
-    qrdqn,
-    sac,
-    td3,
-    trpo,
-    vpg,
-)
+from jaxrl.algo_names import BUILT_IN as BUILT_IN_NAMES
+from jaxrl.algos import onpolicy
 from jaxrl.algos.algorithm import Algorithm
 
 #: what users reach through ``jaxrl.algos``; a custom on-policy algorithm is made with its kit,
@@ -32,7 +18,7 @@ __all__ = ["ALGORITHMS", "BUILT_IN", "Algorithm", "UnknownAlgorithmError", "get"
 
 ALGORITHMS: dict[str, Algorithm] = {
     module.ALGORITHM.name: module.ALGORITHM
-    for module in (ppo, vpg, a2c, trpo, dqn, c51, qrdqn, iqn, pqn, ddpg, td3, sac, acer, gail, bc)
+    for module in (importlib.import_module(f"jaxrl.algos.{name}") for name in BUILT_IN_NAMES)
 }
 
 

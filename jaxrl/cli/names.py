@@ -6,10 +6,10 @@ families come from their JAX-free table."""
 from __future__ import annotations
 
 from envs import families
+from jaxrl.algo_names import BUILT_IN
 
-#: `jaxrl.algos.ALGORITHMS`, sorted.
-ALGORITHMS: tuple[str, ...] = ("a2c", "acer", "bc", "c51", "ddpg", "dqn", "gail", "iqn", "ppo",
-                               "pqn", "qrdqn", "sac", "td3", "trpo", "vpg")
+#: `jaxrl.algos.ALGORITHMS`, sorted (an algorithm's name is its module's).
+ALGORITHMS: tuple[str, ...] = tuple(sorted(BUILT_IN))
 
 #: The families of `envs.families` (a table that imports no JAX), in the order ``jaxrl envs``
 #: lists them.
