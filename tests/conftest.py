@@ -84,25 +84,28 @@ def _log_programs() -> None:
 
     from jaxrl.engine import programs
 
-    inner = programs.compiled
+    inner = programs.compile_lowered  # every engine program passes here (`programs.compiled` too)
     out = Path(PROGRAM_LOG) / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
 
     def digest(value) -> str:
         return hashlib.blake2b(repr(value).encode(), digest_size=6).hexdigest()
 
-    def logged(tag, algorithm, config, env, env_params, build, *args, **kw):
-        built = inner(tag, algorithm, config, env, env_params, build, *args, **kw)
-        shapes = [(getattr(x, "shape", None), str(getattr(x, "dtype", ""))) for x in
-                  __import__("jax").tree.leaves(args)]
+    def logged(pending):
+        built = inner(pending)
         with out.open("a") as f:
-            f.write(json.dumps({"test": _current[0], "tag": repr(tag), "algo": algorithm.name,
-                                "env": str(getattr(env, "name", type(env).__name__)), "static": digest(config.static_key()),
-                                "shapes": digest(shapes), "seconds": round(built.seconds, 3),
-                                "from_disk": built.from_disk}) + "\n")
+            for name, p in pending.items():
+                if not isinstance(p, programs.Lowered):
+                    continue  # held by this process: nothing was built
+                tag, algo, static, env = p.key[:4]
+                f.write(json.dumps({
+                    "test": _current[0], "tag": repr(tag), "algo": algo,
+                    "env": str(getattr(env, "name", type(env).__name__)), "static": digest(static),
+                    "shapes": digest(p.key[5:7]), "seconds": round(built[name].seconds, 3),
+                    "from_disk": built[name].from_disk}) + "\n")
         return built
 
-    programs.compiled = logged
+    programs.compile_lowered = logged
 
 
 if PROGRAM_LOG:
