@@ -16,7 +16,7 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
-from jaxrl.engine import programs
+from jaxrl.engine import build_ledger, programs
 from jaxrl.engine.checkpoint import Checkpointer
 from jaxrl.engine.members import (
     Members,
@@ -158,11 +158,13 @@ def place_members(spec: GroupSpec, r: Resolved) -> Placed:
     return placed
 
 
-def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
+def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int,
+                   say: Callable[[str], None] | None = None):
     """Compile (or load) the init, chunk (``k`` updates) and evaluation programs, side by side
     (`programs.compile_lowered`: the chunk and evaluation programs are lowered for the state
     init will return, before it has compiled); returns them and the initial state ``[padded
-    members]``."""
+    members]``. Before the compile, ``say`` is told which programs the persistent cache will
+    serve and about how long a cold compile of the env family takes here (`build_ledger`)."""
     lower = lambda tag, builder, *args, **kw: programs.lower(
         tag, r.algorithm, r.config, r.env, r.env_params, builder, *args,
         sharding=placed.sharding, **kw)
@@ -182,8 +184,11 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int):
             programs.eval_program(r.algorithm, r.config, r.env, r.env_params, spec.eval_episodes,
                                   horizon, placed.padded, not spec.eval_sample),
             state, placed.eval_keys, placed.chunk_index(0))
+    ledger = build_ledger.foretell(pending, spec, r, say)
     built = programs.compile_lowered(pending)
     wall = time.perf_counter() - start
+    build_ledger.note(ledger, built, spec, r, placed.members.size, wall,
+                     compile_source(built))
     if not isinstance(init, programs.Built):
         state = built["init"].program(placed.keys, placed.hparams)
     eval_fn = built["eval"].program if "eval" in built else None
@@ -213,7 +218,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     k = resumed_chunk_length(prior_chunks if restore else [],
                              chunk_length(r.num_updates, spec.max_chunk_updates))
     placed = place_members(spec, r)
-    progs, state = build_programs(spec, r, placed, k)
+    progs, state = build_programs(spec, r, placed, k, say_to_user if progress else None)
     checkpointer = Checkpointer(checkpoint_dir) if checkpoint_dir is not None else None
     done = Progress(chunks=list(prior_chunks or []))
     if restore:
@@ -233,6 +238,11 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
                         done.run_seconds, done.failures, r.config.steps_per_update,
                         describe_devices(placed.sharding), compile_source(progs.built),
                         done.first, progs.compile_parts, progs.compile_phases)
+
+
+def say_to_user(text: str) -> None:
+    """A line for the user on stderr, before the progress bar."""
+    print(f"jaxrl: {text}", file=sys.stderr, flush=True)
 
 
 def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, state,

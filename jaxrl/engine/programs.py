@@ -63,13 +63,14 @@ def params_digest(env_params) -> str:
 class Lowered(NamedTuple):
     """A program traced and lowered, its XLA compile still to come (`compile_lowered`):
     ``out_info`` the shapes and dtypes of its outputs, ``phases`` its trace and lower
-    seconds."""
+    seconds, ``options`` the XLA compiler options it compiles with."""
 
     key: tuple
     tag: tuple
     lowered: Any
     out_info: Any
     phases: dict
+    options: dict
 
 
 def lower(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,
@@ -107,7 +108,7 @@ def lower(tag: tuple, algorithm, config, env, env_params, build: Callable, *exam
         t_traced = time.perf_counter()
         lowered = traced.lower()
     phases = {"trace": t_traced - start, "lower": time.perf_counter() - t_traced}
-    return Lowered(key, tag, lowered, traced.out_info, phases)
+    return Lowered(key, tag, lowered, traced.out_info, phases, options)
 
 
 def compile_lowered(programs: dict[str, Built | Lowered]) -> dict[str, Built]:
