@@ -1,0 +1,45 @@
+"""The committed files behind docs/test-times.md's cold rows and its audit paragraph: a junit
+file becomes the durations text as the tests read it, and each committed summary is what the
+script computes from the committed durations and program log."""
+
+import json
+from pathlib import Path
+
+from tests.experiments.scripts import load
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMES = ROOT / "docs" / "test-times"
+JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+<testcase classname="tests.engine.test_loop" name="test_a[x-1]" time="2.500" />
+<testcase classname="tests.runs.test_store.TestCatalog" name="test_b" time="0.125" />
+<testcase classname="tests.test_cli" name="test_c" time="10.000" />
+</testsuite></testsuites>"""
+
+
+def test_a_junit_file_becomes_durations_slowest_first(tmp_path, capsys):
+    convert = load("durations_from_junit")
+    (tmp_path / "run.xml").write_text(JUNIT)
+    assert convert.main([str(tmp_path / "run.xml"), "what ran"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "# what ran",
+        "10.00s call     tests/test_cli.py::test_c",
+        "2.50s call     tests/engine/test_loop.py::test_a[x-1]",
+        "0.12s call     tests/runs/test_store.py::TestCatalog::test_b"]
+
+
+def test_each_committed_summary_is_its_durations_and_program_log(tmp_path):
+    summary = load("compile_audit_summary")
+    files = sorted(TIMES.glob("*-cold-audit.json")) + sorted(TIMES.glob("*-cold-modules.json"))
+    assert files
+    for path in files:
+        committed = json.loads(path.read_text())
+        durations = ROOT / committed["durations"]
+        modules = summary.by_module(summary.read_durations(durations), {})
+        assert {m: r["test_s"] for m, r in modules.items()} == {
+            m: r["test_s"] for m, r in committed["modules"].items()}, path.name
+        assert committed["totals"]["test_s"] == round(sum(r["test_s"] for r in modules.values()), 1)
+        log = path.with_name(path.name.replace("-audit.json", "-programs.jsonl"))
+        if committed["programs"] is not None:
+            (tmp_path / "log").mkdir(exist_ok=True)
+            (tmp_path / "log" / "all.jsonl").write_text(log.read_text())
+            assert summary.programs(tmp_path / "log") == committed["programs"], path.name
