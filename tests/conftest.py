@@ -272,3 +272,38 @@ def make_cartpole_expert(folder: Path):
 def cartpole_expert(tmp_path_factory):
     """`make_cartpole_expert` once per session, for the imitation tests."""
     return make_cartpole_expert(tmp_path_factory.mktemp("expert_runs"))
+
+
+def host_reference_seconds() -> float:
+    """Seconds this host takes for a fixed single-threaded CPU workload (pure Python, as tracing
+    is, and a numpy sort), the best of three: the host's speed beside a timing row, since the
+    machines of this project are not one host and a cold suite's seconds move with the host as
+    much as with the tests (docs/test-times.md)."""
+    import time
+
+    import numpy as np
+
+    values = np.random.default_rng(0).standard_normal(2_000_000)
+
+    def work() -> None:
+        total = 0
+        for i in range(5_000_000):
+            total += i * i % 7
+        for _ in range(6):
+            np.sort(values)
+
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """The host's reference seconds (`host_reference_seconds`), once per session, from the
+    process that reports (under xdist the controller, measured after the tests)."""
+    if hasattr(config, "workerinput") or config.getoption("collectonly"):
+        return
+    terminalreporter.write_line(f"host reference workload: {host_reference_seconds():.3f} s "
+                                "(tests/conftest.py: host_reference_seconds)")
