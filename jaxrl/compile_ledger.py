@@ -123,7 +123,7 @@ class Outlook:
     """What a group's build will do: ``cached`` the programs expected from the cache,
     ``to_compile`` the others; ``cold`` the waits of this machine's cold compiles of the same
     algorithm and env family (else of the family), newest last, and ``cold_of`` what they are
-    of ("ppo on brax", "brax programs")."""
+    of ("ppo on brax envs", "brax programs")."""
 
     cached: list[str]
     to_compile: list[str]
@@ -149,7 +149,7 @@ def outlook(lines: list[dict], programs: dict[str, str], algo: str, family: str,
     cold = [line for line in lines if line.get("source") == "compiled"
             and line.get("family") == family and isinstance(line.get("wait"), int | float)]
     same = [line for line in cold if line.get("algo") == algo]
-    chosen, of = (same, f"{algo} on {family}") if same else (cold, f"{family} programs")
+    chosen, of = (same, f"{algo} on {family} envs") if same else (cold, f"{family} programs")
     return Outlook(cached, [n for n in programs if n not in cached], family,
                    [float(line["wait"]) for line in chosen[-5:]], of if chosen else "")
 

@@ -38,10 +38,10 @@ def test_a_program_the_ledger_holds_is_expected_from_the_cache_while_its_entry_l
     o = cl.outlook(lines, {"init": "a", "chunk": "b", "eval": "c"}, "ppo", "brax", tmp_path)
     # init's entry is gone (evicted): compiled again; eval was never built
     assert o.cached == ["chunk"] and o.to_compile == ["init", "eval"]
-    assert o.cold == [20.0] and o.cold_of == "ppo on brax"
+    assert o.cold == [20.0] and o.cold_of == "ppo on brax envs"
     text = cl.describe(o)
     assert text.startswith("compiling 2 of 3 programs (init, eval; chunk from the cache)")
-    assert "a cold compile of ppo on brax took 20 s here" in text
+    assert "a cold compile of ppo on brax envs took 20 s here" in text
 
 
 def test_all_cached_says_so_and_the_cache_off_caches_nothing(tmp_path):
