@@ -48,6 +48,7 @@ CHUNKS = 12
 
 CHILD = r'''
 import dataclasses, json, sys, threading, time
+from concurrent.futures import Future
 import jax
 import jaxrl
 from jaxrl.engine import loop
@@ -70,12 +71,27 @@ def watched(kind, fn):
         return out
     return call
 
+def watched_later(behind):
+    """An evaluation program compiling behind the first chunks (since 2026-11-29), watched."""
+    out = Future()
+    def done(f):
+        if f.exception() is not None:
+            out.set_exception(f.exception())
+        else:
+            out.set_result(f.result()._replace(program=watched("eval", f.result().program)))
+    behind.add_done_callback(done)
+    return out
+
 build = loop.build_programs
 def built(*args, **kw):
     progs, state = build(*args, **kw)
-    evaluate = None if progs.eval_fn is None else watched("eval", progs.eval_fn)
-    return dataclasses.replace(progs, chunk_fn=watched("chunk", progs.chunk_fn),
-                               eval_fn=evaluate), state
+    progs = dataclasses.replace(progs, chunk_fn=watched("chunk", progs.chunk_fn))
+    if hasattr(progs, "eval_behind"):
+        if progs.eval_behind is not None:
+            progs.eval_behind = watched_later(progs.eval_behind)
+    elif progs.eval_fn is not None:
+        progs = dataclasses.replace(progs, eval_fn=watched("eval", progs.eval_fn))
+    return progs, state
 loop.build_programs = built
 
 save = Checkpointer.save

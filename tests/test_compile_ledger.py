@@ -94,12 +94,13 @@ def test_train_says_before_compiling_and_then_that_the_cache_serves(tmp_path, mo
                      configs=[{"num_envs": 4, "num_steps": 8, "hidden": (7,)}], eval_episodes=2)
     r = loop.resolve_group(spec)
     placed = loop.place_members(spec, r)
-    loop.build_programs(spec, r, placed, 2, said.append)
+    progs, _ = loop.build_programs(spec, r, placed, 2, said.append)
+    progs.settle()  # as a run does: the evaluation program compiles behind the first chunks
     folder = compile_cache.configure()
     lines = cl.read(cl.ledger_path(folder))
     mine = [x for x in lines if x["env"] == "CartPole-v1" and x["algo"] == "ppo"]
     assert mine and set(mine[-1]["programs"]) == {"init", "chunk", "eval"}
     programs.forget()  # as a new process: the programs are only on disk
     said.clear()
-    loop.build_programs(spec, r, placed, 2, said.append)
+    loop.build_programs(spec, r, placed, 2, said.append)[0].settle()
     assert said == [said[0]] and "load from the compilation cache" in said[0], said

@@ -10,6 +10,7 @@ import dataclasses
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import jax
@@ -117,20 +118,52 @@ class BetweenChunks:
 
 @dataclasses.dataclass
 class Programs:
-    """A group's compiled programs (``eval_fn`` None without evaluation episodes), their
-    compile seconds and whether each came from the persistent cache."""
+    """A group's compiled programs, their compile seconds and whether each came from the
+    persistent cache. The evaluation program (none without evaluation episodes) compiles
+    behind the first chunks (`programs.compile_behind`): `eval_fn` waits for it, and the wait
+    counts in `compile_seconds`."""
 
     init_fn: Callable
     chunk_fn: Callable
-    eval_fn: Callable | None
-    built: dict  # {"init", "chunk", "eval"}: `programs.Built` of each program built
-    wall: float = 0.0  # seconds from the first trace to the last program compiled
+    built: dict  # {"init", "chunk"[, "eval"]}: `programs.Built` of each program built
+    wall: float = 0.0  # seconds from the first trace until the init and chunk programs were built
+    eval_behind: Future | None = None  # the evaluation program's `programs.Built`, to come
+    eval_wait: float = 0.0  # seconds the run waited for it at its first evaluation
+    all_built: Callable[[dict], None] | None = None  # told ``built`` once every program is
+
+    @property
+    def evaluates(self) -> bool:
+        return self.eval_behind is not None
+
+    @property
+    def eval_fn(self) -> Callable:
+        """The evaluation program, waiting for its compile the first time (see `eval_wait`)."""
+        if "eval" not in self.built:
+            start = time.perf_counter()
+            built = self.eval_behind.result()
+            self.eval_wait = time.perf_counter() - start if built.seconds > 0 else 0.0
+            # phases: its trace, lower and compile, and what the run waited for it ("waited")
+            self.built["eval"] = built._replace(phases={**built.phases, "waited": self.eval_wait}
+                                                if built.phases else {})
+            if self.all_built is not None:
+                self.all_built(self.built)
+        return self.built["eval"].program
+
+    def settle(self) -> None:
+        """Wait for the evaluation program if it is still compiling (a run that stopped before
+        its first evaluation), so that `compile_parts` names every program it built."""
+        if self.evaluates:
+            self.eval_fn  # noqa: B018 (waits)
 
     @property
     def compile_seconds(self) -> float:
-        """The seconds a run waited for its programs (they compile side by side, so less than
-        the sum of `compile_parts`); 0 when this process held them all."""
-        return self.wall if any(b.seconds > 0 for b in self.built.values()) else 0.0
+        """The seconds a run waited for its programs: until the first chunk could start (the
+        init and chunk programs compile side by side), and at the first evaluation for what of
+        the evaluation program's compile the chunks before it did not cover; 0 when this
+        process held them all."""
+        if not any(b.seconds > 0 for b in self.built.values()):
+            return 0.0
+        return self.wall + self.eval_wait
 
     @property
     def compile_parts(self) -> dict[str, float]:
@@ -142,7 +175,8 @@ class Programs:
     @property
     def compile_phases(self) -> dict[str, dict]:
         """Per program, the seconds of its phases (`programs.Built.phases`: trace, lower,
-        compile); ``{}`` for a program this process already held."""
+        compile; the evaluation program's ``waited`` too: what of its compile the run waited
+        for at its first evaluation); ``{}`` for a program this process already held."""
         return {name: b.phases for name, b in self.built.items()}
 
 
@@ -160,11 +194,13 @@ def place_members(spec: GroupSpec, r: Resolved) -> Placed:
 
 def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int,
                    say: Callable[[str], None] | None = None):
-    """Compile (or load) the init, chunk (``k`` updates) and evaluation programs, side by side
+    """Compile (or load) the init and chunk (``k`` updates) programs side by side
     (`programs.compile_lowered`: the chunk and evaluation programs are lowered for the state
-    init will return, before it has compiled); returns them and the initial state ``[padded
-    members]``. Before the compile, ``say`` is told which programs the persistent cache will
-    serve and about how long a cold compile of the env family takes here (`build_ledger`)."""
+    init will return, before it has compiled), and the evaluation program behind them
+    (`programs.compile_behind`: the first chunks run while it compiles); returns them and the
+    initial state ``[padded members]``. Before the compile, ``say`` is told which programs the
+    persistent cache will serve and about how long a cold compile of the env family takes
+    here (`build_ledger`); the ledger notes the build once every program is built."""
     lower = lambda tag, builder, *args, **kw: programs.lower(
         tag, r.algorithm, r.config, r.env, r.env_params, builder, *args,
         sharding=placed.sharding, **kw)
@@ -176,23 +212,30 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int,
              else programs.abstract_outputs(init, placed.sharding))
     pending = {"init": init, "chunk": lower(("chunk", k), programs.chunk_program(
         r.algorithm, r.config, r.env, r.env_params, k, placed.padded), state, donate_first=True)}
+    evaluation = None
     if spec.eval_episodes:  # eval_episodes=0: no evaluation program
         horizon = eval_horizon(r.env_params)
         sampled = ("sampled",) if spec.eval_sample else ()
-        pending["eval"] = lower(
+        evaluation = lower(
             ("eval", spec.eval_episodes, horizon, *sampled),
             programs.eval_program(r.algorithm, r.config, r.env, r.env_params, spec.eval_episodes,
                                   horizon, placed.padded, not spec.eval_sample),
             state, placed.eval_keys, placed.chunk_index(0))
-    ledger = build_ledger.foretell(pending, spec, r, say)
+    ledger = build_ledger.foretell({**pending, **({"eval": evaluation} if evaluation else {})},
+                                   spec, r, say)
     built = programs.compile_lowered(pending)
+    # after them, not beside: on a machine of few cores it would slow the first chunk's wait
+    behind = None if evaluation is None else programs.compile_behind(evaluation)
     wall = time.perf_counter() - start
-    build_ledger.note(ledger, built, spec, r, placed.members.size, wall,
-                     compile_source(built))
+    note = lambda every: build_ledger.note(ledger, every, spec, r, placed.members.size, wall,
+                                           compile_source(every))
+    progs = Programs(built["init"].program, built["chunk"].program, built, wall, behind, 0.0,
+                     note)
+    if behind is None:
+        note(built)
     if not isinstance(init, programs.Built):
         state = built["init"].program(placed.keys, placed.hparams)
-    eval_fn = built["eval"].program if "eval" in built else None
-    return Programs(built["init"].program, built["chunk"].program, eval_fn, built, wall), state
+    return progs, state
 
 
 def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bool = True,
@@ -230,6 +273,7 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     try:
         state = run_chunks(spec, r, placed, progs, state, done, k, checkpointer, on_chunk,
                            stop_on_non_finite, progress, between)
+        progs.settle()
     finally:
         if checkpointer is not None:
             checkpointer.close()  # waits for a pending asynchronous save
@@ -282,7 +326,7 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
             else:
                 start, (state, metrics), ahead = ready, ahead, None
             last = c + 1 == num_chunks
-            evaluate = progs.eval_fn is not None and ((c + 1) % eval_every == 0 or last)
+            evaluate = progs.evaluates and ((c + 1) % eval_every == 0 or last)
             checkpoint = checkpointer is not None and spec.checkpoint_every and (
                 (c + 1) % spec.checkpoint_every == 0 or last)
             change = between is not None and not last and (c + 1) % between.every == 0
@@ -313,8 +357,9 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
                 state = between.apply(state, metrics, c, placed)
                 done.run_seconds += time.perf_counter() - t0
             if evaluate:
+                evaluation = progs.eval_fn  # the first time, waits for what is left of its compile
                 t0 = time.perf_counter()
-                pending = progs.eval_fn(state, placed.eval_keys, placed.chunk_index(c))
+                pending = evaluation(state, placed.eval_keys, placed.chunk_index(c))
                 if not stall:  # queued behind the evaluation: no host round trip between them
                     if checkpoint:
                         snap = state_snapshot(state, members, done)

@@ -18,11 +18,12 @@ import contextlib
 import functools
 import hashlib
 import sys
+import threading
 import time
 import warnings
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import jax
@@ -50,6 +51,8 @@ class Built(NamedTuple):
 MAX_PROGRAMS = 24  # compiled programs kept in this process (a few runs' init, chunk, eval)
 PROGRAMS: OrderedDict[tuple, Any] = OrderedDict()  # the compile cache of this process, LRU
 COMPILED: Counter = Counter()  # programs compiled in this process (not in-process hits), by tag
+_HELD = threading.Lock()  # guards `PROGRAMS` and `COMPILED`: a program may compile behind a run
+_BEHIND = ThreadPoolExecutor(1, thread_name_prefix="jaxrl-compile-behind")  # `compile_behind`
 
 
 def params_digest(env_params) -> str:
@@ -94,9 +97,10 @@ def lower(tag: tuple, algorithm, config, env, env_params, build: Callable, *exam
     key = (tag, algorithm.name, config.static_key(), env, params_digest(env_params),
            str(jax.tree.structure(example_args)), str(shapes), tuple(sorted(options.items())),
            donate_first)
-    if key in PROGRAMS:
-        PROGRAMS.move_to_end(key)
-        return Built(PROGRAMS[key], 0.0, False, {})
+    with _HELD:
+        if key in PROGRAMS:
+            PROGRAMS.move_to_end(key)
+            return Built(PROGRAMS[key], 0.0, False, {})
     compile_cache.configure()
     kw = {} if sharding is None else {"in_shardings": sharding, "out_shardings": sharding}
     kw["compiler_options"] = options
@@ -124,25 +128,41 @@ def compile_lowered(programs: dict[str, Built | Lowered]) -> dict[str, Built]:
         program = p.lowered.compile()
         return program, time.perf_counter() - start, compile_cache.thread_hits() > hits
 
-    with _cache_warnings():
+    # the warnings filters are the process's: only the main thread changes them
+    warned = (_cache_warnings() if threading.current_thread() is threading.main_thread()
+              else contextlib.nullcontext())
+    with warned:
         if len(todo) > 1:
             with ThreadPoolExecutor(len(todo), thread_name_prefix="jaxrl-compile") as pool:
                 done = dict(zip(todo, pool.map(compile_one, todo.values()), strict=True))
         else:
             done = {name: compile_one(p) for name, p in todo.items()}
     out = {}
-    for name, p in programs.items():
-        if isinstance(p, Built):
-            out[name] = p
-            continue
-        program, seconds, from_disk = done[name]
-        phases = {**p.phases, "compile": seconds}
-        PROGRAMS[p.key] = program
-        COMPILED[p.tag[0]] += 1
-        out[name] = Built(program, sum(phases.values()), from_disk, phases)
-    while len(PROGRAMS) > MAX_PROGRAMS:
-        PROGRAMS.popitem(last=False)
+    with _HELD:
+        for name, p in programs.items():
+            if isinstance(p, Built):
+                out[name] = p
+                continue
+            program, seconds, from_disk = done[name]
+            phases = {**p.phases, "compile": seconds}
+            PROGRAMS[p.key] = program
+            COMPILED[p.tag[0]] += 1
+            out[name] = Built(program, sum(phases.values()), from_disk, phases)
+        while len(PROGRAMS) > MAX_PROGRAMS:
+            PROGRAMS.popitem(last=False)
     return out
+
+
+def compile_behind(program: Built | Lowered) -> Future:
+    """``program`` compiled on a thread of its own while the caller goes on (`compile_lowered`,
+    looked up when it runs): a `Future` of its `Built`, done at once for one already built.
+    The engine compiles a group's evaluation program so, behind its first chunks: the run
+    waits for it only if its first evaluation comes before the compile ends."""
+    if isinstance(program, Built):
+        done: Future = Future()
+        done.set_result(program)
+        return done
+    return _BEHIND.submit(lambda: compile_lowered({"p": program})["p"])  # as patched then
 
 
 def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,

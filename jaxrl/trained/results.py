@@ -41,9 +41,11 @@ class TrainResult:
     devices: str = "1 x cpu"  # what the program ran on, e.g. "2 x cpu" (members sharded)
     # "compiled", "cache" (persistent compilation cache or this process) or "partly cached"
     compile_source: str = "compiled"
-    # seconds per program: {"init", "chunk", "eval"} (their sum is compile_seconds)
+    # seconds per program: {"init", "chunk", "eval"}, each its own (they overlap: init and chunk
+    # compile side by side, the evaluation behind the first chunks)
     compile_parts: dict = dataclasses.field(default_factory=dict)
-    # per program: seconds of tracing, lowering and compiling (`jaxrl.engine.programs.Built`)
+    # per program: seconds of tracing, lowering and compiling (`jaxrl.engine.programs.Built`);
+    # the evaluation's "waited": what of its compile the run waited for at its first evaluation
     compile_phases: dict = dataclasses.field(default_factory=dict)
     run_id: str | None = None
     run_dir: str | None = None

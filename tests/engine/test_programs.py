@@ -1,9 +1,11 @@
 """The driver's programs: the fused train equals the chunked driver, one seed runs the program of
 several, traced hyperparameters reuse a compiled program and static ones (the chunk length
-included) do not, a non-finite metric stops the run naming it, and a chunk started before the
-host reads the last one's metrics trains exactly as one started after."""
+included) do not, a non-finite metric stops the run naming it, a chunk started before the
+host reads the last one's metrics trains exactly as one started after, and the evaluation
+program compiles behind the first chunks."""
 
 import dataclasses
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -194,3 +196,29 @@ def test_the_next_chunk_starts_before_the_host_reads_this_ones_metrics(monkeypat
     train("ppo", env="probe:value", seeds=2, total_steps=256 * 8, progress=False, store=False,
           max_chunk_updates=2, eval_episodes=0, hidden=(8,))
     assert events == ["run", "run", "get", "run", "get", "run", "get", "get"]
+
+
+def test_the_evaluation_program_compiles_while_the_first_chunks_run(monkeypatch):
+    """The run starts its chunks once init and chunk are built; the evaluation program's
+    compile goes on behind them (here it may not start before the first chunk has reached the
+    host), and the run waits for it only at its first evaluation, in its compile seconds."""
+    first_chunk = threading.Event()
+    started_after_a_chunk = []
+    compile_lowered = programs.compile_lowered
+
+    def held(pending):
+        if any(isinstance(p, programs.Lowered) and p.tag[0] == "eval" for p in pending.values()):
+            started_after_a_chunk.append(first_chunk.wait(timeout=60))
+        return compile_lowered(pending)
+
+    monkeypatch.setattr(programs, "compile_lowered", held)
+    result = train("ppo", env="CartPole-v1", seeds=2, total_steps=64 * 4, progress=False,
+                   store=False, max_chunk_updates=1, eval_every=2, eval_episodes=2,
+                   num_envs=4, num_steps=16, update_epochs=1, num_minibatches=1,
+                   hidden=(8, 3),  # a shape no other test builds: every program is lowered here
+                   on_chunk=lambda record: first_chunk.set())
+    assert started_after_a_chunk == [True]
+    assert set(result.compile_parts) == {"init", "chunk", "eval"}
+    assert result.compile_parts["eval"] > 0 and len(result.final_eval_return) == 2
+    waited = result.compile_phases["eval"]["waited"]  # in the run's wait for its programs
+    assert 0 <= waited <= result.compile_seconds
