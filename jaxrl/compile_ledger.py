@@ -11,7 +11,7 @@ files):
   devices, the JAX and jaxlib versions); ``seconds``: ``{name: XLA compile seconds}``;
 - ``algo``, ``family`` (`envs.registry.env_family`), ``env``, ``members``;
 - ``wait``: the seconds the run waited for its programs; ``source``: "compiled", "partly
-  cached" or "cache" (`jaxrl.engine.loop.compile_source`); ``at``: the UTC time.
+  cached" or "cache" (`jaxrl.engine.group_programs.compile_source`); ``at``: the UTC time.
 
 A program is expected from the cache when a line holds its digest and the folder still holds
 entries of its module (JAX evicts the least recently used), or its compile took less than the

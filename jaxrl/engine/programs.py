@@ -33,7 +33,10 @@ from envs.core import wrapped_attr
 from jaxrl import compile_cache, platform
 from jaxrl.algos import acting
 from jaxrl.engine.members import over_members
+from jaxrl.ops.cpu_linalg import use_xla_linear_algebra
 from jaxrl.parts.evaluate import evaluate
+
+use_xla_linear_algebra()  # no LAPACK custom call in a CPU program: they can deadlock (its module)
 
 
 class Built(NamedTuple):

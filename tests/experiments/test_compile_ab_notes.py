@@ -33,4 +33,12 @@ def test_a_row_is_the_mean_of_its_pairs_beside_the_peer():
     peers = [{"lib": "rejax", "status": "ok", "workload": "w", "members": 1,
               "lower_seconds": 1.25, "compile_seconds": 3.5}]
     row = compile_ab.table(data, peers).splitlines()[-1]
-    assert row == "| w | 1 | 0 | 6.00 | 4.00 | 0.67x | 1.25 / 3.50 | 4.75 |"
+    assert row == "| w | 1 | 0 | 6.00 | 4.00 | 0.67x | 4.00 | 1.25 / 3.50 | 4.75 |"
+
+
+def test_the_first_step_wait_leaves_out_the_wait_at_the_first_evaluation():
+    compile_ab = load("compile_ab")
+    after = {"compile_seconds": 30.0, "compile_phases": {"eval": {"compile": 20.0, "waited": 4.5}}}
+    assert compile_ab.first_step_wait(after) == 25.5
+    before = {"compile_seconds": 30.0, "compile_phases": {"eval": {"compile": 20.0}}}
+    assert compile_ab.first_step_wait(before) == 30.0
