@@ -197,22 +197,25 @@ def run_group(spec: GroupSpec, resolved: Resolved | None = None, *, progress: bo
     k = resumed_chunk_length(prior_chunks if restore else [],
                              chunk_length(r.num_updates, spec.max_chunk_updates))
     placed = place_members(spec, r)
-    progs, state = build_programs(spec, r, placed, k, say_to_user if progress else None)
-    checkpointer = Checkpointer(checkpoint_dir) if checkpoint_dir is not None else None
-    done = Progress(chunks=list(prior_chunks or []))
-    if restore:
-        state, done = restore_progress(checkpointer, state, placed, r.env,
-                                       prior_chunks or [], checkpoint_dir, k)
-    if len(done.chunks) != done.first:
-        raise ValueError(f"resume needs the metrics of the {done.first} chunks the checkpoint "
-                         f"covers; got {len(done.chunks)}")
-    try:
-        state = run_chunks(spec, r, placed, progs, state, done, k, checkpointer, on_chunk,
-                           stop_on_non_finite, progress, between)
-        progs.settle()
-    finally:
-        if checkpointer is not None:
-            checkpointer.close()  # waits for a pending asynchronous save
+    # the persistent cache's warnings as one line each, the evaluation's too: it compiles
+    # behind the first chunks, on another thread (`programs.cache_warnings`)
+    with programs.cache_warnings():
+        progs, state = build_programs(spec, r, placed, k, say_to_user if progress else None)
+        checkpointer = Checkpointer(checkpoint_dir) if checkpoint_dir is not None else None
+        done = Progress(chunks=list(prior_chunks or []))
+        if restore:
+            state, done = restore_progress(checkpointer, state, placed, r.env,
+                                           prior_chunks or [], checkpoint_dir, k)
+        if len(done.chunks) != done.first:
+            raise ValueError(f"resume needs the metrics of the {done.first} chunks the checkpoint "
+                             f"covers; got {len(done.chunks)}")
+        try:
+            state = run_chunks(spec, r, placed, progs, state, done, k, checkpointer, on_chunk,
+                               stop_on_non_finite, progress, between)
+            progs.settle()
+        finally:
+            if checkpointer is not None:
+                checkpointer.close()  # waits for a pending asynchronous save
     return GroupOutcome(placed.members, done.chunks, done.evals,
                         take_members(state, placed.members.size), progs.compile_seconds,
                         done.run_seconds, done.failures, r.config.steps_per_update,

@@ -109,7 +109,7 @@ def lower(tag: tuple, algorithm, config, env, env_params, build: Callable, *exam
     kw["compiler_options"] = options
     if donate_first:
         kw["donate_argnums"] = 0
-    with _cache_warnings():
+    with cache_warnings():
         start = time.perf_counter()
         traced = jax.jit(named(build(), str(tag[0])), **kw).trace(*example_args)
         t_traced = time.perf_counter()
@@ -131,8 +131,9 @@ def compile_lowered(programs: dict[str, Built | Lowered]) -> dict[str, Built]:
         program = p.lowered.compile()
         return program, time.perf_counter() - start, compile_cache.thread_hits() > hits
 
-    # the warnings filters are the process's: only the main thread changes them
-    warned = (_cache_warnings() if threading.current_thread() is threading.main_thread()
+    # the warnings filters are the process's: only the main thread changes them (a run holds
+    # them for the compile behind its first chunks, `jaxrl.engine.loop.run_group`)
+    warned = (cache_warnings() if threading.current_thread() is threading.main_thread()
               else contextlib.nullcontext())
     with warned:
         if len(todo) > 1:
@@ -190,7 +191,7 @@ def abstract_outputs(program: Lowered, sharding) -> Any:
 
 
 @contextlib.contextmanager
-def _cache_warnings():
+def cache_warnings():
     """The persistent cache's warnings as one line each (`_on_compile_warning`), for every
     thread compiling meanwhile (the filters are the process's); restored on exit."""
     with warnings.catch_warnings():
