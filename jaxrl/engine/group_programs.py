@@ -23,7 +23,7 @@ class Programs:
     wall: float = 0.0  # seconds from the first trace until the init and chunk programs were built
     eval_behind: Future | None = None  # the evaluation program's `programs.Built`, to come
     eval_wait: float = 0.0  # seconds the run waited for it at its first evaluation
-    all_built: Callable[[dict], None] | None = None  # told ``built`` once every program is
+    all_built: Callable[[dict], None] | None = None  # told ``built`` once every program is built
 
     @property
     def evaluates(self) -> bool:
@@ -32,22 +32,26 @@ class Programs:
     @property
     def eval_fn(self) -> Callable:
         """The evaluation program, waiting for its compile the first time (see `eval_wait`)."""
-        if "eval" not in self.built:
-            start = time.perf_counter()
-            built = self.eval_behind.result()
-            self.eval_wait = time.perf_counter() - start if built.seconds > 0 else 0.0
-            # phases: its trace, lower and compile, and what the run waited for it ("waited")
-            self.built["eval"] = built._replace(phases={**built.phases, "waited": self.eval_wait}
-                                                if built.phases else {})
-            if self.all_built is not None:
-                self.all_built(self.built)
-        return self.built["eval"].program
+        return self._evaluation().program
 
     def settle(self) -> None:
         """Wait for the evaluation program if it is still compiling (a run that stopped before
         its first evaluation), so that `compile_parts` names every program it built."""
         if self.evaluates:
-            self.eval_fn  # noqa: B018 (waits)
+            self._evaluation()
+
+    def _evaluation(self):
+        """The evaluation program's `programs.Built`, its phases with ``waited``: what of its
+        compile the run waited for here (0 for one already done)."""
+        if "eval" not in self.built:
+            start = time.perf_counter()
+            built = self.eval_behind.result()
+            self.eval_wait = time.perf_counter() - start if built.seconds > 0 else 0.0
+            self.built["eval"] = built._replace(phases={**built.phases, "waited": self.eval_wait}
+                                                if built.phases else {})
+            if self.all_built is not None:
+                self.all_built(self.built)
+        return self.built["eval"]
 
     @property
     def compile_seconds(self) -> float:

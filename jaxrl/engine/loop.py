@@ -165,8 +165,8 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int,
     wall = time.perf_counter() - start
     note = lambda every: build_ledger.note(ledger, every, spec, r, placed.members.size, wall,
                                            compile_source(every))
-    progs = Programs(built["init"].program, built["chunk"].program, built, wall, behind, 0.0,
-                     note)
+    progs = Programs(built["init"].program, built["chunk"].program, built, wall,
+                     eval_behind=behind, all_built=note)
     if behind is None:
         note(built)
     if not isinstance(init, programs.Built):
@@ -332,7 +332,6 @@ def check_same_metrics(chunks: list, metrics: dict) -> None:
         raise ValueError(f"the run's earlier chunks do not hold the metrics this program writes "
                          f"(earlier chunks have {', '.join(missing) or 'nothing more'}, lack "
                          f"{', '.join(extra) or 'nothing'}): they are not this run's metrics")
-
 
 
 def note_failures(failures: dict, members: Members, metrics: dict, first_update: int,
