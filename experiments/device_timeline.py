@@ -60,7 +60,7 @@ def watched(kind, fn):
     def call(*args):
         t = time.perf_counter()
         out = fn(*args)
-        rec = {"kind": kind, "dispatch": t, "ready": None}
+        rec = {"kind": kind, "dispatch": t, "returned": time.perf_counter(), "ready": None}
         with lock:
             calls.append(rec)
         tail = out[1] if kind == "chunk" else out  # the chunk's metrics: never donated
@@ -148,6 +148,10 @@ def summarize(record: dict, evaluated: set[int], checkpointed: set[int]) -> dict
             "idle_share": round((total - busy) / total, 4) if total > 0 else None,
             "idle_gap_after_chunk_s": gaps,
             "checkpoint_blocking_s": [round(s["end"] - s["start"], 4) for s in record["saves"]],
+            # how long each chunk's call held the host before returning: near 0 where dispatch
+            # is asynchronous; near the chunk's own time where the launch waits on the device
+            "dispatch_blocking_s": [round(c["returned"] - c["dispatch"], 4) for c in calls
+                                    if c["kind"] == "chunk" and "returned" in c],
             "compile_seconds": round(record["compile_seconds"], 2),
             "run_seconds": round(record["run_seconds"], 3)}
 

@@ -10,20 +10,22 @@
 #   bash experiments/gpu_lease.sh second   # what the loan has left (GPU_CALL_SECONDS)
 #
 # Here, once (needs PyPI): `bash experiments/gpu_lease.sh wheels` puts what the calls import and
-# the image lacks into .whl/ (ignored by git): 39.3 MiB since Playground and Craftax joined,
-# which with the tree and the compilation cache the first call brings back stays under the
-# 64 MiB a call carries (the sizes below).
+# the image lacks into .whl/ (ignored by git): 40.4 MiB on 2026-11-29, 13.3 of it Playground's
+# (.whl/suites), which `wheels` leaves in .whl-held/ when the tree and the wheels would pass the
+# 64 MiB a call carries (on 2026-11-29 the tree was 33.9 MB, the committed bench progress
+# folders most of it: the first call carried 28.0 MB of wheels without Playground's).
 # Each call, from this checkout (the tree travels without .git, so the commit goes along):
 #   run(command="JAXRL_COMMIT=<git rev-parse HEAD> bash experiments/gpu_lease.sh first",
 #       carry=[".whl"], timeout_s=540)
-#   here, at once:  python experiments/gpu_plan.py adopt <files_at>
+#   here:  python experiments/gpu_plan.py adopt <files_at> (may wait until after the second call:
+#     the second starts from what the first left on the machine, experiments/gpu_plan.py LAST_CALL)
 #     (into benchmarks/throughput-gpu/ and benchmarks/gpu-benches/; the cache into .gpu-cache/)
 #   run(command="JAXRL_COMMIT=... GPU_CALL_SECONDS=<status's budget_left_s - 150> \
 #       bash experiments/gpu_lease.sh second", carry=[".whl", ".gpu-cache"])
 #   then give the machine back and commit what `adopt` wrote.
-# What a call carries must stay under 64 MiB: on 2026-11-28 the tree was 9.7 MB, .whl 41.2 MB
-# and .gpu-cache 8.8 MB (57 MiB in all); `du -sb .whl .gpu-cache` first, and leave .gpu-cache
-# out of the second call's carry when the sum would pass the limit (only the cache check needs it).
+# What a call carries must stay under 64 MiB: `du -sb .whl .gpu-cache` first, and leave
+# .gpu-cache out of the second call's carry when the sum would pass the limit (only the cache
+# check needs it, and a warm machine still holds the first call's cache).
 #
 # THE ARITHMETIC (measured on the first loan, one H200, 2026-11-28: benchmarks/throughput-gpu/
 # NOTES.md; each pair is one process per library: start and imports ~8-12 s, compile, run; the
@@ -77,7 +79,9 @@ export PYTHONUNBUFFERED=1 JAXRL_RUNS_DIR=$W/runs
 # Both libraries run on the image's JAX, flax, optax and chex (versions in plan.json).
 SHARED="brax mujoco mujoco-core mujoco-mjx jaxopt ml-collections tensorboardx trimesh flask
 flask-cors blinker itsdangerous gymnasium farama-notifications glfw"
-JAXRL_ONLY="gymnax playground lxml mediapy craftax"  # Playground: no warp-lang (impl='jax')
+JAXRL_ONLY="gymnax craftax"
+SUITES="playground lxml mediapy"  # Playground (13 MiB, no warp-lang: impl='jax'): carried only
+                                  # where the tree leaves room (`wheels` says)
 REJAX_ONLY="rejax gymnax distrax tfp-nightly dm-tree decorator gast"
 ATARI="ale-py pyopengl duckdb"
 
@@ -116,11 +120,12 @@ install() {  # install PART: .whl/PART/*.whl into $SITE-PART, once per machine
 setup() {  # the three folders, the rejax Python, and what the machine is, in plan.json
   local t0=$SECONDS
   install shared && install jaxrl && install rejax || return 1
+  if compgen -G "$WHL/suites/*.whl" > /dev/null; then install suites || return 1; fi
   # rejax's Python: its own folder first, its compiled programs cached apart from jaxrl's
   printf '#!/bin/sh\nPYTHONPATH=%s-rejax:%s-shared JAX_COMPILATION_CACHE_DIR=%s exec %s "$@"\n' \
     "$SITE" "$SITE" "$W/xla-cache/rejax" "$(command -v "$PY")" > "$W/rejax-python"
   chmod +x "$W/rejax-python"
-  export PYTHONPATH=$SITE-jaxrl:$SITE-shared:$PWD
+  export PYTHONPATH=$SITE-jaxrl:$SITE-suites:$SITE-shared:$PWD
   "$PY" experiments/gpu_plan.py setup --out "$OUT" --peer-python "$W/rejax-python" \
     --install-seconds $((SECONDS - t0))
 }
@@ -134,9 +139,19 @@ wheels)
     download "$WHL/atari" "$lock" $ATARI || exit 1
   else
     download "$WHL/shared" "$lock $rejax" $SHARED && download "$WHL/jaxrl" "$lock" $JAXRL_ONLY \
-      && download "$WHL/rejax" "$rejax $lock" $REJAX_ONLY || exit 1
+      && download "$WHL/rejax" "$rejax $lock" $REJAX_ONLY && download "$WHL/suites" "$lock" $SUITES \
+      || exit 1
   fi
   du -sh "$WHL"/*
+  # what a call carries: the tree (tracked and untracked, not ignored) and the wheels, under
+  # 64 MiB; Playground's wheels stay here (.whl-held/) when they would pass it
+  tree=$(git ls-files -z -co --exclude-standard | du -cb --files0-from=- | tail -1 | cut -f1)
+  carried=$(( tree + $(du -sb "$WHL" | cut -f1) ))
+  if [ -d "$WHL/suites" ] && [ "$carried" -gt $(( 64 << 20 )) ]; then
+    grep -qx "/.whl-held/" .git/info/exclude 2>/dev/null || echo "/.whl-held/" >> .git/info/exclude
+    rm -rf .whl-held/suites && mkdir -p .whl-held && mv "$WHL/suites" .whl-held/
+    echo "gpu_lease: tree $((tree >> 20)) MiB + wheels pass 64 MiB: Playground's left in .whl-held/suites"
+  fi
   ;;
 first|second)
   # the call's deadline: GPU_CALL_SECONDS (default 450 and 200) from now, install included
@@ -146,7 +161,7 @@ first|second)
   if [ -d .gpu-cache/xla-cache ] && [ ! -d "$W/xla-cache" ]; then  # a fresh machine: the
     cp -r .gpu-cache/xla-cache "$W/xla-cache" && export GPU_CACHE_CARRIED=1  # first call's cache
   fi
-  export PYTHONPATH=$SITE-jaxrl:$SITE-shared:$PWD JAXRL_COMPILE_CACHE=1 \
+  export PYTHONPATH=$SITE-jaxrl:$SITE-suites:$SITE-shared:$PWD JAXRL_COMPILE_CACHE=1 \
     JAXRL_CACHE_DIR=$W/xla-cache/jaxrl
   "$PY" experiments/gpu_plan.py "$1" --out "$OUT" --work "$W" --deadline "$deadline" \
     --peer-python "$W/rejax-python" ${GPU_DRY:+--dry} 2>&1 | tee -a "$OUT/plan.log"

@@ -21,7 +21,9 @@ left), so the first call of the first loan answers the headline and a later call
 from there.
 
 Nothing is measured twice, within a loan or across loans: the ladder's ``results.json`` starts
-from the committed ``benchmarks/throughput-gpu/results.json`` (its rungs are skipped) and is
+from the last call's on the same machine (`LAST_CALL`: the loan's second call needs no adopt
+before it), else the committed ``benchmarks/throughput-gpu/results.json`` (its rungs are
+skipped), and is
 rewritten in ``--out`` after every rung, so a call killed at its limit still brings back all it
 measured; a rung the call's deadline cuts short or leaves out is recorded ``skipped`` and
 measured by the next call. A bench entry is done when ``benchmarks/gpu-benches/<entry>/`` holds
@@ -32,9 +34,11 @@ check, the benches with their seconds and expected minutes) is rewritten beside 
 What comes back (at most 8 files, 16 MiB each, in ``--out``): results.json, report.md,
 plan.json (the machine and versions from ``setup`` included), plan.log, benches.tgz (each
 finished bench's report, and the progress folders of relayed entries not finished, as many as
-fit), profile.tgz (the `jax.profiler` traces of the rung where jaxrl
+fit), timeline.json (`timeline_step`), profile.tgz (the `jax.profiler` traces of the rung where jaxrl
 trails rejax most, both libraries', as far as they fit), xla-cache.tgz (the persistent compilation caches of both
 libraries, for the next call on the same GPU kind), each when it fits in 16 MiB.
+
+``GPU_PLAN_NO_PROFILE=1`` leaves the profile out of a call that must put results first.
 
 ``--dry`` runs the same plan at tiny sizes on the CPU (``JAX_PLATFORMS=cpu``): member counts
 capped at 4, a twentieth of each rung's steps, benches at 2 seeds and a thousandth of their
@@ -65,6 +69,7 @@ from jaxrl.studies.throughput.workloads import Workload
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = Path("benchmarks") / "throughput-gpu"
 BENCHED = Path("benchmarks") / "gpu-benches"
+TIMELINE_COMMITTED = Path("benchmarks") / "device-timeline-gpu"
 RUNG_SECONDS = 240.0
 """Each rung's own cap: past it the rung is recorded failed (timed out) and the plan goes on. In
 the dry run on a busy 2-core CPU, rejax's brax hopper rungs at 4 members took over 150 s; the
@@ -222,10 +227,26 @@ def rungs(plan: list[tuple[str, int]], dry: bool) -> list[tuple[Workload, int]]:
     return out
 
 
-def start_results(out: Path, committed: Path) -> None:
-    """The call's results.json starts as the committed one (its rungs are not measured again)."""
-    if not (out / RESULTS_FILE).exists() and (committed / RESULTS_FILE).is_file():
-        shutil.copy(committed / RESULTS_FILE, out / RESULTS_FILE)
+LAST_CALL = "last-call"
+"""In a call's work folder: the results.json and plan.json the call left, which a later call on
+the same machine (the loan's second, within its warm minute) starts from, whether or not the
+first call's files were adopted here in between."""
+
+
+def start_results(out: Path, committed: Path, work: Path) -> None:
+    """The call's results.json starts as the last call's on this machine, else the committed
+    one (their rungs are not measured again)."""
+    for source in (work / LAST_CALL, committed):
+        if not (out / RESULTS_FILE).exists() and (source / RESULTS_FILE).is_file():
+            shutil.copy(source / RESULTS_FILE, out / RESULTS_FILE)
+
+
+def keep_last_call(out: Path, work: Path) -> None:
+    """What this call leaves (results.json, plan.json), kept on the machine for the next call."""
+    (work / LAST_CALL).mkdir(parents=True, exist_ok=True)
+    for name in (RESULTS_FILE, "plan.json"):
+        if (out / name).is_file():
+            shutil.copy(out / name, work / LAST_CALL / name)
 
 
 def ladder_step(plan: list[tuple[str, int]], args, state: dict) -> None:
@@ -330,6 +351,13 @@ def slowest_rung(data: dict) -> tuple[str, int, float] | None:
     return workload, members, ratio
 
 
+PROFILE_SCALE = 0.25
+"""The profiled run's budget, as a share of its rung's: a quarter (about 2-8 chunks) shows the
+first chunk (cold, with the init program's run) beside steady ones. The whole rung under the
+profiler did not fit: on 2026-11-29 jaxrl's brax hopper at 256 members (8 chunks, 12.6 s
+untraced) was still tracing when the call's 111 s ran out."""
+
+
 def profile_step(args, state: dict) -> None:
     """After the headline and the cache check, with a minute to spare: the rung where jaxrl
     trails rejax most, again, under `jax.profiler`, jaxrl's run then rejax's (profile.tgz;
@@ -337,6 +365,8 @@ def profile_step(args, state: dict) -> None:
     (`trace_summary`): the two libraries' kernel counts and how busy each kept the device, side
     by side. A library's run the deadline cut is run by the next call, on the same rung."""
     done = state.get("profile", {})
+    if os.environ.get("GPU_PLAN_NO_PROFILE"):  # a call that puts results first
+        return
     if all(done.get(lib, {}).get("status") == "ok" for lib in ("jaxrl", "rejax")):
         return
     if "rung" in done:  # a later call finishes the rung an earlier one started
@@ -348,7 +378,7 @@ def profile_step(args, state: dict) -> None:
         return
     if args.deadline - 20 - time.time() < 60:
         return
-    w = workloads(args.dry)[workload]
+    w = workloads(args.dry)[workload].scaled(PROFILE_SCALE)
     state["profile"] = {**done, "rung": f"{workload} x{members}", "ratio_to_rejax": round(ratio, 3),
                         "at": _now()}
     for lib in ("jaxrl", "rejax"):
@@ -365,6 +395,35 @@ def profile_step(args, state: dict) -> None:
                                  **trace_summary(trace)}
         print(f"gpu_plan: profiled {lib} {workload} x{members} ({ratio:.2f}x rejax): "
               f"{record['status']}", flush=True)
+
+
+TIMELINE = "ppo-cartpole-2048"
+"""The `experiments/device_timeline.py` workload the plan runs on the GPU (`timeline_step`)."""
+
+
+def timeline_step(args, state: dict) -> None:
+    """Once per plan, after the profile: the device's timeline between chunks on the GPU
+    (`experiments/device_timeline.py`, PPO CartPole at 2,048 members, 12 chunks with
+    evaluations and checkpoints) into timeline.json in --out: the idle share between chunks, and
+    whether a chunk's launch returns before the chunk has run (``dispatch_blocking_s``). The
+    first loan at 16 times the budget suggests it does not: jaxrl's first chunk took 2.1-2.2
+    times a later one on all four PPO rungs, as a first chunk whose metrics wait for the chunk
+    launched behind it would (benchmarks/throughput-gpu/NOTES.md)."""
+    left = args.deadline - 20 - time.time()
+    if "timeline" in state or left < 90:
+        return
+    out = args.out / "timeline.json"
+    cmd = [sys.executable, str(args.root / "experiments" / "device_timeline.py"),
+           "--workload", TIMELINE, "--out", str(out), "--note", "the GPU plan"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=left, cwd=args.root)
+        why = (proc.stderr.strip().splitlines() or [""])[-1][:300]
+        ok = proc.returncode == 0 and out.is_file()
+    except subprocess.TimeoutExpired:
+        ok, why = False, f"timed out after {left:.0f} s"
+    state["timeline"] = {"status": "ok" if ok else "failed", "at": _now(),
+                         **({} if ok else {"reason": why})}
+    print(f"gpu_plan: device timeline {TIMELINE}: {state['timeline']['status']}", flush=True)
 
 
 def trace_summary(trace: Path, top: int = 30) -> dict:
@@ -463,8 +522,10 @@ def run_call(phase: str, args) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     args.work.mkdir(parents=True, exist_ok=True)
     committed = args.root / COMMITTED
-    start_results(args.out, committed)
-    state = _read_json(args.out / "plan.json", None) or _read_json(committed / "plan.json", {})
+    start_results(args.out, committed, args.work)
+    state = (_read_json(args.out / "plan.json", None)
+             or _read_json(args.work / LAST_CALL / "plan.json", None)
+             or _read_json(committed / "plan.json", {}))
     setup_file = args.out / "setup.json"
     state.setdefault("calls", []).append({
         "setup": _read_json(setup_file, None),
@@ -481,6 +542,7 @@ def run_call(phase: str, args) -> int:
         ladder_step(FIRST, args, state)
         cache_check(args, state)
         profile_step(args, state)
+        timeline_step(args, state)
         _write_json(args.out / "plan.json", state)
         bench_step(args, state, args.root / BENCHED)
         _write_json(args.out / "plan.json", state)
@@ -490,6 +552,7 @@ def run_call(phase: str, args) -> int:
             pack(args, state)
         state["calls"][-1]["ended"] = _now()
         _write_json(args.out / "plan.json", state)
+        keep_last_call(args.out, args.work)
     return 0
 
 
@@ -559,6 +622,9 @@ def adopt(args) -> int:
             tar.extractall(root / BENCHED, filter="data")
         for finished in (root / BENCHED).glob("*/results.json"):  # its relay is over
             shutil.rmtree(root / BENCHED / PROGRESS / finished.parent.name, ignore_errors=True)
+    if (src / "timeline.json").is_file():
+        (root / TIMELINE_COMMITTED).mkdir(parents=True, exist_ok=True)
+        shutil.copy(src / "timeline.json", root / TIMELINE_COMMITTED / "timeline.json")
     if (src / "profile.tgz").is_file():  # a jax.profiler trace: looked at, not committed
         with tarfile.open(src / "profile.tgz") as tar:
             tar.extractall(root / ".gpu-profile", filter="data")

@@ -27,8 +27,8 @@ def test_every_figure_of_the_table_is_the_timelines():
 
 def test_idle_time_is_the_gaps_between_calls_run_in_dispatch_order():
     timeline = load("device_timeline")
-    calls = [{"kind": "chunk", "dispatch": 0.0, "ready": 2.0},   # runs 0-2
-             {"kind": "chunk", "dispatch": 1.0, "ready": 4.0},   # queued: runs 2-4
+    calls = [{"kind": "chunk", "dispatch": 0.0, "returned": 0.1, "ready": 2.0},   # runs 0-2
+             {"kind": "chunk", "dispatch": 1.0, "returned": 3.9, "ready": 4.0},  # runs 2-4
              {"kind": "eval", "dispatch": 5.0, "ready": 6.0},    # idle 4-5
              {"kind": "chunk", "dispatch": 6.5, "ready": 8.0}]   # idle 6-6.5
     record = {"calls": calls, "saves": [{"step": 3, "start": 4.0, "end": 4.5}],
@@ -38,3 +38,4 @@ def test_idle_time_is_the_gaps_between_calls_run_in_dispatch_order():
     assert summary["idle_gap_after_chunk_s"]["checkpointed"] == [0.0]
     assert summary["idle_gap_after_chunk_s"]["evaluated"] == [1.0]
     assert summary["checkpoint_blocking_s"] == [0.5]
+    assert summary["dispatch_blocking_s"] == [0.1, 2.9]  # the second launch held the host

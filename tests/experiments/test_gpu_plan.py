@@ -218,3 +218,76 @@ def test_the_benches_come_in_the_issues_order_with_their_minutes():
     assert all(b.minutes > 0 and b.basis for b in plan.BENCHES)
     assert {b.suite for b in plan.BENCHES if not b.relay} == {"mujoco"}
     assert len({b.slug for b in plan.BENCHES}) == len(plan.BENCHES)
+
+
+def test_the_loans_second_call_starts_from_the_first_calls_results_on_the_same_machine(
+        tmp_path):
+    """The second call's $OUT starts empty; when nothing was adopted in between, it must still
+    skip what the first call measured (on 2026-11-29 it measured the headline again)."""
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    first_out, second_out, work, committed = (tmp_path / n for n in ("1", "2", "w", "c"))
+    for d in (first_out, second_out, committed):
+        d.mkdir()
+    (committed / "results.json").write_text(json.dumps({"points": ["committed"]}))
+    (first_out / "results.json").write_text(json.dumps({"points": ["first call"]}))
+    (first_out / "plan.json").write_text(json.dumps({"calls": [{"phase": "first"}]}))
+    plan.keep_last_call(first_out, work)
+    plan.start_results(second_out, committed, work)
+    assert json.loads((second_out / "results.json").read_text())["points"] == ["first call"]
+    fresh = tmp_path / "fresh"  # a fresh machine: the committed results
+    fresh.mkdir()
+    plan.start_results(fresh, committed, tmp_path / "bare")
+    assert json.loads((fresh / "results.json").read_text())["points"] == ["committed"]
+
+
+def test_the_profiled_run_is_a_share_of_its_rung_and_can_be_left_out(tmp_path, monkeypatch):
+    import argparse
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    budgets = []
+    monkeypatch.setattr(plan, "measure_rung", lambda rung, timeout, peer_python=None, env=None:
+                        budgets.append(rung.workload.steps_per_member) or {"status": "ok"})
+    monkeypatch.setattr(plan, "slowest_rung", lambda results: ("ppo-brax-hopper", 256, 0.85))
+    monkeypatch.setattr(plan, "load_results", lambda out: {})
+    args = argparse.Namespace(out=tmp_path, work=tmp_path, dry=False, peer_python=None,
+                              deadline=time.time() + 600)
+    monkeypatch.setenv("GPU_PLAN_NO_PROFILE", "1")
+    plan.profile_step(args, state := {})
+    assert budgets == [] and state == {}
+    monkeypatch.delenv("GPU_PLAN_NO_PROFILE")
+    plan.profile_step(args, state)
+    rung = plan.workloads(dry=False)["ppo-brax-hopper"].steps_per_member
+    assert budgets == [int(rung * plan.PROFILE_SCALE)] * 2  # jaxrl's run, then rejax's
+
+
+def test_the_device_timeline_runs_once_per_plan_and_a_failure_is_one_line(tmp_path, monkeypatch):
+    import argparse
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    runs = []
+
+    def run(cmd, **kw):
+        runs.append(cmd)
+        out = Path(cmd[cmd.index("--out") + 1])
+        if len(runs) == 1:
+            out.write_text("{}")
+            return subprocess.CompletedProcess(cmd, 0, "", "")
+        return subprocess.CompletedProcess(cmd, 1, "", "noise\nRuntimeError: no GPU left\n")
+
+    monkeypatch.setattr(plan.subprocess, "run", run)
+    args = argparse.Namespace(out=tmp_path, root=REPO, deadline=time.time() + 600)
+    plan.timeline_step(args, state := {})
+    plan.timeline_step(args, state)  # done: not run again
+    assert len(runs) == 1 and plan.TIMELINE in runs[0] and state["timeline"]["status"] == "ok"
+    plan.timeline_step(args, again := {})
+    assert again["timeline"] == {"status": "failed", "at": again["timeline"]["at"],
+                                 "reason": "RuntimeError: no GPU left"}
+    plan.timeline_step(argparse.Namespace(out=tmp_path, root=REPO, deadline=time.time() + 60),
+                       late := {})
+    assert late == {}  # too little of the call left

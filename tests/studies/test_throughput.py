@@ -165,6 +165,9 @@ def test_the_cli_climbs_a_real_ladder_and_records_the_plans_refusal_as_the_top(t
     assert [(p["members"], p["status"]) for p in points] == [(1, "ok"), (64, "refused")]
     first, top = points
     assert first["steps_per_member"] == 256 and first["env_steps_per_second"] > 0
+    seconds = first["chunk_seconds"]  # each chunk's own: the first's cost is seen apart
+    assert len(seconds) == first["chunks"] and min(seconds) > 0
+    assert sum(seconds) == pytest.approx(first["run_seconds"], rel=0.05, abs=0.01)
     assert first["compile_seconds"] > 0 and first["peak_bytes"] > 0
     assert set(first["compile_parts"]) == {"init", "chunk"}  # eval off in the ladder
     parts = first["compile_parts"].values()  # compiled side by side: the wait is the longest

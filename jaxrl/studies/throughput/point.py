@@ -7,7 +7,8 @@ prints one JSON line (`RESULT_PREFIX` then the object) and exits 0, whatever hap
 
 * ``status: "ok"``: trained ``members`` members for the workload's steps per member, with
   ``env_steps_per_second`` over all members and the chunks after the first ``warmup_chunks``
-  (the run's steady rate; ``env_steps_per_second_all`` counts every chunk), ``compile_seconds``
+  (the run's steady rate; ``env_steps_per_second_all`` counts every chunk; ``chunk_seconds``,
+  each chunk's seconds, the first with the init program's run), ``compile_seconds``
   (init and chunk programs, apart from the run; ``compile_source`` says whether the persistent
   cache served them), ``peak_bytes`` and ``peak_kind`` (``"device"``: the accelerator
   allocator's peak; ``"host_rss"``: on the CPU, the process's peak resident memory above what
@@ -126,6 +127,7 @@ def measure(workload: dict, members: int) -> dict:
                                                 workload.get("warmup_chunks", 1)),
             "env_steps_per_second_all": members * done / max(outcome.run_seconds, 1e-9),
             "chunks": len(chunk_steps), "warmup_chunks": workload.get("warmup_chunks", 1),
+            "chunk_seconds": [round(x, 4) for x in chunk_seconds],
             "compile_seconds": outcome.compile_seconds, "compile_source": outcome.compile_source,
             "compile_parts": outcome.compile_parts, "compile_phases": outcome.compile_phases,
             "run_seconds": outcome.run_seconds, "wall_seconds": wall,
