@@ -38,6 +38,13 @@ def foretell(pending: dict, spec, r, say: Callable[[str], None] | None) -> Pendi
     return Pending(path, digests)
 
 
+def add(ledger: Pending, name: str, program) -> None:
+    """Add the digest of ``program`` (lowered after the others: the evaluation program, behind
+    the first chunks) to ``ledger``, so that `note` records it too."""
+    if ledger.path is not None and isinstance(program, programs.Lowered):
+        ledger.digests[name] = compile_ledger.digest(program.lowered, program.options)
+
+
 def note(ledger: Pending, built: dict, spec, r, members: int, wait: float, source: str
          ) -> None:
     """Append this build (``built``: {name: `programs.Built`}) to the ledger (nothing when no

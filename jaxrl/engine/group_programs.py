@@ -14,7 +14,7 @@ from concurrent.futures import Future
 class Programs:
     """A group's compiled programs, their compile seconds and whether each came from the
     persistent cache. The evaluation program (none without evaluation episodes) compiles
-    behind the first chunks (`programs.compile_behind`): `eval_fn` waits for it, and the wait
+    behind the first chunks (`programs.build_behind`): `eval_fn` waits for it, and the wait
     counts in `compile_seconds`."""
 
     init_fn: Callable

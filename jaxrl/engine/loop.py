@@ -131,12 +131,13 @@ def place_members(spec: GroupSpec, r: Resolved) -> Placed:
 def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int,
                    say: Callable[[str], None] | None = None):
     """Compile (or load) the init and chunk (``k`` updates) programs side by side
-    (`programs.compile_lowered`: the chunk and evaluation programs are lowered for the state
-    init will return, before it has compiled), and the evaluation program behind them
-    (`programs.compile_behind`: the first chunks run while it compiles); returns them and the
-    initial state ``[padded members]``. Before the compile, ``say`` is told which programs the
-    persistent cache will serve and about how long a cold compile of the env family takes
-    here (`build_ledger`); the ledger notes the build once every program is built."""
+    (`programs.compile_lowered`: the chunk program is lowered for the state init will return,
+    before it has compiled), then build the evaluation program behind them (`programs.
+    build_behind`: the first chunks run while it is traced, lowered and compiled); returns them
+    and the initial state ``[padded members]``. Before the compile, ``say`` is told which of
+    init and chunk the persistent cache will serve and about how long a cold compile of the env
+    family takes here (`build_ledger`); the ledger notes the build once every program is
+    built, the evaluation program's digest added when it is lowered."""
     lower = lambda tag, builder, *args, **kw: programs.lower(
         tag, r.algorithm, r.config, r.env, r.env_params, builder, *args,
         sharding=placed.sharding, **kw)
@@ -148,20 +149,22 @@ def build_programs(spec: GroupSpec, r: Resolved, placed: Placed, k: int,
              else programs.abstract_outputs(init, placed.sharding))
     pending = {"init": init, "chunk": lower(("chunk", k), programs.chunk_program(
         r.algorithm, r.config, r.env, r.env_params, k, placed.padded), state, donate_first=True)}
-    evaluation = None
+    ledger = build_ledger.foretell(pending, spec, r, say)
+    built = programs.compile_lowered(pending)
+    # after them, not beside: on a machine of few cores it would slow the first chunk's wait
+    behind = None
     if spec.eval_episodes:  # eval_episodes=0: no evaluation program
         horizon = eval_horizon(r.env_params)
         sampled = ("sampled",) if spec.eval_sample else ()
-        evaluation = lower(
-            ("eval", spec.eval_episodes, horizon, *sampled),
-            programs.eval_program(r.algorithm, r.config, r.env, r.env_params, spec.eval_episodes,
-                                  horizon, placed.padded, not spec.eval_sample),
-            state, placed.eval_keys, placed.chunk_index(0))
-    ledger = build_ledger.foretell({**pending, **({"eval": evaluation} if evaluation else {})},
-                                   spec, r, say)
-    built = programs.compile_lowered(pending)
-    # after them, not beside: on a machine of few cores it would slow the first chunk's wait
-    behind = None if evaluation is None else programs.compile_behind(evaluation)
+        shapes, index = programs.abstract(state), placed.chunk_index(0)  # state is donated next
+
+        def evaluation():
+            program = lower(("eval", spec.eval_episodes, horizon, *sampled), programs.eval_program(
+                r.algorithm, r.config, r.env, r.env_params, spec.eval_episodes, horizon,
+                placed.padded, not spec.eval_sample), shapes, placed.eval_keys, index)
+            build_ledger.add(ledger, "eval", program)
+            return program
+        behind = programs.build_behind(evaluation)
     wall = time.perf_counter() - start
     note = lambda every: build_ledger.note(ledger, every, spec, r, placed.members.size, wall,
                                            compile_source(every))

@@ -55,7 +55,7 @@ MAX_PROGRAMS = 24  # compiled programs kept in this process (a few runs' init, c
 PROGRAMS: OrderedDict[tuple, Any] = OrderedDict()  # the compile cache of this process, LRU
 COMPILED: Counter = Counter()  # programs compiled in this process (not in-process hits), by tag
 _HELD = threading.Lock()  # guards `PROGRAMS` and `COMPILED`: a program may compile behind a run
-_BEHIND = ThreadPoolExecutor(1, thread_name_prefix="jaxrl-compile-behind")  # `compile_behind`
+_BEHIND = ThreadPoolExecutor(1, thread_name_prefix="jaxrl-compile-behind")  # `build_behind`
 
 
 def params_digest(env_params) -> str:
@@ -109,7 +109,7 @@ def lower(tag: tuple, algorithm, config, env, env_params, build: Callable, *exam
     kw["compiler_options"] = options
     if donate_first:
         kw["donate_argnums"] = 0
-    with cache_warnings():
+    with _main_thread_warnings():
         start = time.perf_counter()
         traced = jax.jit(named(build(), str(tag[0])), **kw).trace(*example_args)
         t_traced = time.perf_counter()
@@ -131,11 +131,7 @@ def compile_lowered(programs: dict[str, Built | Lowered]) -> dict[str, Built]:
         program = p.lowered.compile()
         return program, time.perf_counter() - start, compile_cache.thread_hits() > hits
 
-    # the warnings filters are the process's: only the main thread changes them (a run holds
-    # them for the compile behind its first chunks, `jaxrl.engine.loop.run_group`)
-    warned = (cache_warnings() if threading.current_thread() is threading.main_thread()
-              else contextlib.nullcontext())
-    with warned:
+    with _main_thread_warnings():
         if len(todo) > 1:
             with ThreadPoolExecutor(len(todo), thread_name_prefix="jaxrl-compile") as pool:
                 done = dict(zip(todo, pool.map(compile_one, todo.values()), strict=True))
@@ -157,16 +153,29 @@ def compile_lowered(programs: dict[str, Built | Lowered]) -> dict[str, Built]:
     return out
 
 
-def compile_behind(program: Built | Lowered) -> Future:
-    """``program`` compiled on a thread of its own while the caller goes on (`compile_lowered`,
-    looked up when it runs): a `Future` of its `Built`, done at once for one already built.
-    The engine compiles a group's evaluation program so, behind its first chunks: the run
-    waits for it only if its first evaluation comes before the compile ends."""
-    if isinstance(program, Built):
-        done: Future = Future()
-        done.set_result(program)
-        return done
-    return _BEHIND.submit(lambda: compile_lowered({"p": program})["p"])  # as patched then
+def build_behind(make: Callable[[], Built | Lowered]) -> Future:
+    """The program ``make()`` lowers (`lower`), traced, lowered and compiled on a thread of its
+    own while the caller goes on (`compile_lowered`, looked up when it runs): a `Future` of its
+    `Built`. The engine builds a group's evaluation program so, behind its first chunks: the
+    run waits for it only if its first evaluation comes before the build ends. ``make`` must
+    not read arrays the caller may donate meanwhile (give it `abstract` shapes)."""
+    return _BEHIND.submit(lambda: compile_lowered({"p": make()})["p"])  # as patched then
+
+
+def abstract(tree) -> Any:
+    """``tree``'s arrays as `jax.ShapeDtypeStruct` leaves with their shardings (leaves that
+    already are stay): what a program is lowered for, readable after the arrays are donated."""
+    return jax.tree.map(lambda x: x if isinstance(x, jax.ShapeDtypeStruct) else
+                        jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding,
+                                             weak_type=getattr(x, "weak_type", False)), tree)
+
+
+def _main_thread_warnings():
+    """`cache_warnings` on the main thread, nothing elsewhere: the warnings filters are the
+    process's, and only the main thread changes them (a run holds them for the build behind
+    its first chunks, `jaxrl.engine.loop.run_group`)."""
+    return (cache_warnings() if threading.current_thread() is threading.main_thread()
+            else contextlib.nullcontext())
 
 
 def compiled(tag: tuple, algorithm, config, env, env_params, build: Callable, *example_args,

@@ -198,26 +198,33 @@ def test_the_next_chunk_starts_before_the_host_reads_this_ones_metrics(monkeypat
     assert events == ["run", "run", "get", "run", "get", "run", "get", "get"]
 
 
-def test_the_evaluation_program_compiles_while_the_first_chunks_run(monkeypatch):
-    """The run starts its chunks once init and chunk are built; the evaluation program's
-    compile goes on behind them (here it may not start before the first chunk has reached the
-    host), and the run waits for it only at its first evaluation, in its compile seconds."""
+def test_the_evaluation_program_is_built_while_the_first_chunks_run(monkeypatch):
+    """The run starts its chunks once init and chunk are built; the evaluation program is
+    traced, lowered and compiled behind them (here neither its lowering nor its compile may
+    start before the first chunk has reached the host), and the run waits for it only at its
+    first evaluation, in its compile seconds."""
     first_chunk = threading.Event()
     started_after_a_chunk = []
-    compile_lowered = programs.compile_lowered
+    lower, compile_lowered = programs.lower, programs.compile_lowered
+
+    def lowered_later(tag, *args, **kw):
+        if tag[0] == "eval":
+            started_after_a_chunk.append(("lower", first_chunk.wait(timeout=60)))
+        return lower(tag, *args, **kw)
 
     def held(pending):
         if any(isinstance(p, programs.Lowered) and p.tag[0] == "eval" for p in pending.values()):
-            started_after_a_chunk.append(first_chunk.wait(timeout=60))
+            started_after_a_chunk.append(("compile", first_chunk.wait(timeout=60)))
         return compile_lowered(pending)
 
+    monkeypatch.setattr(programs, "lower", lowered_later)
     monkeypatch.setattr(programs, "compile_lowered", held)
     result = train("ppo", env="CartPole-v1", seeds=2, total_steps=64 * 4, progress=False,
                    store=False, max_chunk_updates=1, eval_every=2, eval_episodes=2,
                    num_envs=4, num_steps=16, update_epochs=1, num_minibatches=1,
                    hidden=(8, 3),  # a shape no other test builds: every program is lowered here
                    on_chunk=lambda record: first_chunk.set())
-    assert started_after_a_chunk == [True]
+    assert started_after_a_chunk == [("lower", True), ("compile", True)]
     assert set(result.compile_parts) == {"init", "chunk", "eval"}
     assert result.compile_parts["eval"] > 0 and len(result.final_eval_return) == 2
     waited = result.compile_phases["eval"]["waited"]  # in the run's wait for its programs
