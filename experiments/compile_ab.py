@@ -69,9 +69,8 @@ def first_step_wait(record: dict) -> float:
 
 def table(data: dict, peers: list[dict]) -> str:
     """The notes' table: per workload, member count and evaluation setting, the wait for the
-    programs before and after (mean over pairs), their ratio, the after tree's wait before its
-    first step (`first_step_wait`) and seconds per
-    program, and rejax's lowering + compile at the same count from the throughput ladder's
+    programs before and after (mean over pairs), their ratio, each tree's wait before its
+    first step (`first_step_wait`), the after tree's seconds per program, and rejax's lowering + compile at the same count from the throughput ladder's
     results (measured on another day: a level, not a pair)."""
     rows: dict[tuple, dict[str, list[dict]]] = {}
     for r in data["records"]:
@@ -81,8 +80,8 @@ def table(data: dict, peers: list[dict]) -> str:
     peer = {(p["workload"], p["members"]): p for p in peers
             if p.get("lib") == "rejax" and p.get("status") == "ok"}
     lines = ["| workload | members | eval episodes | before: wait s | after: wait s | after / "
-             "before | after: wait before the first step s | after: init / chunk / eval s | "
-             "rejax: lower + compile s |",
+             "before | before / after: wait before the first step s | after: init / chunk / "
+             "eval s | rejax: lower + compile s |",
              "|---|---|---|---|---|---|---|---|---|"]
     for (name, members, episodes), trees in rows.items():
         if "before" not in trees or "after" not in trees:
@@ -91,11 +90,11 @@ def table(data: dict, peers: list[dict]) -> str:
         after = _mean([r["compile_seconds"] for r in trees["after"]])
         parts = {k: _mean([r["compile_parts"].get(k, 0.0) for r in trees["after"]])
                  for k in ("init", "chunk", "eval") if k in trees["after"][0]["compile_parts"]}
-        first = _mean([first_step_wait(r) for r in trees["after"]])
+        first = [_mean([first_step_wait(r) for r in trees[t]]) for t in ("before", "after")]
         p = peer.get((name, members)) if not episodes else None
         rejax = f"{p['lower_seconds'] + p['compile_seconds']:.2f}" if p else "–"
         lines.append(f"| {name} | {members} | {episodes} | {before:.2f} | {after:.2f} | "
-                     f"{after / before:.2f}x | {first:.2f} | "
+                     f"{after / before:.2f}x | {first[0]:.2f} / {first[1]:.2f} | "
                      f"{' / '.join(f'{v:.2f}' for v in parts.values())} | {rejax} |")
     return "\n".join(lines)
 

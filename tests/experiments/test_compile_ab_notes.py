@@ -4,18 +4,50 @@ script's table puts each tree's mean wait, the ratio and rejax's level in the ri
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.experiments.scripts import load
 
-ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "compile-ab-cpu"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+ROOT = BENCHMARKS / "compile-ab-cpu"
+EVAL_BEHIND = BENCHMARKS / "compile-ab-eval-behind-cpu"
 
 
-def test_the_notes_table_is_the_results():
+@pytest.mark.parametrize("root", [ROOT, EVAL_BEHIND], ids=lambda p: p.name)
+def test_the_notes_table_is_the_results(root):
     compile_ab = load("compile_ab")
-    data = json.loads((ROOT / "results.json").read_text())
+    data = json.loads((root / "results.json").read_text())
     peers = json.loads(compile_ab.PEER_RESULTS.read_text())["points"]
-    notes = (ROOT / "NOTES.md").read_text()
+    notes = (root / "NOTES.md").read_text()
     inside = notes.split(compile_ab.TABLE_START)[1].split(compile_ab.TABLE_END)[0].strip()
     assert inside == compile_ab.table(data, peers)
+
+
+def test_the_eval_behind_notes_figures_are_its_records():
+    compile_ab = load("compile_ab")
+
+    def first_steps(root: Path, task: str) -> dict:
+        return {r["tree"]: compile_ab.first_step_wait(r)
+                for r in json.loads((root / "results.json").read_text())["records"]
+                if r["workload"] == task and r["status"] == "ok"}
+
+    notes = " ".join((EVAL_BEHIND / "NOTES.md").read_text().split())  # one line
+    for task, name in (("ppo-craftax-symbolic-bench", "Craftax-Symbolic"),
+                       ("ppo-playground-cartpolebalance-bench", "Playground CartpoleBalance")):
+        w = first_steps(EVAL_BEHIND, task)
+        assert (f"{name} from {w['before']:.2f} s to {w['after']:.2f} s "
+                f"({w['after'] / w['before']:.2f}x)") in notes, name
+    craftax = {r["tree"]: r["compile_phases"]["eval"]
+               for r in json.loads((EVAL_BEHIND / "results.json").read_text())["records"]
+               if r["workload"] == "ppo-craftax-symbolic-bench"}
+    assert (f"traced in {craftax['after']['trace']:.2f} s against "
+            f"{craftax['before']['trace']:.2f} s and lowered in {craftax['after']['lower']:.2f} "
+            f"s against {craftax['before']['lower']:.2f} s") in notes
+    earlier = first_steps(ROOT, "ppo-craftax-symbolic-bench")  # 691ced1's pair, another day
+    now = first_steps(EVAL_BEHIND, "ppo-craftax-symbolic-bench")
+    chained = earlier["after"] / earlier["before"] * now["after"] / now["before"]
+    assert (f"({earlier['after']:.2f} s against {earlier['before']:.2f} s" in notes
+            and f"together about {chained:.2f}x" in notes)
 
 
 def test_a_row_is_the_mean_of_its_pairs_beside_the_peer():
@@ -33,7 +65,7 @@ def test_a_row_is_the_mean_of_its_pairs_beside_the_peer():
     peers = [{"lib": "rejax", "status": "ok", "workload": "w", "members": 1,
               "lower_seconds": 1.25, "compile_seconds": 3.5}]
     row = compile_ab.table(data, peers).splitlines()[-1]
-    assert row == "| w | 1 | 0 | 6.00 | 4.00 | 0.67x | 4.00 | 1.25 / 3.50 | 4.75 |"
+    assert row == "| w | 1 | 0 | 6.00 | 4.00 | 0.67x | 6.00 / 4.00 | 1.25 / 3.50 | 4.75 |"
 
 
 def test_the_first_step_wait_leaves_out_the_wait_at_the_first_evaluation():
