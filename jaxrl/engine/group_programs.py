@@ -13,9 +13,9 @@ from concurrent.futures import Future
 @dataclasses.dataclass
 class Programs:
     """A group's compiled programs, their compile seconds and whether each came from the
-    persistent cache. The evaluation program (none without evaluation episodes) compiles
-    behind the first chunks (`programs.build_behind`): `eval_fn` waits for it, and the wait
-    counts in `compile_seconds`."""
+    persistent cache. The evaluation program (none without evaluation episodes) is traced,
+    lowered and compiled behind the first chunks (`programs.build_behind`): `eval_fn` waits
+    for it, and the wait counts in `compile_seconds`."""
 
     init_fn: Callable
     chunk_fn: Callable
