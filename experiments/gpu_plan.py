@@ -143,6 +143,10 @@ _OFF_POLICY = ("estimated: 3M sequential gradient steps at the first loan's SAC 
                "(527k env-steps/s at 256 members: 0.49 ms a step), plus a minute of compile; "
                "longer than a call, and its replay buffer cannot come back from one: needs a "
                "machine held for half an hour")
+_ON_POLICY = ("estimated: 8 seeds x 3M = 24M env steps at a quarter of the second loan's whole-run "
+              "5.33M env-steps/s of PPO brax hopper at 256 members (fewer members fill the GPU "
+              "less), plus a minute of compile; about 15 CPU hours for the twelve here "
+              "(benchmarks/mujoco-cpu/NOTES.md)")
 BENCHES = [
     *[Bench("minatar", f"ppo/gymnax:{game}-MinAtar", 16, True, 3.0, _MINATAR)
       for game in ("Breakout", "SpaceInvaders", "Asterix", "Freeway")],
@@ -158,6 +162,8 @@ BENCHES = [
           "estimated as DoorKey-8x8's"),
     *[Bench("mujoco", f"{algo}-3M/brax:{body}", 8, False, 26.0, _OFF_POLICY)
       for algo in ("sac", "td3", "ddpg") for body in ("hopper", "walker2d", "halfcheetah")],
+    *[Bench("mujoco", f"{algo}-3M/brax:{body}", 8, True, 2.0, _ON_POLICY)
+      for algo in ("ppo", "trpo", "vpg") for body in ("hopper", "walker2d", "halfcheetah", "ant")],
     Bench("craftax", "ppo/craftax:Craftax-Symbolic-v1", 8, True, 3.0,
           "estimated: 8M env steps, 3-5 hours of arithmetic on the 2-core CPU, taken 100x "
           "faster"),
@@ -172,8 +178,9 @@ per GPU minute (issue 75): PPO on the four gymnax MinAtar games at 10M steps and
 reference's 5M, 16 seeds, against gymnax's baselines and the MinAtar paper; Playground's DM
 Control Suite at Playground's own budget and configuration (``playground_dmc``: 60M steps, 8
 seeds); IQN on Navix's two tasks of its published table; Spinning Up's off-policy cells at 3M
-(each longer than a call: they run only where a call has the time); Craftax's 1M scoreboard
-entries. An entry with ``relay`` keeps its progress folder (`jaxrl bench --resume-from`): a call
+(each longer than a call: they run only where a call has the time), then its twelve on-policy
+cells (VPG, TRPO, PPO; issue 72's, which would take the 2-core CPU about 15 hours); Craftax's 1M
+scoreboard entries. An entry with ``relay`` keeps its progress folder (`jaxrl bench --resume-from`): a call
 that cuts it brings the folder back in benches.tgz, `adopt` commits it under
 ``benchmarks/gpu-benches/progress/``, and the next call, on this machine or another, resumes it
 from there to the result an uninterrupted run gives."""

@@ -220,6 +220,17 @@ def test_the_benches_come_in_the_issues_order_with_their_minutes():
     assert len({b.slug for b in plan.BENCHES}) == len(plan.BENCHES)
 
 
+def test_every_bench_the_plan_runs_is_an_entry_of_its_suite():
+    from jaxrl.studies.bench.judge import suite_entries
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    for suite in {b.suite for b in plan.BENCHES}:
+        entries = suite_entries(suite)
+        missing = [b.entry for b in plan.BENCHES if b.suite == suite and b.entry not in entries]
+        assert not missing, (suite, missing)
+
+
 def test_the_loans_second_call_starts_from_the_first_calls_results_on_the_same_machine(
         tmp_path):
     """The second call's $OUT starts empty; when nothing was adopted in between, it must still
