@@ -209,8 +209,8 @@ def main() -> None:
                 print(name, label, json.dumps({k: summary[k] for k in
                                               ("idle_share", "device_idle_s", "span_s")}),
                       flush=True)
-    data["notes"] = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "codes": codes,
-                     "machine": f"{os.cpu_count()} CPU cores; {args.note}"}
+        data[name]["notes"] = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "codes": codes,
+                               "machine": f"{os.cpu_count()} CPU cores; {args.note}"}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")
 

@@ -11,9 +11,10 @@ from tests.experiments.scripts import load
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 ROOT = BENCHMARKS / "compile-ab-cpu"
 EVAL_BEHIND = BENCHMARKS / "compile-ab-eval-behind-cpu"
+LINALG = BENCHMARKS / "cpu-linalg-ab-cpu"
 
 
-@pytest.mark.parametrize("root", [ROOT, EVAL_BEHIND], ids=lambda p: p.name)
+@pytest.mark.parametrize("root", [ROOT, EVAL_BEHIND, LINALG], ids=lambda p: p.name)
 def test_the_notes_table_is_the_results(root):
     compile_ab = load("compile_ab")
     data = json.loads((root / "results.json").read_text())
@@ -21,6 +22,19 @@ def test_the_notes_table_is_the_results(root):
     notes = (root / "NOTES.md").read_text()
     inside = notes.split(compile_ab.TABLE_START)[1].split(compile_ab.TABLE_END)[0].strip()
     assert inside == compile_ab.table(data, peers)
+
+
+def test_the_linalg_notes_hopper_rates_are_its_records():
+    records = {(r["workload"], r["tree"]): r
+               for r in json.loads((LINALG / "results.json").read_text())["records"]
+               if r["workload"].endswith("brax-hopper")}
+    notes = " ".join((LINALG / "NOTES.md").read_text().split())
+    for algo in ("ppo", "sac"):
+        lapack, xla = (records[(f"{algo}-brax-hopper", t)] for t in ("before", "after"))
+        a, b = lapack["env_steps_per_second"], xla["env_steps_per_second"]
+        assert (f"{a:,.0f} env-steps/s with LAPACK, {b:,.0f} without ({b / a:.2f}x); compile "
+                f"{lapack['compile_seconds']:.2f} s against {xla['compile_seconds']:.2f} s"
+                ) in notes, algo
 
 
 def test_the_eval_behind_notes_figures_are_its_records():

@@ -25,6 +25,26 @@ def test_every_figure_of_the_table_is_the_timelines():
     assert re.search(r"at most 0\.09 s in every version", notes)
 
 
+def test_the_sac_rows_and_figures_are_the_timelines():
+    entry = json.loads((ROOT / "timeline.json").read_text())["sac-hopper-64"]
+    notes = (ROOT / "NOTES.md").read_text()
+    sac = notes.split("## SAC on brax hopper at 64 members")[1]
+    flat = " ".join(sac.split())
+    for label, (run,) in entry["runs"].items():
+        row = next(line for line in sac.splitlines() if line.startswith(f"| {label} "))
+        gaps = ", ".join(str(g) for g in run["idle_gap_after_chunk_s"]["checkpointed"])
+        cells = [str(run[k]) for k in ("idle_share", "device_idle_s", "span_s")] + [gaps]
+        assert [c.strip() for c in row.split("|")[2:6]] == cells, label
+        blocked = [run["dispatch_blocking_s"][i] for i in (1, 5, 7, 11)]
+        assert all(b > 100 for b in blocked) and max(
+            b for i, b in enumerate(run["dispatch_blocking_s"]) if i not in (1, 5, 7, 11)) < 6
+        assert ", ".join(f"{b:.2f}" for b in blocked[:3]) in flat.replace(" and ", ", ")
+        saves = run["checkpoint_blocking_s"]
+        assert f"{min(saves):.2f}" in flat and f"{max(saves):.2f}" in flat
+        assert f"{run['compile_seconds']:.2f} s" in flat
+    assert "at most 5.51 s" in flat
+
+
 def test_idle_time_is_the_gaps_between_calls_run_in_dispatch_order():
     timeline = load("device_timeline")
     calls = [{"kind": "chunk", "dispatch": 0.0, "returned": 0.1, "ready": 2.0},   # runs 0-2
