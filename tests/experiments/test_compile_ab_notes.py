@@ -88,3 +88,24 @@ def test_the_first_step_wait_leaves_out_the_wait_at_the_first_evaluation():
     assert compile_ab.first_step_wait(after) == 25.5
     before = {"compile_seconds": 30.0, "compile_phases": {"eval": {"compile": 20.0}}}
     assert compile_ab.first_step_wait(before) == 30.0
+
+
+def test_the_same_minutes_table_is_its_results():
+    root = BENCHMARKS / "compile-vs-rejax-cpu"
+    points = {(p["workload"], p["members"], p["lib"]): p
+              for p in json.loads((root / "results.json").read_text())["points"]}
+    notes = (root / "NOTES.md").read_text()
+    for w, m in [("ppo-breakout-minatar", 16), ("ppo-breakout-minatar", 64),
+                 ("dqn-cartpole", 16), ("dqn-cartpole", 64)]:
+        ours, peer = points[(w, m, "jaxrl")], points[(w, m, "rejax")]
+        theirs = peer["lower_seconds"] + peer["compile_seconds"]
+        row = (f"| {m} | {ours['compile_seconds']:.2f} | {theirs:.2f} | "
+               f"{ours['compile_seconds'] / theirs:.2f}x |")
+        assert row in notes, (w, m)
+    rates = {w: [points[(w, m, "jaxrl")]["env_steps_per_second_all"]
+                 / points[(w, m, "rejax")]["env_steps_per_second"] for m in (16, 64)]
+             for w in ("ppo-breakout-minatar", "dqn-cartpole")}
+    flat = " ".join(notes.split())
+    for w, label in (("ppo-breakout-minatar", "rejax's on MinAtar"),
+                     ("dqn-cartpole", "on DQN CartPole")):
+        assert f"{min(rates[w]):.1f}-{max(rates[w]):.1f}x {label}" in flat, w

@@ -24,6 +24,7 @@ OTHER_FIGURES = {"atari-cpu/curves.png": "curves.csv", "atari-cpu/run_curves.png
                  "atari-gpu/seed_curves.png": "seed_curves.csv",
                  "atari-gpu/pong-10m/seed_curves.png": "seed_curves.csv",
                  "throughput-cpu/ladder.png": "results.json",
+                 "compile-vs-rejax-cpu/ladder.png": "results.json",
                  "throughput-cpu-1dev/ladder.png": "results.json",
                  "throughput-gpu/ladder.png": "results.json",
                  "throughput-gpu/short-budget/ladder.png": "results.json",
