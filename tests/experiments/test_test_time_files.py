@@ -3,6 +3,7 @@ file becomes the durations text as the tests read it, and each committed summary
 script computes from the committed durations and program log."""
 
 import json
+import re
 from pathlib import Path
 
 from tests.experiments.scripts import load
@@ -43,3 +44,25 @@ def test_each_committed_summary_is_its_durations_and_program_log(tmp_path):
             (tmp_path / "log").mkdir(exist_ok=True)
             (tmp_path / "log" / "all.jsonl").write_text(log.read_text())
             assert summary.programs(tmp_path / "log") == committed["programs"], path.name
+
+
+def test_each_cold_row_quotes_its_durations_file_and_its_audit():
+    """A cold row of docs/test-times.md says what the files it links hold: pytest's seconds, the
+    tests passed and `.ci/run`'s seconds from the durations file's header, and the audit's
+    totals where the row quotes them."""
+    rows = [line for line in (ROOT / "docs" / "test-times.md").read_text().splitlines()
+            if line.startswith("| **empty (cold)**")]
+    assert rows
+    for row in rows:
+        (name,) = set(re.findall(r"test-times/([\w.-]+-cold-durations\.txt)", row))
+        header = (TIMES / name).read_text().splitlines()[2]
+        passed, seconds, ci = re.fullmatch(
+            r"# pytest: (\d+) passed, \d+ warnings in ([\d.]+)s \([\d:]+\); \.ci/run in all "
+            r"(\d+) s \(install included\)", header).groups()
+        assert f"{float(seconds):,.2f} s" in row and f"{int(passed):,} passed" in row, name
+        assert f"| {int(ci):,} s" in row, name
+        audit = TIMES / name.replace("-durations.txt", "-audit.json")
+        if "in XLA's compile" in row:
+            totals = json.loads(audit.read_text())["totals"]
+            for key in ("xla_compile_s", "trace_s", "lower_s", "test_s"):
+                assert f"{totals[key]:,.1f} s" in row, (name, key)
