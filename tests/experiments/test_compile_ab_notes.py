@@ -2,6 +2,7 @@
 script's table puts each tree's mean wait, the ratio and rejax's level in the right cells."""
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,23 @@ def test_the_same_minutes_table_is_its_results():
     for w, label in (("ppo-breakout-minatar", "rejax's on MinAtar"),
                      ("dqn-cartpole", "on DQN CartPole")):
         assert f"{min(rates[w]):.1f}-{max(rates[w]):.1f}x {label}" in flat, w
+
+
+def test_the_three_runs_of_minatar_are_their_results():
+    root = BENCHMARKS / "compile-vs-rejax-cpu"
+    runs = [json.loads((root / "results.json").read_text())] + [
+        json.loads((root / "repeat" / f"run{n}" / "results.json").read_text()) for n in (2, 3)]
+    notes = (root / "NOTES.md").read_text()
+    for m in (16, 64):
+        ours, theirs = [], []
+        for run in runs:
+            points = {(p["workload"], p["members"], p["lib"]): p for p in run["points"]}
+            ours.append(points[("ppo-breakout-minatar", m, "jaxrl")]["compile_seconds"])
+            peer = points[("ppo-breakout-minatar", m, "rejax")]
+            theirs.append(peer["lower_seconds"] + peer["compile_seconds"])
+        a, b = statistics.median(ours), statistics.median(theirs)
+        row = (f"| {m} | {', '.join(f'{x:.2f}' for x in ours)} | "
+               f"{', '.join(f'{x:.2f}' for x in theirs)} | "
+               f"{', '.join(f'{x / y:.2f}x' for x, y in zip(ours, theirs, strict=True))} | "
+               f"{a:.2f} / {b:.2f} = {a / b:.2f}x |")
+        assert row in notes, m
