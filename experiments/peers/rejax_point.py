@@ -2,6 +2,7 @@
 
     python experiments/peers/rejax_point.py WORKLOAD MEMBERS STEPS_PER_MEMBER \
         [--repeat N] [--out FILE.jsonl] [--seed S] [--workloads FILE.yaml] [--no-vmap] [--eval]
+        [--set KEY=VALUE ...] [--draw-with-replacement]
 
 WORKLOAD is a section of rejax_workloads.yaml (beside this file; --workloads picks another
 file in the same form, e.g. rejax_cartpole.yaml, whose one section is `ppo`); its algorithm is
@@ -24,6 +25,13 @@ stderr. A failure exits non-zero with one line on stderr (exit 3: out of memory;
 arguments or workload; 1: anything else), the traceback kept in the log file that line names.
 --eval also evaluates each member's final policy with rejax's default evaluation (128 episodes)
 after the timing, outside it, and adds the mean returns.
+
+Two options change rejax for an ablation, and the JSON line names them (``overrides``,
+``ablation``), so such a point is never read as rejax as it ships: --set KEY=VALUE overrides one
+field of the workload section (a YAML value: ``--set num_epochs=64``), and
+--draw-with-replacement makes rejax's `ReplayBuffer.sample` draw its minibatch the way jaxrl's
+uniform buffer does (``jax.random.randint`` over the filled slots, with replacement) instead of
+``jax.random.choice`` without replacement over every slot of the buffer.
 """
 
 import argparse
@@ -72,12 +80,33 @@ def parse_args(argv):
                    help="one member only: jax.jit(algo.train) on one key, no vmap")
     p.add_argument("--eval", action="store_true",
                    help="evaluate the final policies after the timing (not timed)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one field of the workload (an ablation; recorded)")
+    p.add_argument("--draw-with-replacement", action="store_true",
+                   help="ablation: rejax's replay draw with replacement, as jaxrl's (recorded)")
     args = p.parse_args(argv)
     if args.members < 1 or args.steps_per_member < 1 or args.repeat < 1:
         raise PointError("MEMBERS, STEPS_PER_MEMBER and --repeat must be at least 1", 2)
     if args.no_vmap and args.members != 1:
         raise PointError("--no-vmap needs MEMBERS = 1", 2)
+    args.overrides = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise PointError(f"--set {item!r}: not KEY=VALUE", 2)
+        import yaml
+
+        args.overrides[key] = yaml.safe_load(value)
     return args
+
+
+def draw_with_replacement(buffer, num, rng):
+    """rejax's `ReplayBuffer.sample` with jaxrl's uniform draw: ``num`` slot indices with
+    replacement among the filled ones (the ablation --draw-with-replacement)."""
+    import jax
+
+    index = jax.random.randint(rng, (num,), 0, buffer.num_entries)
+    return jax.tree.map(lambda arr: arr[index], buffer.data)
 
 
 def load_workload(path, name):
@@ -129,6 +158,14 @@ def measure(args, state):
                    f"(rejax has {', '.join(rejax._algos)})", 2)
 
     state["phase"] = "create"
+    cfg.update(args.overrides)
+    if args.draw_with_replacement:
+        import functools
+
+        from rejax.buffers import ReplayBuffer
+
+        ReplayBuffer.sample = functools.partial(jax.jit, static_argnames=("num",))(
+            draw_with_replacement)
     cfg["total_timesteps"] = args.steps_per_member
     cfg["eval_freq"] = args.steps_per_member
     cfg["skip_initial_evaluation"] = True
@@ -224,6 +261,10 @@ def measure(args, state):
         "workloads_file": os.path.basename(args.workloads),
         "config": cfg,
     }
+    if args.overrides:
+        result["overrides"] = args.overrides
+    if args.draw_with_replacement:
+        result["ablation"] = "draw_with_replacement"
 
     if args.eval:
         state["phase"] = "eval"

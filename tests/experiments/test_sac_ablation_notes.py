@@ -1,0 +1,79 @@
+"""benchmarks/sac-ablation-cpu/NOTES.md says what its results.jsonl holds, and the harness's
+ablation options parse and are recorded as ablations."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.experiments.scripts import EXPERIMENTS, load
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks" / "sac-ablation-cpu"
+ITERATIONS = 240  # 30,720 env steps / 128 envs
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict:
+    return {r["variant"]: r for r in map(json.loads, (BENCH / "results.jsonl").read_text()
+                                         .splitlines())}
+
+
+def seconds(record: dict) -> float:
+    value = record["point"]["run_seconds"]
+    return min(value) if isinstance(value, list) else value
+
+
+def rate(record: dict) -> float:
+    return record["point"]["steps_per_member"] / seconds(record)
+
+
+def test_every_variant_ran_once_and_is_a_row(runs):
+    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    assert set(runs) == set(load("sac_ablation").VARIANTS)
+    for name, r in runs.items():
+        assert r["point"]["steps_per_member"] == 30720, name
+        row = (f"| {name} | {r['lib']} | {r['change']} | {seconds(r):.2f} | "
+               f"{rate(r):,.0f} |")
+        assert row in notes, name
+    assert runs["jaxrl"]["point"]["env_steps_per_second_all"] == pytest.approx(rate(runs["jaxrl"]))
+
+
+def test_the_derived_figures_are_the_table(runs):
+    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+
+    def step_ms(many: str, one: str, extra: int) -> float:
+        return (seconds(runs[many]) - seconds(runs[one])) / (ITERATIONS * extra) * 1e3
+
+    saved = seconds(runs["rejax"]) - seconds(runs["rejax-draw"])
+    claims = [
+        f"{rate(runs['jaxrl']) / rate(runs['rejax']):.2f}x rejax's rate",
+        f"{100 * saved / seconds(runs['rejax']):.1f}% of its run",
+        f"saves {saved:.1f} s, which is {saved / (ITERATIONS * 128) * 1e3:.2f} ms a draw",
+        f"runs at {rate(runs['rejax-draw']) / rate(runs['jaxrl']):.2f}x jaxrl's rate",
+        f"It is {rate(runs['rejax-draw-novmap']) / rate(runs['jaxrl']):.2f}x when",
+        f"| rejax, with jaxrl's draw | {step_ms('rejax-draw', 'rejax-draw-1', 127):.3f} ms |",
+        f"| jaxrl | {step_ms('jaxrl', 'jaxrl-1', 127):.3f} ms |",
+        f"jaxrl's is {step_ms('jaxrl', 'jaxrl-1', 127) / step_ms('rejax-draw', 'rejax-draw-1', 127):.2f}x",
+        f"{step_ms('rejax-draw-64', 'rejax-draw-1', 63):.3f} ms against "
+        f"{step_ms('jaxrl-64', 'jaxrl-1', 63):.3f} ms",
+        f"took {seconds(runs['jaxrl-1']) / seconds(runs['rejax-draw-1']):.2f}x rejax's",
+    ]
+    for claim in claims:
+        assert claim in notes, claim
+    fill, *learning = runs["jaxrl"]["point"]["chunk_seconds"]
+    assert fill == pytest.approx(sum(learning) / len(learning), rel=0.05)  # the fill's select
+
+
+def test_the_harness_records_its_ablations():
+    spec = importlib.util.spec_from_file_location("rejax_point",
+                                                  EXPERIMENTS / "peers" / "rejax_point.py")
+    point = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(point)
+    args = point.parse_args(["sac-brax-hopper", "1", "100", "--set", "num_epochs=64",
+                             "--set", "fill_buffer=1000", "--draw-with-replacement"])
+    assert args.overrides == {"num_epochs": 64, "fill_buffer": 1000}
+    assert args.draw_with_replacement
+    with pytest.raises(point.PointError, match="not KEY=VALUE"):
+        point.parse_args(["sac-brax-hopper", "1", "100", "--set", "num_epochs"])
