@@ -77,3 +77,20 @@ def test_the_harness_records_its_ablations():
     assert args.draw_with_replacement
     with pytest.raises(point.PointError, match="not KEY=VALUE"):
         point.parse_args(["sac-brax-hopper", "1", "100", "--set", "num_epochs"])
+
+
+def test_the_code_ablations_are_their_table_and_their_patches_exist(runs):
+    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    against = rate(runs["rejax-draw"])
+    lines = [json.loads(x) for x in (BENCH / "code-ablations.jsonl").read_text().splitlines()]
+    full = [x for x in lines if x["variant"] == "jaxrl"]
+    assert [len(x["patches"]) for x in full] == [1, 2, 3, 4]
+    for x in full:
+        assert all((BENCH / "patches" / p).is_file() for p in x["patches"])
+        numbers = " + ".join(p.split("-")[0] for p in x["patches"])
+        row = f"| {numbers} | {seconds(x):.2f} | {rate(x):,.0f} | {rate(x) / against:.2f}x |"
+        assert row in notes, row
+    first, last = seconds(full[0]), seconds(full[-1])
+    assert f"cost {first - last:.2f} s of the {first:.2f} s" in notes
+    assert f"still {last / seconds(runs['rejax-draw']):.2f}x rejax's" in notes
+    assert f"none (as shipped, the table above) | {seconds(runs['jaxrl']):.2f}" in notes
