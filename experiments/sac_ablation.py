@@ -11,11 +11,13 @@ what it changes, and the point's own record (jaxrl's `jaxrl.studies.throughput.p
 rejax's experiments/peers/rejax_point.py). A variant already in OUT.jsonl is not run again.
 
 The variants take rejax one step toward jaxrl at a time (its replay draw, its vmap of one
-member) and time both libraries at 128 and at 64 gradient steps per iteration, so that the
-cost of one gradient step and the cost of the rest of an iteration (acting, the env step, the
-buffer's write) are each measured, not inferred: with the same env steps and iterations, the
-run seconds at 128 less those at 64, over the 64 x iterations gradient steps taken out, is the
-seconds of one gradient step.
+member) and time both libraries at 128, 64 and 1 gradient steps per iteration (rejax also at
+0; jaxrl takes at least one), so that the cost of one gradient step and the cost of the rest
+of an iteration (acting, the env step, the buffer's write) are each measured, not inferred:
+with the same env steps and iterations, the run seconds at 128 less those at 1, over the
+127 x iterations gradient steps taken out, is the seconds of one gradient step, and the run at
+1 is the rest. (Both libraries compute every iteration's gradient steps, the random fill's
+too: under ``vmap`` the learning switch is a select.)
 """
 
 from __future__ import annotations

@@ -89,15 +89,18 @@ def parse_args(argv):
         raise PointError("MEMBERS, STEPS_PER_MEMBER and --repeat must be at least 1", 2)
     if args.no_vmap and args.members != 1:
         raise PointError("--no-vmap needs MEMBERS = 1", 2)
-    args.overrides = {}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise PointError(f"--set {item!r}: not KEY=VALUE", 2)
-        import yaml
-
-        args.overrides[key] = yaml.safe_load(value)
+    args.overrides = dict(map(override, args.set))
     return args
+
+
+def override(item: str) -> tuple[str, object]:
+    """``--set KEY=VALUE`` as ``(key, value)``, the value read as YAML (``64``, ``true``)."""
+    import yaml
+
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise PointError(f"--set {item!r}: not KEY=VALUE", 2)
+    return key, yaml.safe_load(value)
 
 
 def draw_with_replacement(buffer, num, rng):
