@@ -34,7 +34,8 @@ check, the benches with their seconds and expected minutes) is rewritten beside 
 What comes back (at most 8 files, 16 MiB each, in ``--out``): results.json, report.md,
 plan.json (the machine and versions from ``setup`` included), plan.log, benches.tgz (each
 finished bench's report, and the progress folders of relayed entries not finished, as many as
-fit), timeline.json (`timeline_step`), profile.tgz (the `jax.profiler` traces of the rung where jaxrl
+fit), timeline.json (`timeline_step`; rejax's SAC with jaxrl's replay draw, `sac_draw_step`,
+goes in plan.json), profile.tgz (the `jax.profiler` traces of the rung where jaxrl
 trails rejax most, both libraries', as far as they fit), xla-cache.tgz (the persistent compilation caches of both
 libraries, for the next call on the same GPU kind), each when it fits in 16 MiB.
 
@@ -433,6 +434,39 @@ def timeline_step(args, state: dict) -> None:
     print(f"gpu_plan: device timeline {TIMELINE}: {state['timeline']['status']}", flush=True)
 
 
+SAC_DRAW = ("sac-brax-hopper", 256)
+"""The rung where `sac_draw_step` runs rejax's SAC with jaxrl's replay draw: the headline's."""
+
+
+def sac_draw_step(args, state: dict) -> None:
+    """Once per plan, after the timeline: rejax's SAC at the headline's 256 members (dry: 2)
+    with its replay draw swapped for jaxrl's (experiments/peers/rejax_point.py
+    ``--draw-with-replacement``), its point kept in plan.json as ``sac_draw``. Beside the
+    headline's rejax SAC rung it measures how much of jaxrl's SAC lead on the GPU is rejax's
+    draw: on this CPU at one member the draw was 92% of rejax's run and the whole of jaxrl's
+    lead (benchmarks/sac-ablation-cpu/NOTES.md)."""
+    left = args.deadline - 20 - time.time()
+    if "sac_draw" in state or left < 90:
+        return
+    name, members = SAC_DRAW
+    members = min(members, 2) if args.dry else members
+    w = workloads(args.dry)[name]
+    cmd = [args.peer_python, str(args.root / "experiments" / "peers" / "rejax_point.py"), name,
+           str(members), str(w.steps_per_member), "--draw-with-replacement"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=min(RUNG_SECONDS, left), cwd=args.root)
+        lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
+        point = json.loads(lines[-1]) if proc.returncode == 0 and lines else None
+        why = (proc.stderr.strip().splitlines() or [""])[-1][:300]
+    except subprocess.TimeoutExpired:
+        point, why = None, f"timed out after {min(RUNG_SECONDS, left):.0f} s"
+    state["sac_draw"] = ({"status": "ok", "at": _now(), "point": point} if point is not None
+                         else {"status": "failed", "at": _now(), "reason": why})
+    print(f"gpu_plan: rejax SAC with jaxrl's draw x{members}: {state['sac_draw']['status']}",
+          flush=True)
+
+
 def trace_summary(trace: Path, top: int = 30) -> dict:
     """Where the traced run's time went, read from the whole XSpace (``*.xplane.pb``; the
     trace-viewer JSON beside it keeps only its first 1,000,000 events, which a run of short ops
@@ -550,6 +584,7 @@ def run_call(phase: str, args) -> int:
         cache_check(args, state)
         profile_step(args, state)
         timeline_step(args, state)
+        sac_draw_step(args, state)
         _write_json(args.out / "plan.json", state)
         bench_step(args, state, args.root / BENCHED)
         _write_json(args.out / "plan.json", state)

@@ -302,3 +302,35 @@ def test_the_device_timeline_runs_once_per_plan_and_a_failure_is_one_line(tmp_pa
     plan.timeline_step(argparse.Namespace(out=tmp_path, root=REPO, deadline=time.time() + 60),
                        late := {})
     assert late == {}  # too little of the call left
+
+
+def test_rejax_sac_with_jaxrls_draw_runs_once_per_plan_and_a_failure_is_one_line(
+        tmp_path, monkeypatch):
+    import argparse
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    runs = []
+
+    def run(cmd, **kw):
+        runs.append(cmd)
+        if len(runs) == 1:
+            return subprocess.CompletedProcess(cmd, 0, 'noise\n{"status": "ok", "ablation": '
+                                               '"draw_with_replacement"}\n', "")
+        return subprocess.CompletedProcess(cmd, 1, "", "rejax_point: no module named rejax\n")
+
+    monkeypatch.setattr(plan.subprocess, "run", run)
+    args = argparse.Namespace(out=tmp_path, root=REPO, deadline=time.time() + 600, dry=False,
+                              peer_python="/peer/python")
+    plan.sac_draw_step(args, state := {})
+    plan.sac_draw_step(args, state)  # done: not run again
+    assert len(runs) == 1 and runs[0][0] == "/peer/python"
+    assert runs[0][2:] == ["sac-brax-hopper", "256", str(plan.SAC_GPU_STEPS),
+                           "--draw-with-replacement"]
+    assert state["sac_draw"]["point"] == {"status": "ok", "ablation": "draw_with_replacement"}
+    plan.sac_draw_step(args, again := {})
+    assert again["sac_draw"]["reason"] == "rejax_point: no module named rejax"
+    plan.sac_draw_step(argparse.Namespace(**{**vars(args), "deadline": time.time() + 60}),
+                       late := {})
+    assert late == {}  # too little of the call left
