@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jaxrl.studies.throughput.ladder import checkout_commit
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = "sac-brax-hopper"
 REJAX_POINT = ROOT / "experiments" / "peers" / "rejax_point.py"
@@ -75,15 +77,6 @@ def rejax_point(python: str, steps: int, options: list[str]) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def commit() -> str:
-    """HEAD, with ``+dirty`` when the tree has uncommitted changes."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                          cwd=ROOT).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True,
-                           cwd=ROOT).stdout.strip()
-    return head + ("+dirty" if dirty else "")
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("out")
@@ -99,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         record = (rejax_point(args.peer_python, args.steps, how) if lib == "rejax"
                   else jaxrl_point(args.steps, how))
-        line = {"variant": name, "lib": lib, "change": change, "commit": commit(), "point": record}
+        line = {"variant": name, "lib": lib, "change": change, **checkout_commit(),
+                "point": record}
         with out.open("a") as f:
             f.write(json.dumps(line) + "\n")
         print(name, record.get("env_steps_per_second"), record.get("run_seconds"), flush=True)
