@@ -37,17 +37,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs.core import Environment, EqualByConstruction, StepResult
+from envs.deferred import import_deferring_plots
 from envs.spaces import Box, Discrete, Space
 
 #: All env ids gymnax registers (``gymnax.registered_envs``). Computed on first access (module
-#: ``__getattr__``) so that importing this module does not import gymnax (~1.5 s).
+#: ``__getattr__``) so that importing this module does not import gymnax.
 GYMNAX_NAMES: tuple[str, ...]
 
 
 def __getattr__(attr: str) -> Any:
     if attr == "GYMNAX_NAMES":
-        import gymnax
-
+        gymnax = import_deferring_plots("gymnax")
         return tuple(gymnax.registered_envs)
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
@@ -209,8 +209,7 @@ class GymnaxEnv(EqualByConstruction, Environment):
 
 def make_gymnax(name: str, **kwargs: Any) -> tuple[GymnaxEnv, Any]:
     """``gymnax.make(name, **kwargs)`` wrapped in the jaxrl protocol. Returns ``(env, params)``."""
-    import gymnax
-
+    gymnax = import_deferring_plots("gymnax")
     names = tuple(gymnax.registered_envs)
     if name not in names:
         raise ValueError(f"unknown gymnax env {name!r}; known: {', '.join(names)}")
