@@ -6,9 +6,9 @@ Each case trains 2 seeds for a few updates (`CASES`) and keeps, per metric, the 
 values of every (seed, update) row, written as ``float.hex``; the final evaluation returns too.
 Wall-clock metrics (`TIMED`) are left out.
 
-Bit equality holds on the machine kind the file was written on (``platform``: JAX, jaxlib and
-the CPU's vector extensions). XLA compiles for the CPU it runs on, so another CPU kind may
-order a reduction differently: there each seed's first update is compared at
+Bit equality holds on the machine kind the file was written on (``platform``: JAX, jaxlib,
+the CPU's vector extensions and its vendor and model). XLA compiles for the CPU it runs on, so
+another CPU kind may order a reduction differently: there each seed's first update is compared at
 `OTHER_MACHINE_RTOL` instead (later updates drift past any tolerance), and the failure message
 says which comparison ran. A case rewritten alone on another machine
 kind keeps that kind as its own ``platform``. Rewrite the file, after a deliberate change
@@ -78,18 +78,24 @@ IMITATION = frozenset({"bc", "gail"})
 
 
 def platform() -> dict:
-    """What bit equality depends on: the JAX build and the CPU's vector extensions."""
+    """What bit equality depends on: the JAX build, the CPU's vector extensions and the CPU
+    itself (XLA's code generator tunes for the host's model: DQN's and QR-DQN's gradient norms
+    differ in their last bits between two CPUs with the same extensions)."""
     flags: list[str] = []
+    cpu: dict[str, str] = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                flags = sorted(f for f in line.split(":", 1)[1].split()
-                               if f.startswith(("avx", "fma", "amx")))
-                break
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "flags" and not flags:
+                flags = sorted(f for f in value.split() if f.startswith(("avx", "fma", "amx")))
+            elif key in ("vendor_id", "model name") and key not in cpu:
+                cpu[key] = value.strip()
     except OSError:
         pass
     return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "machine": host.machine(),
-            "vector_extensions": flags}
+            "vector_extensions": flags, "cpu": " ".join(cpu.get(k, "") for k in
+                                                        ("vendor_id", "model name")).strip()}
 
 
 def fingerprint(case: str, demos: str | None = None) -> dict:
