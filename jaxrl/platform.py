@@ -148,6 +148,11 @@ def cpu_opt_level(preferred: int | None = None) -> int | None:
         warnings.warn(f"ignoring {OPT_LEVEL_VAR}={raw!r} (not 0, 1, 2 or 3); using "
                       f"{DEFAULT_CPU_OPT_LEVEL}", stacklevel=2)
         return DEFAULT_CPU_OPT_LEVEL
+    if raw == "0":
+        warnings.warn(f"{OPT_LEVEL_VAR}=0 compiles training programs at LLVM -O0, at which SAC on "
+                      f"Pendulum-v1 has trained to non-finite values where -O1 and -O2 train "
+                      f"normally (docs/test-times/2026-11-30-levers.md); use it to measure "
+                      f"compile time, not to train", stacklevel=2)
     return int(raw)
 
 
