@@ -79,8 +79,9 @@ IMITATION = frozenset({"bc", "gail"})
 
 def platform() -> dict:
     """What bit equality depends on: the JAX build, the CPU's vector extensions and the CPU
-    itself (XLA's code generator tunes for the host's model: DQN's and QR-DQN's gradient norms
-    differ in their last bits between two CPUs with the same extensions)."""
+    itself (XLA compiles for the host it runs on: DQN's and QR-DQN's gradient norms differed in
+    their last bits between an AMD EPYC host and the one that wrote the file, with the same
+    extensions)."""
     flags: list[str] = []
     cpu: dict[str, str] = {}
     try:
