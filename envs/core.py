@@ -16,10 +16,19 @@ Environments written for jaxrl subclass `Environment` and implement ``reset_env`
 (no auto-reset, no time limit handling beyond returning ``truncated``); the base class adds
 auto-reset and ``final_observation``. Adapters for other libraries implement ``reset``/``step``
 directly.
+
+A program that keeps only each env's first episode (evaluation) traces its steps under
+`first_episode_only`: there `Environment.step` (and Craftax's) leaves the reset out, so the
+program does not compile the env's reset a second time; an env that has ended steps on from
+its last state, and what it returns after its episode's end means nothing. Adapters whose
+library resets inside its own step (gymnax, Atari) step as ever.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -28,6 +37,25 @@ import jax.numpy as jnp
 from envs.spaces import Space
 
 StepResult = tuple[jax.Array, Any, jax.Array, jax.Array, jax.Array, dict]
+
+# set while a program that keeps only each env's first episode is traced (`first_episode_only`)
+_FIRST_EPISODE_ONLY = contextvars.ContextVar("first_episode_only", default=False)
+
+
+@contextlib.contextmanager
+def first_episode_only() -> Iterator[None]:
+    """Trace env steps without their auto-reset (module docstring): for a program that reads
+    nothing of an env after its first episode ends. Per thread (a context variable)."""
+    token = _FIRST_EPISODE_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _FIRST_EPISODE_ONLY.reset(token)
+
+
+def resets_on_step() -> bool:
+    """Whether a step traced now auto-resets (False under `first_episode_only`)."""
+    return not _FIRST_EPISODE_ONLY.get()
 
 
 class EqualByConstruction:
@@ -141,6 +169,8 @@ class Environment:
             )
         terminated = jnp.asarray(terminated, dtype=bool)
         truncated = jnp.asarray(truncated, dtype=bool)
+        if not resets_on_step():
+            return without_reset(obs_st, state_st, reward, terminated, truncated, info)
         with jax.named_scope("env_reset"):
             obs_re, state_re = self.reset_env(key_reset, params)
             return auto_reset(obs_st, state_st, obs_re, state_re, reward, terminated, truncated,
@@ -155,3 +185,10 @@ def auto_reset(obs_st, state_st, obs_re, state_re, reward, terminated, truncated
     obs = jax.tree.map(select, obs_re, obs_st)
     info = {**info, "final_observation": obs_st}
     return obs, state, jnp.asarray(reward, jnp.float32), terminated, truncated, info
+
+
+def without_reset(obs_st, state_st, reward, terminated, truncated, info) -> StepResult:
+    """`auto_reset`'s result with no reset to select: the stepped obs and state as they are
+    (`first_episode_only`)."""
+    info = {**info, "final_observation": obs_st}
+    return obs_st, state_st, jnp.asarray(reward, jnp.float32), terminated, truncated, info

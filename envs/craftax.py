@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from envs.core import Environment, EqualByConstruction, auto_reset
+from envs.core import Environment, EqualByConstruction, auto_reset, resets_on_step, without_reset
 from envs.spaces import Box, Discrete
 
 #: The tasks: Craftax's symbolic envs (its pixel envs are not adapted).
@@ -111,6 +111,8 @@ class CraftaxEnv(EqualByConstruction, Environment):
         key_step, key_reset = jax.random.split(key)
         obs_st, state_st, reward, terminated, truncated, info = self.step_env(
             key_step, state, action, params)
+        if not resets_on_step():
+            return without_reset(obs_st, state_st, reward, terminated, truncated, info)
         ended = jnp.logical_or(terminated, truncated)
         obs_re, inner_re = self._fresh(key_reset, ended, params.inner)
         state_re = CraftaxState(inner_re, jnp.zeros((), jnp.int32))

@@ -15,6 +15,9 @@ before its start is drawn again (more than ``K`` episode ends per step on averag
 batch): then the second episode starts where the first did. ``info["env_reused_start"]``
 marks such steps, so a run reports how many (``env_reused_starts``). ``period=1`` draws every
 used start again at the next step, so a start is never reused.
+
+Under `envs.core.first_episode_only` (evaluation) no next start is drawn and an ended episode is
+kept (`envs.core.without_reset`): the program computes the reset once, for the first episode.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from envs.core import auto_reset, wrapped_instance
+from envs.core import auto_reset, resets_on_step, without_reset, wrapped_instance
 from envs.wrappers import Wrapper
 
 #: The default period: each step draws starts for an eighth of the envs.
@@ -78,6 +81,8 @@ class PreparedStarts(Wrapper):
         """The inner env's reset from ``key`` (the same first episode), and a start drawn
         for the next."""
         obs, state = self.draw(key, params)
+        if not resets_on_step():  # no next episode: the first start stands in, never read
+            return obs, PreparedStart(state, obs, state, jnp.zeros((), bool))
         start_obs, start_state = self.draw(jax.random.fold_in(key, 1), params)
         return obs, PreparedStart(state, start_obs, start_state, jnp.zeros((), bool))
 
@@ -89,8 +94,13 @@ class PreparedStarts(Wrapper):
         terminated = jnp.asarray(terminated, dtype=bool)
         truncated = jnp.asarray(truncated, dtype=bool)
         done = terminated | truncated
-        obs, inner, reward, terminated, truncated, info = auto_reset(
-            obs, inner, state.start_obs, state.start_state, reward, terminated, truncated, info)
+        if resets_on_step():
+            obs, inner, reward, terminated, truncated, info = auto_reset(
+                obs, inner, state.start_obs, state.start_state, reward, terminated, truncated,
+                info)
+        else:
+            obs, inner, reward, terminated, truncated, info = without_reset(
+                obs, inner, reward, terminated, truncated, info)
         info = {**info, "env_reused_start": done & state.used}
         return obs, state.replace(state=inner, used=state.used | done), reward, terminated, \
             truncated, info

@@ -1,5 +1,8 @@
 """Evaluation: the first episode's return of each of a batch of fresh envs, under the policy's
-mode (deterministic, the default) or its sampled actions."""
+mode (deterministic, the default) or its sampled actions. It is traced under
+`envs.core.first_episode_only`: nothing after an env's first episode is read, so the program
+computes the env's reset once, for the first episode (no auto-reset in its steps, no next
+start drawn by `envs.starts.PreparedStarts`)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any, Protocol
 import jax
 import jax.numpy as jnp
 
+from envs.core import first_episode_only
 from jaxrl.parts.recurrent import reset_memory
 
 EVAL_MAX_STEPS = 100_000  # cap on an episode's length during evaluation
@@ -30,6 +34,14 @@ def evaluate(state, key, policy: Acting, env, env_params, episodes: int, max_ste
     `jaxrl.algos.acting.Policy`: its mode when ``deterministic``, else its sampled action, the
     Q-learners' epsilon-greedy one at the current epsilon) as ``[episodes]``; NaN for an env
     that did not finish within ``max_steps``. ``env`` must be wrapped in `EpisodeStatistics`."""
+    with first_episode_only():  # nothing after an env's first episode is read: no next start
+        return _first_episodes(state, key, policy, env, env_params, episodes, max_steps,
+                               deterministic)
+
+
+def _first_episodes(state, key, policy: Acting, env, env_params, episodes: int, max_steps: int,
+                    deterministic: bool) -> jax.Array:
+    """`evaluate`'s body, traced under `first_episode_only`."""
     reset_key, key = jax.random.split(key)
     obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(
         jax.random.split(reset_key, episodes), env_params)
