@@ -18,10 +18,11 @@ auto-reset and ``final_observation``. Adapters for other libraries implement ``r
 directly.
 
 A program that keeps only each env's first episode (evaluation) traces its steps under
-`first_episode_only`: there `Environment.step` (and Craftax's) leaves the reset out, so the
-program does not compile the env's reset a second time; an env that has ended steps on from
-its last state, and what it returns after its episode's end means nothing. Adapters whose
-library resets inside its own step (gymnax, Atari) step as ever.
+`first_episode_only`: there `Environment.step` (and Craftax's) leaves the reset out and
+`envs.starts.PreparedStarts` draws no next start, so the program computes the env's reset once;
+an env that has ended steps on from its last state, and what it returns after its episode's
+end means nothing. Adapters whose library resets inside its own step (gymnax, Atari) step as
+ever.
 """
 
 from __future__ import annotations

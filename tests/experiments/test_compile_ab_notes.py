@@ -13,9 +13,10 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 ROOT = BENCHMARKS / "compile-ab-cpu"
 EVAL_BEHIND = BENCHMARKS / "compile-ab-eval-behind-cpu"
 LINALG = BENCHMARKS / "cpu-linalg-ab-cpu"
+EVAL_ONCE = BENCHMARKS / "compile-ab-eval-once-cpu"
 
 
-@pytest.mark.parametrize("root", [ROOT, EVAL_BEHIND, LINALG], ids=lambda p: p.name)
+@pytest.mark.parametrize("root", [ROOT, EVAL_BEHIND, LINALG, EVAL_ONCE], ids=lambda p: p.name)
 def test_the_notes_table_is_the_results(root):
     compile_ab = load("compile_ab")
     data = json.loads((root / "results.json").read_text())
@@ -130,3 +131,27 @@ def test_the_three_runs_of_minatar_are_their_results():
                f"{', '.join(f'{x / y:.2f}x' for x, y in zip(ours, theirs, strict=True))} | "
                f"{a:.2f} / {b:.2f} = {a / b:.2f}x |")
         assert row in notes, m
+
+
+def test_the_eval_once_notes_figures_are_its_records():
+    """Each workload's evaluation build (trace + lower + compile) and its wait at the first
+    evaluation, mean over pairs, as the notes quote them."""
+    by: dict[tuple, list[dict]] = {}
+    for r in json.loads((EVAL_ONCE / "results.json").read_text())["records"]:
+        by.setdefault((r["workload"], r["tree"]), []).append(r["compile_phases"]["eval"])
+    mean = lambda phases, f: statistics.mean(f(p) for p in phases)
+    own = lambda p: p["trace"] + p["lower"] + p["compile"]
+    notes = " ".join((EVAL_ONCE / "NOTES.md").read_text().split())
+    names = {"ppo-craftax-symbolic-bench": "Craftax-Symbolic", "sac-brax-hopper": "SAC brax hopper",
+             "ppo-playground-cartpolebalance-bench": "Playground CartpoleBalance",
+             "ppo-navix-doorkey": "Navix DoorKey-8x8", "ppo-jumanji-maze": "Jumanji Maze",
+             "ppo-xminigrid-doorkey": "XLand-MiniGrid DoorKey-8x8"}
+    for workload, name in names.items():
+        before, after = (mean(by[(workload, t)], own) for t in ("before", "after"))
+        assert f"{name}: {before:.2f} s to {after:.2f} s ({after / before:.2f}x)" in notes, name
+    waits = {"ppo-playground-cartpolebalance-bench": "Playground", "sac-brax-hopper": "SAC hopper",
+             "ppo-navix-doorkey": "Navix", "ppo-jumanji-maze": "Jumanji",
+             "ppo-xminigrid-doorkey": "XLand-MiniGrid"}
+    for workload, name in waits.items():
+        before, after = (mean(by[(workload, t)], lambda p: p["waited"]) for t in ("before", "after"))
+        assert f"{name} {before:.2f} s to {after:.2f} s" in notes, name
