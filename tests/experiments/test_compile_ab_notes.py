@@ -133,6 +133,30 @@ def test_the_three_runs_of_minatar_are_their_results():
         assert row in notes, m
 
 
+def test_runs_four_and_five_of_minatar_are_their_results():
+    """Runs 4 and 5 (another host) beside rejax's, and the median of all five runs' ratios
+    (each run a pair in the same minutes; seconds of two hosts are not pooled)."""
+    root = BENCHMARKS / "compile-vs-rejax-cpu"
+    runs = [json.loads((root / "results.json").read_text())] + [
+        json.loads((root / "repeat" / f"run{n}" / "results.json").read_text())
+        for n in (2, 3, 4, 5)]
+    notes = (root / "NOTES.md").read_text()
+    for m in (16, 64):
+        pairs = []
+        for run in runs:
+            points = {(p["workload"], p["members"], p["lib"]): p for p in run["points"]}
+            peer = points[("ppo-breakout-minatar", m, "rejax")]
+            pairs.append((points[("ppo-breakout-minatar", m, "jaxrl")]["compile_seconds"],
+                          peer["lower_seconds"] + peer["compile_seconds"]))
+        later = pairs[3:]
+        median = statistics.median(a / b for a, b in pairs)
+        row = (f"| {m} | {', '.join(f'{a:.2f}' for a, _ in later)} | "
+               f"{', '.join(f'{b:.2f}' for _, b in later)} | "
+               f"{', '.join(f'{a / b:.2f}x' for a, b in later)} | {median:.2f}x |")
+        assert row in notes, m
+        assert f"median of the five ratios is {median:.2f}x" in " ".join(notes.split()), m
+
+
 def test_the_eval_once_notes_figures_are_its_records():
     """Each workload's evaluation build (trace + lower + compile) and its wait at the first
     evaluation, mean over pairs, as the notes quote them."""
