@@ -94,3 +94,18 @@ def test_the_code_ablations_are_their_table_and_their_patches_exist(runs):
     assert f"cost {first - last:.2f} s of the {first:.2f} s" in notes
     assert f"still {last / seconds(runs['rejax-draw']):.2f}x rejax's" in notes
     assert f"none (as shipped, the table above) | {seconds(runs['jaxrl']):.2f}" in notes
+
+
+def test_the_polyak_once_table_is_its_records():
+    """The pass-by-pass table of patch 5 and the differences quoted beside it."""
+    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    lines = [json.loads(x) for x in (BENCH / "polyak-once.jsonl").read_text().splitlines()]
+    assert (BENCH / "patches" / "5-polyak-once-a-round.diff").is_file()
+    by = {(x["pass"], len(x.get("patches", []))): seconds(x) for x in lines}
+    for n in (1, 2):
+        assert f"| {n} | {by[(n, 0)]:.2f} | {by[(n, 4)]:.2f} | {by[(n, 5)]:.2f} |" in notes, n
+    assert f"{by[(2, 4)] - by[(2, 5)]:.2f} s less in pass 2" in notes
+    assert f"{by[(1, 4)] - by[(1, 5)]:.2f} s less in pass 1" in notes
+    assert f"varied by {by[(1, 4)] - by[(2, 4)]:.2f} s between passes" in notes
+    ratios = sorted(by[(n, 4)] / by[(n, 0)] for n in (1, 2))
+    assert f"took {ratios[0]:.2f}x and {ratios[1]:.2f}x rejax's run" in notes
