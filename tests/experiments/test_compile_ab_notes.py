@@ -113,18 +113,26 @@ def test_the_same_minutes_table_is_its_results():
         assert f"{min(rates[w]):.1f}-{max(rates[w]):.1f}x {label}" in flat, w
 
 
-def test_the_three_runs_of_minatar_are_their_results():
+def minatar_pairs(members: int) -> list[tuple[float, float]]:
+    """PPO Breakout-MinAtar's (jaxrl's wait, rejax's lowering + compile) in seconds, runs 1-5
+    of benchmarks/compile-vs-rejax-cpu in order (run 1 its results.json, the rest repeat/)."""
     root = BENCHMARKS / "compile-vs-rejax-cpu"
     runs = [json.loads((root / "results.json").read_text())] + [
-        json.loads((root / "repeat" / f"run{n}" / "results.json").read_text()) for n in (2, 3)]
-    notes = (root / "NOTES.md").read_text()
+        json.loads((root / "repeat" / f"run{n}" / "results.json").read_text())
+        for n in (2, 3, 4, 5)]
+    pairs = []
+    for run in runs:
+        points = {(p["workload"], p["members"], p["lib"]): p for p in run["points"]}
+        peer = points[("ppo-breakout-minatar", members, "rejax")]
+        pairs.append((points[("ppo-breakout-minatar", members, "jaxrl")]["compile_seconds"],
+                      peer["lower_seconds"] + peer["compile_seconds"]))
+    return pairs
+
+
+def test_the_three_runs_of_minatar_are_their_results():
+    notes = (BENCHMARKS / "compile-vs-rejax-cpu" / "NOTES.md").read_text()
     for m in (16, 64):
-        ours, theirs = [], []
-        for run in runs:
-            points = {(p["workload"], p["members"], p["lib"]): p for p in run["points"]}
-            ours.append(points[("ppo-breakout-minatar", m, "jaxrl")]["compile_seconds"])
-            peer = points[("ppo-breakout-minatar", m, "rejax")]
-            theirs.append(peer["lower_seconds"] + peer["compile_seconds"])
+        ours, theirs = zip(*minatar_pairs(m)[:3], strict=True)
         a, b = statistics.median(ours), statistics.median(theirs)
         row = (f"| {m} | {', '.join(f'{x:.2f}' for x in ours)} | "
                f"{', '.join(f'{x:.2f}' for x in theirs)} | "
@@ -136,18 +144,9 @@ def test_the_three_runs_of_minatar_are_their_results():
 def test_runs_four_and_five_of_minatar_are_their_results():
     """Runs 4 and 5 (another host) beside rejax's, and the median of all five runs' ratios
     (each run a pair in the same minutes; seconds of two hosts are not pooled)."""
-    root = BENCHMARKS / "compile-vs-rejax-cpu"
-    runs = [json.loads((root / "results.json").read_text())] + [
-        json.loads((root / "repeat" / f"run{n}" / "results.json").read_text())
-        for n in (2, 3, 4, 5)]
-    notes = (root / "NOTES.md").read_text()
+    notes = (BENCHMARKS / "compile-vs-rejax-cpu" / "NOTES.md").read_text()
     for m in (16, 64):
-        pairs = []
-        for run in runs:
-            points = {(p["workload"], p["members"], p["lib"]): p for p in run["points"]}
-            peer = points[("ppo-breakout-minatar", m, "rejax")]
-            pairs.append((points[("ppo-breakout-minatar", m, "jaxrl")]["compile_seconds"],
-                          peer["lower_seconds"] + peer["compile_seconds"]))
+        pairs = minatar_pairs(m)
         later = pairs[3:]
         median = statistics.median(a / b for a, b in pairs)
         row = (f"| {m} | {', '.join(f'{a:.2f}' for a, _ in later)} | "
