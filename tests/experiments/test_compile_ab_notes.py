@@ -178,3 +178,24 @@ def test_the_eval_once_notes_figures_are_its_records():
     for workload, name in waits.items():
         before, after = (mean(by[(workload, t)], lambda p: p["waited"]) for t in ("before", "after"))
         assert f"{name} {before:.2f} s to {after:.2f} s" in notes, name
+
+
+def test_the_craftax_emitters_figures_are_its_records():
+    """Craftax-Symbolic's compile and chunk seconds under the two fusion emitters, and the chunk
+    program's XLA compile in the A/B's after record, as the eval-once notes quote them."""
+    doc = json.loads((EVAL_ONCE / "craftax-fusion-emitters.json").read_text())
+    runs = {r["label"]: r for r in doc["runs"]}
+    notes = " ".join((EVAL_ONCE / "NOTES.md").read_text().split())
+    default, older = runs["default"], runs["fusion_emitters_off"]
+    assert (f"{default['compile_seconds']:.2f} s with the default emitters and "
+            f"{older['compile_seconds']:.2f} s with the older ones") in notes
+    per_update = {label: statistics.median(r["chunk_seconds"][1:])
+                  / doc["updates_per_chunk"][label] for label, r in runs.items()}
+    assert f"{statistics.median(default['chunk_seconds'][1:]):.2f} s for a chunk of 2" in notes
+    assert f"against {statistics.median(older['chunk_seconds'][1:]):.2f} s for a chunk of 1" in notes
+    ratio = per_update["fusion_emitters_off"] / per_update["default"]
+    assert f"{ratio:.2f}x slower per update" in notes
+    after = next(r for r in json.loads((EVAL_ONCE / "results.json").read_text())["records"]
+                 if r["workload"] == "ppo-craftax-symbolic-bench" and r["tree"] == "after")
+    chunk = after["compile_phases"]["chunk"]["compile"]
+    assert f"the chunk program's XLA compile is {chunk:.2f} s" in notes
