@@ -1,9 +1,12 @@
 """The mujoco suite's Spinning Up 3M references (read off the published plots) agree with the
 values computed from the plots' SVG paths (experiments/benchmarks/spinningup_3m_readings.json),
-within each reading's stated uncertainty."""
+within each reading's stated uncertainty; the notes' rates for its cells are their files'."""
 
 import json
+import statistics
 from pathlib import Path
+
+import pandas as pd
 
 from jaxrl.studies.bench.suite import load_suite
 
@@ -27,3 +30,25 @@ def test_every_spinning_up_reference_is_inside_its_svg_reading():
         assert entry.reference["uncertainty"] == uncertainty, entry.name
         checked += 1
     assert checked >= 12  # VPG, TRPO, PPO on the four bodies, and the off-policy rows
+
+
+MUJOCO = ROOT / "benchmarks" / "mujoco-cpu"
+PPO_HOPPER = MUJOCO / "progress-spinningup" / "20261130-045916-ppo-brax-hopper-b8d37d" / "metrics"
+
+
+def test_the_notes_rates_of_the_cells_are_their_files():
+    """The mujoco notes' rates for Spinning Up's cells: the 1% timings (spinningup_rates.json)
+    and PPO hopper's own chunks on the 2026-11-30 host (its metrics in the progress folder, the
+    first 21 chunks), with the hours each rate gives for a cell and for the twelve."""
+    notes = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    timed = {r["algo"]: r["env_steps_per_second"]
+             for r in json.loads((MUJOCO / "spinningup_rates.json").read_text())["runs"]}
+    assert (f"PPO {timed['ppo']:,.0f}, VPG {timed['vpg']:,.0f} and TRPO {timed['trpo']:,.0f} "
+            "env-steps/s over 8 seeds") in notes
+    chunks = [pd.read_parquet(PPO_HOPPER / f"chunk-{i:05d}.parquet") for i in range(21)]
+    rate = statistics.median(float(c["env_steps_per_second"].iloc[0]) for c in chunks)
+    cell = 3_000_000 * 8 / rate / 3600
+    assert (f"a median of {rate:,.0f} env-steps/s over 8 seeds, {rate / timed['ppo']:.2f}x the "
+            f"rate timed at 1%") in notes
+    assert f"a cell takes {cell:.1f} hours here" in notes
+    assert f"the twelve about {12 * cell:.0f} hours" in notes
