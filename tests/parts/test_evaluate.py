@@ -31,14 +31,22 @@ class RandomActs:
         return memory, jax.vmap(self.space.sample)(keys)
 
 
-def returns(env, params, max_steps, *, reset_in_step: bool, monkeypatch) -> np.ndarray:
-    """`evaluate`'s returns ``[EPISODES]`` of random actions, its steps traced with the auto-
-    reset (``reset_in_step``: as before `first_episode_only`) or without."""
+@contextlib.contextmanager
+def evaluation(env, params, max_steps, *, reset_in_step: bool, monkeypatch):
+    """`evaluate` of random actions over ``EPISODES`` envs, jitted (``key -> [EPISODES]``),
+    traced with the auto-reset (``reset_in_step``: as before `first_episode_only`) or without
+    while the context lasts."""
     with monkeypatch.context() as patch:
         if reset_in_step:
             patch.setattr(evaluate_module, "first_episode_only", contextlib.nullcontext)
-        run = jax.jit(lambda key: evaluate(None, key, RandomActs(env, params), env, params,
-                                           EPISODES, max_steps))
+        policy = RandomActs(env, params)
+        yield jax.jit(lambda key: evaluate(None, key, policy, env, params, EPISODES, max_steps))
+
+
+def returns(env, params, max_steps, *, reset_in_step: bool, monkeypatch) -> np.ndarray:
+    """The first episodes' returns ``[EPISODES]`` (`evaluation`)."""
+    with evaluation(env, params, max_steps, reset_in_step=reset_in_step,
+                    monkeypatch=monkeypatch) as run:
         return np.asarray(run(jax.random.key(3)))
 
 
@@ -76,12 +84,9 @@ def test_a_step_under_it_keeps_the_ended_episode():
 def reset_ops(env, params, *, reset_in_step: bool, monkeypatch) -> int:
     """How many of the evaluation program's lowered ops are under the ``env_reset`` scope (an
     auto-reset in `envs.core.Environment.step`, a start drawn by `envs.starts.PreparedStarts`)."""
-    policy = RandomActs(env, params)
-    with monkeypatch.context() as patch:
-        if reset_in_step:
-            patch.setattr(evaluate_module, "first_episode_only", contextlib.nullcontext)
-        text = jax.jit(lambda key: evaluate(None, key, policy, env, params, EPISODES, 100)
-                       ).lower(jax.random.key(0)).as_text(debug_info=True)
+    with evaluation(env, params, 100, reset_in_step=reset_in_step,
+                    monkeypatch=monkeypatch) as run:
+        text = run.lower(jax.random.key(0)).as_text(debug_info=True)
     return sum(line.startswith("#loc") and "env_reset" in line for line in text.splitlines())
 
 
