@@ -109,3 +109,54 @@ def test_the_polyak_once_table_is_its_records():
     assert f"varied by {by[(1, 4)] - by[(2, 4)]:.2f} s between passes" in notes
     ratios = sorted(by[(n, 4)] / by[(n, 0)] for n in (1, 2))
     assert f"took {ratios[0]:.2f}x and {ratios[1]:.2f}x rejax's run" in notes
+
+
+def _lines(name: str) -> list[dict]:
+    return [json.loads(x) for x in (BENCH / name).read_text().splitlines() if x.strip()]
+
+
+def test_the_kernel_counts_are_their_file():
+    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    rows = {r["label"]: r for r in json.loads((BENCH / "hlo-kernels.json").read_text())}
+    names = {"jaxrl 700fa0f as it ships": "jaxrl as it ships",
+             "jaxrl 700fa0f with patches 2-4": "jaxrl with patches 2-4",
+             "rejax 0.1.3 with jaxrl's draw": "rejax with jaxrl's draw"}
+    assert set(rows) == set(names)
+    for label, shown in names.items():
+        r = rows[label]
+        assert sum(r["by_op"].values()) == r["kernels"] and r["trip"] == 128
+        row = (f"| {shown} | {r['kernels']} | {r['by_op']['copy']} | "
+               f"{r['dots']} ({r['dots_alone']}) |")
+        assert row in notes, row
+    assert rows["rejax 0.1.3 with jaxrl's draw"]["kernels"] > max(
+        r["kernels"] for label, r in rows.items() if label.startswith("jaxrl"))
+
+
+def test_the_pinned_and_device_tables_are_their_records():
+    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    pinned = {(x["variant"], x["pass"], x.get("pinned_cpus")): seconds(x)
+              for x in _lines("pinned.jsonl")}
+    for n in (1, 2):
+        row = (f"| {n} | {pinned[('rejax-draw', n, '1')]:.2f} | {pinned[('jaxrl', n, '1')]:.2f} "
+               f"| {pinned[('rejax-draw', n, None)]:.2f} | {pinned[('jaxrl', n, None)]:.2f} |")
+        assert row in notes, row
+    on_one = [pinned[("jaxrl", n, "1")] / pinned[("rejax-draw", n, "1")] for n in (1, 2)]
+    on_two = [pinned[("jaxrl", n, None)] / pinned[("rejax-draw", n, None)] for n in (1, 2)]
+    assert f"jaxrl took {on_one[0]:.2f}x and {on_one[1]:.2f}x rejax's run" in notes
+    assert f"it took {on_two[0]:.2f}x and {on_two[1]:.2f}x." in notes
+
+    lines = _lines("devices.jsonl")
+    assert all(x["point"]["device_count"] == 1 for x in lines if x["lib"] == "rejax")
+    by = {(x["variant"], x["pass"], x.get("jaxrl_cpu_devices")): seconds(x) for x in lines}
+    for n in (1, 2):
+        row = (f"| {n} | {by[('rejax-draw', n, None)]:.2f} | {by[('jaxrl', n, None)]:.2f} | "
+               f"{by[('jaxrl', n, 1)]:.2f} |")
+        assert row in notes, row
+    one_two = [by[("jaxrl", n, 1)] / by[("jaxrl", n, None)] for n in (1, 2)]
+    assert f"took {one_two[0]:.2f}x and {one_two[1]:.2f}x its run with two" in notes
+    one = [by[("jaxrl", n, 1)] / by[("rejax-draw", n, None)] for n in (1, 2)]
+    two = [by[("jaxrl", n, None)] / by[("rejax-draw", n, None)] for n in (1, 2)]
+    assert (f"it took {one[0]:.2f}x and {one[1]:.2f}x with one device, and {two[0]:.2f}x and "
+            f"{two[1]:.2f}x with two") in notes
+    rejax = [s for (v, *_), s in {**pinned, **by}.items() if v == "rejax-draw"]
+    assert f"({min(rejax):.2f}-{max(rejax):.2f} s over these six runs)" in notes

@@ -13,7 +13,8 @@ prints one JSON line (`RESULT_PREFIX` then the object) and exits 0, whatever hap
   cache served them), ``peak_bytes`` and ``peak_kind`` (``"device"``: the accelerator
   allocator's peak; ``"host_rss"``: on the CPU, the process's peak resident memory above what
   it held before the plan, compiling included), ``predicted_bytes`` (the memory plan's figure
-  for the busiest device) and the device;
+  for the busiest device), the devices the members ran on (``devices``) and how many the
+  process had (``local_devices``: on a CPU, one per core unless ``$JAXRL_CPU_DEVICES`` says);
 * ``status: "refused"``: the memory plan (`jaxrl.parts.memory`) refused the count before compiling;
   ``reason`` is its one-line message and ``predicted_bytes`` its figure;
 * ``status: "failed"``: anything else, with a one-line ``reason`` (e.g. the allocator ran out).
@@ -131,7 +132,7 @@ def measure(workload: dict, members: int) -> dict:
             "compile_seconds": outcome.compile_seconds, "compile_source": outcome.compile_source,
             "compile_parts": outcome.compile_parts, "compile_phases": outcome.compile_phases,
             "run_seconds": outcome.run_seconds, "wall_seconds": wall,
-            "devices": outcome.devices,
+            "devices": outcome.devices, "local_devices": jax.local_device_count(),
             "peak_bytes": peak if peak is not None else max(0, _peak_rss_bytes() - rss_before),
             "peak_kind": "device" if peak is not None else "host_rss",
             "failures": {str(k): v for k, v in outcome.failures.items()}}
