@@ -3,6 +3,7 @@ ablation options parse and are recorded as ablations."""
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,53 @@ def test_the_pinned_and_device_tables_are_their_records():
             f"{two[1]:.2f}x with two") in notes
     rejax = [s for (v, *_), s in {**pinned, **by}.items() if v == "rejax-draw"]
     assert f"({min(rejax):.2f}-{max(rejax):.2f} s over these six runs)" in notes
+
+
+def _steady(name: str) -> list[list[tuple[str, float]]]:
+    """The intervals of a thread sample with XLA work, less the first and the last."""
+    record = json.loads((BENCH / "threads" / f"{name}.json").read_text())
+    assert record["exit"] == 0 and record["every_seconds"] == 3.0
+    busy = [[(n, c) for _, n, c in iv["threads"]] for iv in record["intervals"]
+            if any(n == "tf_XLAEigen" and c > 0.5 for _, n, c in iv["threads"])]
+    return busy[1:-1]
+
+
+def test_the_thread_samples_are_their_files():
+    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+
+    def totals(name):
+        return [sum(c for _, c in iv) for iv in _steady(name)]
+
+    def per_thread(name):
+        return [c for iv in _steady(name) for n, c in iv if n == "tf_XLAEigen"]
+
+    one = totals("jaxrl-1-device")
+    assert f"{min(one):.1f}" == f"{max(one):.1f}" == "3.0"
+    assert "jaxrl with one device used 3.0 s of CPU in every 3 s interval" in notes
+    for name, who in (("jaxrl-2-devices", "jaxrl with two devices"),
+                      ("rejax-1-device", "rejax with one device")):
+        t, c = totals(name), per_thread(name)
+        low = f"{min(t):.1f}-{max(t):.1f} s an interval" if f"{min(t):.1f}" != f"{max(t):.1f}" \
+            else f"{min(t):.1f} s an interval"
+        assert f"{who} used {low}" in notes, who
+        assert f"({min(c):.1f}-{max(c):.1f} s each)" in notes, who
+        assert all(len([n for n, x in iv if n == "tf_XLAEigen" and x > 1.0]) == 2
+                   for iv in _steady(name)), name
+
+
+def test_the_thread_sampler_reads_a_command(tmp_path):
+    script = load("thread_cpu")
+    out = tmp_path / "threads.json"
+    code = "import time; t = time.time()\nwhile time.time() - t < 0.6: pass"
+    assert script.main([str(out), "--every", "0.2", "--", sys.executable, "-c", code]) == 0
+    record = json.loads(out.read_text())
+    assert record["exit"] == 0 and record["intervals"]
+    used = sum(c for iv in record["intervals"] for *_, c in iv["threads"])
+    assert 0.2 < used < 2.0
+
+
+def test_the_one_and_two_device_programs_are_one_program():
+    lines = [x.split() for x in (BENCH / "hlo-one-vs-two-devices.txt").read_text().splitlines()
+             if x and not x.startswith("#")]
+    assert [Path(name).parent.name for _, name in lines] == ["two-devices", "one-device"]
+    assert lines[0][0] == lines[1][0] and len(lines[0][0]) == 64
