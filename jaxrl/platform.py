@@ -13,7 +13,9 @@ concurrently (measured: 1.9-2x env-steps/s for 8 and 32 PPO seeds on 2 cores).
 does nothing when the count is already chosen (``--xla_force_host_platform_device_count`` in
 ``XLA_FLAGS`` or ``jax_num_cpu_devices`` / ``$JAX_NUM_CPU_DEVICES`` set) or when a backend already exists (JAX was used
 before `jaxrl` was imported). ``JAXRL_CPU_DEVICES=N`` picks the count; ``1`` turns it off.
-On a GPU machine the extra CPU devices are idle: the default backend is the GPU.
+On a GPU machine the extra CPU devices are idle: the default backend is the GPU. A process that
+trains one member gains nothing from them, and has lost to them
+(`one_device_for_one_member`, which the CLI's ``train`` calls at one seed).
 
 On the CPU, the engine compiles its programs with LLVM at -O2 (`compiler_options`) instead of
 XLA's default -O3. Compile time drops by about a quarter and run time does not change beyond
@@ -112,6 +114,30 @@ def configure_cpu_devices() -> int | None:
     count = requested_cpu_devices()
     os.environ[JAX_VAR] = os.environ[MARK_VAR] = str(count)
     return count
+
+
+def one_device_for_one_member(members: int) -> bool:
+    """Give JAX one CPU device instead of one per core, for a process that trains ``members``
+    = 1 member: its program runs on one device whatever the count, and a second device made
+    one-member runs slower (median 0.96x the time with one device over five ladder workloads,
+    DQN 0.83-0.94x, SAC 0.86-0.91x; benchmarks/device-count-cpu). Only where jaxrl chose the
+    count (``$JAXRL_CPU_DEVICES`` and JAX's own settings unset) and no backend exists yet; the
+    CLI's ``train`` calls it, a Python session (which may train many members next) does not.
+    Returns whether it changed the count."""
+    mark = os.environ.get(MARK_VAR)
+    chosen_by_jaxrl = mark is not None and os.environ.get(JAX_VAR) == mark
+    if (members != 1 or os.environ.get(ENV_VAR, "").strip() or not chosen_by_jaxrl
+            or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")):
+        return False
+    if "jax" in sys.modules:
+        import jax
+        from jax._src import xla_bridge
+
+        if xla_bridge.backends_are_initialized():
+            return False
+        jax.config.update("jax_num_cpu_devices", 1)
+    os.environ[JAX_VAR] = os.environ[MARK_VAR] = "1"
+    return True
 
 
 def _forget_inherited_count() -> None:

@@ -72,6 +72,51 @@ def test_jax_used_before_import_is_left_alone():
     assert out["devices"] == 1
 
 
+ONE_MEMBER = r"""
+import sys
+import jaxrl.api  # as the CLI: jaxrl's modules (and JAX) imported, no backend yet
+from jaxrl.platform import one_device_for_one_member
+changed = one_device_for_one_member(int(sys.argv[1]))
+import jax
+print(changed, jax.local_device_count())
+"""
+
+
+def _one_member(members: int, **env_vars) -> str:
+    fresh = ("XLA_FLAGS", "JAXRL_CPU_DEVICES", "JAX_NUM_CPU_DEVICES", "JAXRL_SET_JAX_NUM_CPU_DEVICES")
+    env = {k: v for k, v in os.environ.items() if k not in fresh}
+    env.update(env_vars)
+    proc = subprocess.run([sys.executable, "-c", ONE_MEMBER, str(members)], env=env,
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores to tell apart")
+def test_one_member_gets_one_device_unless_the_count_was_chosen():
+    cores = len(os.sched_getaffinity(0))
+    assert _one_member(1) == "True 1"
+    assert _one_member(2) == f"False {cores}"  # many members keep a device per core
+    assert _one_member(1, JAXRL_CPU_DEVICES="2") == "False 2"  # the user's choice stands
+    assert _one_member(1, JAX_NUM_CPU_DEVICES="2") == "False 2"
+    assert _one_member(1, XLA_FLAGS="--xla_force_host_platform_device_count=2") == "False 2"
+
+
+def test_the_cli_train_asks_for_one_device_at_one_seed(monkeypatch):
+    from jaxrl.cli import training
+
+    asked = []
+    monkeypatch.setattr(training.platform, "one_device_for_one_member", asked.append)
+    monkeypatch.setattr(training, "train", lambda *a, **k: (_ for _ in ()).throw(SystemExit(7)))
+    from jaxrl.cli import build_parser
+
+    for seeds in ("1", "4"):
+        args = build_parser().parse_args(["train", "ppo", "--env", "CartPole-v1", "--seeds", seeds])
+        with pytest.raises(SystemExit):
+            training.cmd_train(args)
+    assert asked == [1, 4]  # the CLI asks with the member count; the function decides
+
+
 # ------------------------------------------------------------------ CPU optimization level
 
 

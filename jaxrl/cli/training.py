@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxrl import named_yaml, stats
+from jaxrl import named_yaml, platform, stats
 from jaxrl.api import resume, train
 from jaxrl.cli.common import (
     UsageError,
@@ -39,6 +39,7 @@ from jaxrl.trained.results import NonFiniteMetricError
 def cmd_train(args) -> int:
     check_writable(args.json)
     overrides = run_overrides(args)
+    platform.one_device_for_one_member(args.seeds)
     try:
         result = train(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
                        seed=args.seed, progress=not args.no_progress,
