@@ -21,6 +21,9 @@ prints one JSON line (`RESULT_PREFIX` then the object) and exits 0, whatever hap
 
 ``$JAXRL_PROFILE_DIR`` set: the rung is traced with `jax.profiler` into that folder.
 
+A rung of one member runs in a process with one CPU device, as ``jaxrl train`` runs one seed
+(`jaxrl.platform.one_device_for_one_member`; ``$JAXRL_CPU_DEVICES`` overrides it).
+
 A process per rung keeps each rung's peak memory its own, keeps a crash (an allocator failure
 on a GPU, the OOM killer on a CPU) from taking the ladder down, and gives every rung a fresh
 compile. The orchestrating process (`jaxrl.studies.throughput.ladder`) never touches a device, so on a
@@ -44,6 +47,7 @@ from jaxrl.engine.loop import run_group
 from jaxrl.engine.members import member_sharding
 from jaxrl.engine.spec import plan_memory, resolve_group, single_spec
 from jaxrl.parts import memory
+from jaxrl.platform import one_device_for_one_member
 
 RESULT_PREFIX = "LADDER-POINT "
 PROFILE_VAR = "JAXRL_PROFILE_DIR"
@@ -168,6 +172,7 @@ def _one_line(err: BaseException) -> str:
 def main(argv: list[str]) -> int:
     request = json.loads(argv[0])
     workload, members = request["workload"], int(request["members"])
+    one_device_for_one_member(members)  # as `jaxrl train` runs one seed
     try:
         record = measure(workload, members)
     except Exception as err:  # an allocator failure, a bad config: the rung failed
