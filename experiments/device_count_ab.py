@@ -5,8 +5,9 @@
 
 For each throughput-ladder workload (``experiments/ladders/throughput.yaml``) at 1 member, the
 point (`jaxrl.studies.throughput.point`, a fresh process each) runs with ``$JAXRL_CPU_DEVICES``
-unset (one device per core, `jaxrl.platform`) and with it set to 1, in turn, ``--passes``
-times. A one-member program runs on one device either way; what differs is how many devices
+set to the cores this process may use (one device per core, `jaxrl.platform`'s default for many
+members; the committed points of 2026-11-30 left it unset, which gave the same before the point
+chose one device for one member) and set to 1, in turn, ``--passes`` times. A one-member program runs on one device either way; what differs is how many devices
 the process has. ``--scale NAME=K`` multiplies a workload's steps per member by K, so that a
 short ladder budget becomes a run long enough to time. Each point appends one JSON line: the
 workload, the setting, the pass, the commit and the point's own record (``run_seconds``,
@@ -22,24 +23,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jaxrl.platform import cpu_cores
 from jaxrl.studies.throughput.ladder import checkout_commit
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ("ppo-cartpole", "ppo-breakout-minatar", "ppo-brax-hopper", "dqn-cartpole",
            "pqn-cartpole")
-SETTINGS = {"per-core": None, "one-device": "1"}  # name -> $JAXRL_CPU_DEVICES
+SETTINGS = {"per-core": str(cpu_cores()), "one-device": "1"}  # name -> $JAXRL_CPU_DEVICES
 
 
-def point(name: str, scale: int, devices: str | None) -> dict:
+def point(name: str, scale: int, devices: str) -> dict:
     from jaxrl.studies.throughput.point import RESULT_PREFIX
     from jaxrl.studies.throughput.workloads import load_ladder
 
     (workload,) = [w for w in load_ladder("throughput").workloads if w.name == name]
     request = workload.to_dict()
     request["steps_per_member"] = workload.steps_per_member * scale
-    env = {k: v for k, v in os.environ.items() if k != "JAXRL_CPU_DEVICES"}
-    if devices is not None:
-        env["JAXRL_CPU_DEVICES"] = devices
+    env = {**os.environ, "JAXRL_CPU_DEVICES": devices}
     code = ("import sys; from jaxrl.studies.throughput.point import main; "
             "sys.exit(main(sys.argv[1:]))")
     out = subprocess.run([sys.executable, "-c", code,

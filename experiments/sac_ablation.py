@@ -2,14 +2,23 @@
 
     python experiments/sac_ablation.py OUT.jsonl [--peer-python /tmp/rejax-venv/bin/python]
         [--steps 30720] [--only NAME ...] [--code PATH --patches NAME ...] [--pin CPUS]
-        [--pass N]
+        [--pass N] [--jaxrl-cpu-devices N]
 
 The throughput ladder's ``sac-brax-hopper`` rung (rejax's benchmark/hopper_1m.yaml
 configuration: 128 envs, 128 gradient steps of batch 128 per 128 env steps, a 1M buffer, 10k
 random steps first) at one member, each variant a fresh process, one after the other, in the
 order of `VARIANTS`. Each appends one JSON line to OUT.jsonl: the variant's name, the library,
 what it changes, and the point's own record (jaxrl's `jaxrl.studies.throughput.point`,
-rejax's experiments/peers/rejax_point.py). A variant already in OUT.jsonl is not run again.
+rejax's experiments/peers/rejax_point.py). A variant already in OUT.jsonl (in the same pass,
+pinning and device count) is not run again.
+
+Options that change how a point runs, each recorded in its line: ``--code PATH`` runs the
+jaxrl variants from another checkout (a ``git worktree add --detach`` with the patches
+``--patches`` names applied); ``--pin CPUS`` runs every variant under ``taskset -c CPUS``, so
+that XLA's thread pool has as many threads as CPUS names; ``--jaxrl-cpu-devices N`` sets
+``$JAXRL_CPU_DEVICES`` for the jaxrl variants (by default the point has one CPU device at one
+member, as ``jaxrl train`` does; lines before 18d3e12 had one per core). rejax runs with JAX's
+own device count, not the one this process's ``import jaxrl`` exports.
 
 The variants take rejax one step toward jaxrl at a time (its replay draw, its vmap of one
 member) and time both libraries at 128, 64 and 1 gradient steps per iteration (rejax also at
@@ -119,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="the patches applied in --code, recorded with each jaxrl line")
     p.add_argument("--pin", default=None, help="taskset -c CPUS for every variant")
     p.add_argument("--jaxrl-cpu-devices", type=int, default=None,
-                   help="$JAXRL_CPU_DEVICES for the jaxrl variants (default: one per core)")
+                   help="$JAXRL_CPU_DEVICES for the jaxrl variants (default: the point's "
+                        "choice, one device at one member; lines before 18d3e12 had one "
+                        "per core)")
     p.add_argument("--pass", dest="pass_", type=int, default=None,
                    help="a pass number, recorded; a variant is skipped only within its pass")
     args = p.parse_args(argv)
