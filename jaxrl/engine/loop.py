@@ -250,7 +250,9 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
     the last. ``run_seconds`` counts, per
     chunk, from its start, or from the previous chunk's metrics (or evaluation returns)
     reaching the host when it was started ahead, to its own metrics on the host; and each
-    evaluation from its dispatch to its returns on the host. When the NaN guard stops the run, the chunk started ahead has run: the
+    evaluation from its dispatch to its returns on the host. These windows do not overlap, so
+    a checkpoint's host copy and the blocking part of its save count once: inside the window
+    they fall in, or on their own when no chunk follows. When the NaN guard stops the run, the chunk started ahead has run: the
     state returned is after it (its metrics are dropped)."""
     members = placed.members
     num_chunks = r.num_updates // k
@@ -276,7 +278,7 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
             snap = None  # a checkpoint's host copy, taken before the next chunk takes the state
             if not (stall or evaluate):
                 if checkpoint:
-                    snap = state_snapshot(state, members, done)
+                    snap = state_snapshot(state, members)
                 ahead = progs.chunk_fn(state)  # donates ``state``: not read again below
             metrics = take_members(jax.device_get(metrics), members.size)
             ready = time.perf_counter()
@@ -304,15 +306,18 @@ def run_chunks(spec: GroupSpec, r: Resolved, placed: Placed, progs: Programs, st
                 pending = evaluation(state, placed.eval_keys, placed.chunk_index(c))
                 if not stall:  # queued behind the evaluation: no host round trip between them
                     if checkpoint:
-                        snap = state_snapshot(state, members, done)
+                        snap = state_snapshot(state, members)
                     ahead = progs.chunk_fn(state)
                 returns = take_members(np.asarray(pending), members.size)
                 ready = time.perf_counter()  # the next chunk's clock starts after the evaluation
                 done.run_seconds += ready - t0
                 done.evals.append(((c + 1) * k, returns))
             if checkpoint:
+                t0 = time.perf_counter()
                 save_checkpoint(checkpointer, spec, state if snap is None else snap, members,
                                 done, c + 1, k)
+                if ahead is None:  # no chunk window follows (the last, or one changed): count it
+                    done.run_seconds += time.perf_counter() - t0
             if bar is not None:
                 bar.update(steps_per_chunk)
                 returns = metrics.get("episode_return_mean")  # none for BC: no env steps

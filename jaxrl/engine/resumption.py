@@ -8,7 +8,6 @@ run; the fault tests add a kill (`jaxrl.engine.faults`)."""
 from __future__ import annotations
 
 import dataclasses
-import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -85,9 +84,9 @@ def save_checkpoint(checkpointer: Checkpointer, spec: GroupSpec, state, members:
                     done: Progress, chunks_done: int, k: int) -> None:
     """Checkpoint the state after ``chunks_done`` chunks of ``k`` updates (or its `snapshot`,
     `state_snapshot`, taken before the next chunk took the state over) with what a resume
-    needs (evaluations, run seconds, failures, the chunk length, the spec, package versions);
-    the blocking part of the save counts as run time. Then the `AFTER_CHECKPOINT` hooks."""
-    t0 = time.perf_counter()
+    needs (evaluations, run seconds, failures, the chunk length, the spec, package versions).
+    Its blocking part is the caller's to count (`jaxrl.engine.loop`: inside the next chunk's
+    window when one follows). Then the `AFTER_CHECKPOINT` hooks."""
     if not isinstance(state, Snapshot):
         state = take_members(state, members.size)
     checkpointer.save(chunks_done, state, {
@@ -95,18 +94,15 @@ def save_checkpoint(checkpointer: Checkpointer, spec: GroupSpec, state, members:
         "evals": [(u, json_floats(v)) for u, v in done.evals],
         "failures": {str(i): m for i, m in done.failures.items()},
         "spec": spec.to_dict(), "versions": package_versions(spec.env)})
-    done.run_seconds += time.perf_counter() - t0
     for hook in AFTER_CHECKPOINT:
         hook(chunks_done, checkpointer)
 
 
-def state_snapshot(state, members: Members, done: Progress) -> Snapshot:
+def state_snapshot(state, members: Members) -> Snapshot:
     """The members' state copied to the host (`jaxrl.engine.checkpoint.snapshot`), for a save
-    after the next chunk has started; the copy counts as run time."""
-    t0 = time.perf_counter()
-    snap = snapshot(take_members(state, members.size))
-    done.run_seconds += time.perf_counter() - t0
-    return snap
+    after the next chunk has started. It is taken before the chunk's metrics reach the host, so
+    its time is inside the chunk's (or the evaluation's) window of run time."""
+    return snapshot(take_members(state, members.size))
 
 
 def json_floats(x) -> list:

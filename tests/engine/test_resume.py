@@ -162,3 +162,30 @@ def test_resumed_chunk_length_reads_the_written_chunks():
     chunks = [{"env_steps": np.zeros((3, 7)), "loss": np.zeros((3, 7))}]
     assert resumed_chunk_length(chunks, 50) == 7
     assert resumed_chunk_length([], 50) == 50
+
+
+def test_run_seconds_count_a_checkpoints_blocking_save_once(tmp_path, monkeypatch):
+    """A chunk's run-time window runs to its metrics on the host, and the next chunk's from
+    there: a checkpoint's copy and save fall inside one of them, and are not added again. A
+    save made to block 1 s in each of four chunks adds 4 s, not 7."""
+    import time
+
+    from jaxrl.engine.checkpoint import Checkpointer
+
+    save = Checkpointer.save
+
+    def slow_save(self, step, state, meta):
+        time.sleep(1.0)
+        return save(self, step, state, meta)
+
+    monkeypatch.setattr(Checkpointer, "save", slow_save)
+    env, config, steps_per_update = CASES["ppo"]
+    start = time.perf_counter()
+    done = train("ppo", env=env, seeds=1, total_steps=steps_per_update * 4, checkpoint_every=1,
+                 max_chunk_updates=1, runs_dir=str(tmp_path), progress=False, **config)
+    wall = time.perf_counter() - start
+    assert done.run_seconds >= 4.0  # the four blocking saves are counted ...
+    # ... once: the tiny chunks and evaluation take well under 2 s (counting each save twice,
+    # as a window and on its own, gave 7.7 s here where once gives 4.5 s)
+    assert done.run_seconds < 6.0
+    assert done.run_seconds + done.compile_seconds <= wall
