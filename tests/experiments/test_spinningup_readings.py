@@ -45,10 +45,32 @@ def test_the_notes_rates_of_the_cells_are_their_files():
              for r in json.loads((MUJOCO / "spinningup_rates.json").read_text())["runs"]}
     assert (f"PPO {timed['ppo']:,.0f}, VPG {timed['vpg']:,.0f} and TRPO {timed['trpo']:,.0f} "
             "env-steps/s over 8 seeds") in notes
-    chunks = [pd.read_parquet(PPO_HOPPER / f"chunk-{i:05d}.parquet") for i in range(21)]
-    rate = statistics.median(float(c["env_steps_per_second"].iloc[0]) for c in chunks)
+    chunks = [pd.read_parquet(f) for f in sorted(PPO_HOPPER.glob("chunk-*.parquet"))]
+    assert len(chunks) == 61
+    rates = [float(c["env_steps_per_second"].iloc[0]) for c in chunks]
+    rate = statistics.median(rates)
+    seconds = [8 * 12 * 64 * 64 / r for r in rates]  # 8 seeds x 12 updates x 64 envs x 64 steps
     cell = 3_000_000 * 8 / rate / 3600
-    assert (f"a median of {rate:,.0f} env-steps/s over 8 seeds, {rate / timed['ppo']:.2f}x the "
-            f"rate timed at 1%") in notes
-    assert f"a cell takes {cell:.1f} hours here" in notes
-    assert f"the twelve about {12 * cell:.0f} hours" in notes
+    assert (f"Over all 61 chunks its median was {rate:,.0f} env-steps/s over 8 seeds") in notes
+    assert f"{statistics.median(seconds):.0f} s a chunk" in notes
+    assert f"the run's chunks sum to {sum(seconds):,.0f} s" in notes
+    assert f"takes about {cell:.1f} hours here" in notes
+    assert f"about {11 * cell:.0f} hours in all" in notes
+
+
+def test_the_finished_ppo_hopper_cell_is_its_report_row():
+    notes = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    rows = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())["entries"]}
+    row = rows["ppo-3M/brax:hopper"]
+    assert row["status"] == "finished" and len(row["per_seed"]) == 8
+    per_seed = ", ".join(f"{v:,.1f}" for v in row["per_seed"])
+    assert f"per seed {per_seed}" in notes
+    assert (f"mean {row['mean']:,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}]"
+            in notes)
+    assert f"IQM {row['iqm']:,.1f}" in notes and f"p {row['rank_p']:.3f}" in notes
+    assert f"Spinning Up's {row['reference']:,.1f}" in notes
+    below = sum(v < row["reference"] for v in row["per_seed"])
+    assert below == row["seeds_below"] and f"{below} of 8 below the reference" in notes
+    assert f"its {row['wall_seconds']:,.0f} s of wall" in notes
+    run = json.loads((PPO_HOPPER.parent / "run.json").read_text())
+    assert f"The report's run s ({run['run_seconds']:,.0f} s" in notes
