@@ -121,8 +121,9 @@ def one_device_for_one_member(members: int) -> bool:
     = 1 member: its program runs on one device whatever the count, and a second device made
     one-member runs slower (median 0.96x the time with one device over five ladder workloads,
     DQN 0.83-0.94x, SAC 0.86-0.91x; benchmarks/device-count-cpu). Only where jaxrl chose the
-    count (``$JAXRL_CPU_DEVICES`` and JAX's own settings unset) and no backend exists yet; the
-    CLI's ``train`` calls it, a Python session (which may train many members next) does not.
+    count (``$JAXRL_CPU_DEVICES`` and JAX's own settings unset) and no backend exists yet. The
+    ``jaxrl train`` command calls it; ``jaxrl.cli.main([...])`` inside a process, and a Python
+    session (which may train many members next), do not.
     Returns whether it changed the count."""
     mark = os.environ.get(MARK_VAR)
     chosen_by_jaxrl = mark is not None and os.environ.get(JAX_VAR) == mark

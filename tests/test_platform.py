@@ -103,18 +103,24 @@ def test_one_member_gets_one_device_unless_the_count_was_chosen():
 
 
 def test_the_cli_train_asks_for_one_device_at_one_seed(monkeypatch):
+    """The ``jaxrl`` command asks with its member count; ``main([...])`` called inside a
+    process that goes on (a test, a notebook) leaves the process's devices alone."""
+    from jaxrl import cli
     from jaxrl.cli import training
 
     asked = []
     monkeypatch.setattr(training.platform, "one_device_for_one_member", asked.append)
     monkeypatch.setattr(training, "train", lambda *a, **k: (_ for _ in ()).throw(SystemExit(7)))
-    from jaxrl.cli import build_parser
-
     for seeds in ("1", "4"):
-        args = build_parser().parse_args(["train", "ppo", "--env", "CartPole-v1", "--seeds", seeds])
+        argv = ["train", "ppo", "--env", "CartPole-v1", "--seeds", seeds]
+        before = list(asked)
         with pytest.raises(SystemExit):
-            training.cmd_train(args)
-    assert asked == [1, 4]  # the CLI asks with the member count; the function decides
+            cli.main(argv)
+        assert asked == before  # called inside this process: not asked
+        monkeypatch.setattr(sys, "argv", ["jaxrl", *argv])
+        with pytest.raises(SystemExit):
+            cli.main()
+    assert asked == [1, 4]  # the function decides what a count means
 
 
 # ------------------------------------------------------------------ CPU optimization level

@@ -332,6 +332,9 @@ def _played_episodes(command, episodes: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        # the command is the whole process (not `main([...])` called inside one): it may make
+        # process-wide choices, such as JAX's CPU device count, before JAX starts
+        args.whole_process = argv is None
         module, name = args.handler
         if getattr(args, "no_compile_cache", False):
             compile_cache.disable()

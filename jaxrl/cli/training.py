@@ -39,7 +39,8 @@ from jaxrl.trained.results import NonFiniteMetricError
 def cmd_train(args) -> int:
     check_writable(args.json)
     overrides = run_overrides(args)
-    platform.one_device_for_one_member(args.seeds)
+    if getattr(args, "whole_process", False):  # not inside a session that trains more
+        platform.one_device_for_one_member(args.seeds)
     try:
         result = train(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
                        seed=args.seed, progress=not args.no_progress,
