@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from jaxrl.platform import cpu_cores
-from jaxrl.studies.throughput.ladder import checkout_commit
+from jaxrl.studies.throughput.ladder import POINT_MAIN, checkout_commit
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ("ppo-cartpole", "ppo-breakout-minatar", "ppo-brax-hopper", "dqn-cartpole",
@@ -40,9 +40,7 @@ def point(name: str, scale: int, devices: str) -> dict:
     request = workload.to_dict()
     request["steps_per_member"] = workload.steps_per_member * scale
     env = {**os.environ, "JAXRL_CPU_DEVICES": devices}
-    code = ("import sys; from jaxrl.studies.throughput.point import main; "
-            "sys.exit(main(sys.argv[1:]))")
-    out = subprocess.run([sys.executable, "-c", code,
+    out = subprocess.run([sys.executable, "-c", POINT_MAIN,
                           json.dumps({"workload": request, "members": 1})],
                          capture_output=True, text=True, check=True, cwd=ROOT, env=env).stdout
     (line,) = [x for x in out.splitlines() if x.startswith(RESULT_PREFIX)]

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from jaxrl.compile_cache import default_dir as compile_cache_dir
 from jaxrl.platform import JAX_VAR, MARK_VAR
-from jaxrl.studies.throughput.ladder import checkout_commit
+from jaxrl.studies.throughput.ladder import POINT_MAIN, checkout_commit
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = "sac-brax-hopper"
@@ -81,14 +81,12 @@ def jaxrl_point(steps: int, overrides: dict, code: Path = ROOT, pin: str | None 
     request = workload.to_dict()
     request["config"] = {**request["config"], **overrides}
     request["steps_per_member"] = steps
-    code_line = ("import sys; from jaxrl.studies.throughput.point import main; "
-                 "sys.exit(main(sys.argv[1:]))")
     env = {**os.environ, "PYTHONPATH": str(code)}
     if cpu_devices:
         env["JAXRL_CPU_DEVICES"] = str(cpu_devices)
     if pin:  # XLA may split work by the thread count it compiled for: a cache of its own
         env.setdefault("JAXRL_CACHE_DIR", str(Path(compile_cache_dir()) / f"pinned-{pin}"))
-    out = subprocess.run([*pinned(pin), sys.executable, "-c", code_line,
+    out = subprocess.run([*pinned(pin), sys.executable, "-c", POINT_MAIN,
                           json.dumps({"workload": request, "members": 1})],
                          capture_output=True, text=True, check=True, cwd=code, env=env).stdout
     (line,) = [x for x in out.splitlines() if x.startswith(RESULT_PREFIX)]
