@@ -180,7 +180,11 @@ def run_one(code: Path, kw: dict) -> dict:
     with tempfile.TemporaryDirectory() as runs:
         env = {**os.environ, "PYTHONPATH": str(code)}
         proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(kw), runs], cwd=code,
-                              env=env, capture_output=True, text=True, check=True)
+                              env=env, capture_output=True, text=True)
+    if proc.returncode != 0:  # the child's own last words, which a caller keeps (gpu_plan)
+        sys.stderr.write(proc.stderr[-20_000:])
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"device_timeline: the training child exited {proc.returncode}: {last}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -86,3 +86,39 @@ def test_runtime_only_needs_are_declared():
 
 def test_the_check_finds_an_undeclared_import():
     assert _undeclared({"yaml", "duckdb"}, {"duckdb"}) == {"yaml": {"pyyaml"}}
+
+
+# What the GPU plan's machine lacks and no call carries (experiments/gpu_lease.sh): the run
+# store's query engine, the studies' sampler and Ray. The commands it runs must import without
+# them; the second loan lost its benches to `import duckdb` and `import optuna` at module level.
+NOT_ON_THE_GPU_MACHINE = ("duckdb", "optuna", "ray")
+BLOCKED_IMPORTS = r'''
+import importlib, importlib.abc, json, sys
+BLOCKED = set(json.loads(sys.argv[1]))
+class Blocked(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
+sys.meta_path.insert(0, Blocked())
+for module in json.loads(sys.argv[2]):
+    importlib.import_module(module)
+from jaxrl.runs import query
+try:
+    query.connect(None)
+except query.QueryError as err:
+    print("query:", err)
+'''
+
+
+def test_training_commands_import_without_the_query_engine_the_sampler_or_ray():
+    import json
+    import subprocess
+
+    modules = ["jaxrl.cli.training", "jaxrl.cli.ladder", "jaxrl.studies.bench.runner",
+               "jaxrl.api"]
+    proc = subprocess.run([sys.executable, "-c", BLOCKED_IMPORTS,
+                           json.dumps(NOT_ON_THE_GPU_MACHINE), json.dumps(modules)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # the store's queries, asked for without duckdb, say what is missing in one line
+    assert "query: the run store's queries need duckdb" in proc.stdout

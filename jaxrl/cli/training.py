@@ -27,10 +27,7 @@ from jaxrl.output_paths import check_folder
 from jaxrl.runs.store import RunStore
 from jaxrl.studies import adaptive
 from jaxrl.studies.bench.runner import bench
-from jaxrl.studies.pbt.runner import pbt
-from jaxrl.studies.pbt.schedule import Rule
 from jaxrl.studies.probe import PROBE_STEPS, run_ladder
-from jaxrl.studies.search.runner import search
 from jaxrl.studies.sweep.runner import format_table, parse_grid, parse_random, sweep
 from jaxrl.trained.results import NonFiniteMetricError
 
@@ -119,6 +116,7 @@ def stored_study(args, what: str) -> None:
 
 def cmd_search(args) -> int:
     stored_study(args, "its study and its trials' runs")
+    from jaxrl.studies.search.runner import search  # Optuna: imported by the studies that use it
     space = search_space(args.space, args.param)
     result = search(args.algo, env=args.env, space=space, trials=args.trials, batch=args.batch,
                     seeds=args.seeds, total_steps=args.total_steps, sampler=args.sampler,
@@ -142,6 +140,8 @@ def cmd_search(args) -> int:
 
 def cmd_pbt(args) -> int:
     stored_study(args, "its slots' runs and lineage")
+    from jaxrl.studies.pbt.runner import pbt  # Optuna: imported by the studies that use it
+    from jaxrl.studies.pbt.schedule import Rule
     rule = Rule(interval=args.interval, fraction=args.fraction,
                 resample_probability=args.resample_probability, window=args.window)
     result = pbt(args.algo, env=args.env, space=search_space(args.space, args.param),

@@ -34,9 +34,24 @@ import threading
 import time
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 import pyarrow as pa
+
+try:
+    import duckdb
+except ImportError as missing:  # training and benches run without it (a bare GPU machine)
+    _WHY = str(missing)
+
+    class _NoDuckDB:
+        """Stands in for duckdb where it is not installed: any use says so in one line."""
+
+        Error = ()  # `except duckdb.Error` catches nothing
+
+        def __getattr__(self, name):
+            raise QueryError(f"the run store's queries need duckdb ({_WHY}): "
+                             "pip install duckdb") from None
+
+    duckdb = _NoDuckDB()
 
 from jaxrl.runs import catalog, compactor
 from jaxrl.runs.catalog import RUN_COLUMNS, TABLES
@@ -70,7 +85,7 @@ EMPTY_VIEWS = {
                    "NULL::BIGINT AS env_steps, NULL::DOUBLE AS eval_return, "
                    "NULL::DOUBLE AS eval_return_std WHERE false",
 }
-READ_STATEMENTS = (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN)
+READ_STATEMENTS = ("SELECT", "EXPLAIN")  # the names of the statement types a query may run
 COMMENTS = re.compile(r"/\*.*?(\*/|$)|--[^\n]*", re.DOTALL)  # skipped to name a refused verb
 REMOVED = "removed"  # `check`'s ``moved_to`` of a leftover temp file it removed
 MAX_QUERY_CHARS = 100_000  # longer query text is refused before DuckDB parses it
@@ -211,7 +226,7 @@ def _answer(store: RunStore | None, work, tables: tuple = TABLES):
 
 def _refusal(statement) -> str | None:
     """Why a parsed statement is refused (None: it only reads)."""
-    if statement.type in READ_STATEMENTS:
+    if statement.type.name in READ_STATEMENTS:
         return None
     verb = (COMMENTS.sub(" ", statement.query).split() or [statement.type.name])[0].upper()
     return (f"refused: {verb} statements are not allowed (runs sql is read-only and confined "
