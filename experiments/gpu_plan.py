@@ -471,8 +471,9 @@ def trace_summary(trace: Path, top: int = 30) -> dict:
     """Where the traced run's time went, read from the whole XSpace (``*.xplane.pb``; the
     trace-viewer JSON beside it keeps only its first 1,000,000 events, which a run of short ops
     passes in a second): ``top``, the events summed by (plane, line, name), largest first; and
-    ``lines``, each (plane, line)'s summed event time, event count and span (first start to last
-    end). On a GPU plane a stream line's events are its kernels, so its busy seconds over its
+    ``device_top``, the device planes' events (kernels, copies) summed by name over all streams,
+    largest first, which the host's compile events cannot crowd out of ``top``; and ``lines``,
+    each (plane, line)'s summed event time, event count and span (first start to last end). On a GPU plane a stream line's events are its kernels, so its busy seconds over its
     span is how busy the device kept that stream. Kept in plan.json whether or not the trace
     itself fits what comes back."""
     from jax.profiler import ProfileData
@@ -498,8 +499,17 @@ def trace_summary(trace: Path, top: int = 30) -> dict:
                               "busy_seconds": round(busy, 4), "events": count,
                               "span_seconds": round((last - first) / 1e9, 4)})
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
+    kernels: dict[str, list[float]] = {}  # the device planes' events by name, streams merged
+    for (p, _, n), (sec, c) in totals.items():
+        if p.startswith("/device:"):
+            entry = kernels.setdefault(n, [0.0, 0])
+            entry[0] += sec
+            entry[1] += c
     return {"top": [{"plane": p, "line": ln[:120], "name": n[:200], "seconds": round(sec, 4),
                      "count": c} for (p, ln, n), (sec, c) in ranked],
+            "device_top": [{"name": n[:200], "seconds": round(sec, 4), "count": c}
+                           for n, (sec, c) in sorted(kernels.items(),
+                                                     key=lambda kv: -kv[1][0])[:2 * top]],
             "lines": sorted(lines, key=lambda x: -x["busy_seconds"])}
 
 

@@ -91,6 +91,31 @@ def test_the_trace_summary_reads_every_event_of_the_xspace(tmp_path):
     assert plan.trace_summary(tmp_path / "none") == {"top": [], "lines": []}
 
 
+def test_the_trace_summary_ranks_the_device_kernels_apart_from_the_host(tmp_path, monkeypatch):
+    """A GPU trace's host lines (compiling, tens of seconds) crowd its kernels out of ``top``;
+    ``device_top`` sums the device planes' events by name over all their streams."""
+    from types import SimpleNamespace as Ns
+
+    import jax.profiler
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    ev = lambda name, start, ns: Ns(name=name, start_ns=start, duration_ns=ns)
+    planes = [Ns(name="/host:CPU", lines=[Ns(name="python3", events=[ev("compile", 0, 9e9)])]),
+              Ns(name="/device:GPU:0", lines=[
+                  Ns(name="Stream #14", events=[ev("fusion_1", 0, 2e6), ev("gemm", 5, 1e6),
+                                                ev("fusion_1", 9, 2e6)]),
+                  Ns(name="Stream #15", events=[ev("gemm", 3, 4e6)])])]
+    monkeypatch.setattr(jax.profiler, "ProfileData",
+                        Ns(from_file=lambda path: Ns(planes=planes)))
+    (tmp_path / "t.xplane.pb").write_bytes(b"")
+    summary = plan.trace_summary(tmp_path, top=1)
+    assert [e["name"] for e in summary["top"]] == ["compile"]
+    assert summary["device_top"] == [{"name": "gemm", "seconds": 0.005, "count": 2},
+                                     {"name": "fusion_1", "seconds": 0.004, "count": 2}]
+
+
 def test_the_plan_runs_the_peer_ppo_workloads_at_a_gpu_budget_in_default_chunks():
     from jaxrl.engine.spec import MAX_CHUNK_UPDATES
     from jaxrl.studies.throughput import load_ladder

@@ -97,3 +97,77 @@ def test_the_bullets_arithmetic(calls, notes):
     one = second_call[("ppo-breakout-minatar", 1, "jaxrl")]
     assert f"{_rate(one['env_steps_per_second_all'])}\n  env-steps/s, compile " \
            f"{one['compile_seconds']:.1f} s" in notes
+
+
+# -- the third loan (2026-11-30) ------------------------------------------------------------------
+def _compute_stream(summary: dict) -> dict:
+    return next(line for line in summary["lines"]
+                if line["plane"].startswith("/device:") and "Compute" in line["line"])
+
+
+def test_the_third_loans_profile_table_and_bullets():
+    plan = json.loads((ROOT / "plan.json").read_text())
+    notes = (ROOT / "NOTES.md").read_text()
+    profile = plan["profile"]
+    assert profile["rung"] == "ppo-brax-hopper x256" and f"({profile['ratio_to_rejax']:.3f}{TIMES})" in notes
+    j, r = _compute_stream(profile["jaxrl"]), _compute_stream(profile["rejax"])
+    busy, events = j["busy_seconds"] / r["busy_seconds"], j["events"] / r["events"]
+    assert (f"| busy seconds | {j['busy_seconds']:.3f} | {r['busy_seconds']:.3f} | "
+            f"{busy:.3f} |") in notes
+    assert f"| kernels and copies | {j['events']:,} | {r['events']:,} | {events:.3f} |" in notes
+    assert f"busy {100 * (busy - 1):.1f}% longer, on {100 * (events - 1):.1f}% more" in notes
+    assert f"1.18 times rejax's (1 / {profile['ratio_to_rejax']:.3f})" in notes
+    assert round(1 / profile["ratio_to_rejax"], 2) == 1.18
+    assert 0.4 < (busy - 1) / (1 / profile["ratio_to_rejax"] - 1) < 0.6  # "about half"
+    copies = [line for line in profile["jaxrl"]["lines"] if line["line"].endswith("(MemcpyD2D)")]
+    assert len(copies) == 4 and {c["events"] for c in copies} == {2112}
+    rejax_top = {e["name"]: e["count"] for e in profile["rejax"]["top"]}
+    graphs = sum(c for n, c in rejax_top.items() if n.startswith("cuGraphLaunch"))
+    assert (f"{rejax_top['command_buffer::execute']:,} `command_buffer::execute` events, "
+            f"{graphs:,}\n  `cuGraphLaunch`") in notes
+
+
+def test_the_third_loans_sac_draw_and_ladder_points():
+    plan = json.loads((ROOT / "plan.json").read_text())
+    notes = (ROOT / "NOTES.md").read_text()
+    drawn = plan["sac_draw"]["point"]
+    assert drawn["ablation"] == "draw_with_replacement" and drawn["members"] == 256
+    points = {(p["lib"], p["workload"], p["members"], p["measured_at"][:10]): p
+              for p in json.loads((ROOT / "results.json").read_text())["points"]
+              if p["status"] == "ok"}
+    own = points[("rejax", "sac-brax-hopper", 256, "2026-11-28")]
+    jaxrl = points[("jaxrl", "sac-brax-hopper", 256, "2026-11-28")]
+    assert (f"rung in {drawn['run_seconds'][0]:.2f} s: {drawn['env_steps_per_second']:,.0f} "
+            f"env-steps/s, against {own['run_seconds'][0]:.2f} s "
+            f"({own['env_steps_per_second']:,.0f} env-steps/s)") in notes
+    assert (f"ran {jaxrl['run_seconds']:.2f} s ({jaxrl['env_steps_per_second']:,.0f} "
+            f"env-steps/s) on the first loan, at {jaxrl['commit'][:7]}") in notes
+    ratio = jaxrl["env_steps_per_second"] / drawn["env_steps_per_second"]
+    assert f"jaxrl's SAC runs {ratio:.2f}{TIMES} rejax's" in notes
+    j = points[("jaxrl", "ppo-breakout-minatar", 1, "2026-11-30")]
+    r = points[("rejax", "ppo-breakout-minatar", 1, "2026-11-30")]
+    ratio = j["env_steps_per_second_all"] / r["env_steps_per_second"]
+    assert (f"jaxrl {_rate(j['env_steps_per_second_all'])} env-steps/s whole-run "
+            f"({_rate(j['env_steps_per_second'])} steady), rejax\n  "
+            f"{_rate(r['env_steps_per_second'])}, **{ratio:.2f}{TIMES}**") in notes
+    assert (f"jaxrl's {j['chunks']} chunks took {j['run_seconds']:.2f} s against rejax's "
+            f"{r['run_seconds'][0]:.2f} s") in notes
+    earlier = _points(ROOT / "repeat" / "results.json")[("ppo-breakout-minatar", 1, "jaxrl")]
+    assert abs(earlier["env_steps_per_second_all"] / j["env_steps_per_second_all"] - 1) < 0.001
+    h = points[("jaxrl", "ppo-brax-hopper", 1, "2026-11-30")]
+    assert (f"jaxrl {_rate(h['env_steps_per_second_all'])} env-steps/s whole-run "
+            f"({_rate(h['env_steps_per_second'])} steady), compile {h['compile_seconds']:.1f} s") in notes
+
+
+def test_the_readme_says_what_the_third_loan_measured():
+    plan = json.loads((ROOT / "plan.json").read_text())
+    readme = (ROOT.parents[1] / "README.md").read_text()
+    drawn = plan["sac_draw"]["point"]["env_steps_per_second"]
+    jaxrl = next(p for p in json.loads((ROOT / "results.json").read_text())["points"]
+                 if p["status"] == "ok" and p["lib"] == "jaxrl"
+                 and (p["workload"], p["members"]) == ("sac-brax-hopper", 256))
+    j, r = (_compute_stream(plan["profile"][lib]) for lib in ("jaxrl", "rejax"))
+    assert (f"{100 * (j['busy_seconds'] / r['busy_seconds'] - 1):.1f}% more busy\ntime on "
+            f"{100 * (j['events'] / r['events'] - 1):.1f}% more kernels") in readme
+    assert (f"ran {drawn / 1e6:.2f}M env-steps/s on the same rung, and jaxrl's SAC runs "
+            f"{jaxrl['env_steps_per_second'] / drawn:.2f}{TIMES} that") in readme
