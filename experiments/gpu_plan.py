@@ -35,7 +35,7 @@ What comes back (at most 8 files, 16 MiB each, in ``--out``): results.json, repo
 plan.json (the machine and versions from ``setup`` included), plan.log, benches.tgz (each
 finished bench's report, and the progress folders of relayed entries not finished, as many as
 fit), timeline.json (`timeline_step`; rejax's SAC with jaxrl's replay draw, `sac_draw_step`,
-goes in plan.json), profile.tgz (the `jax.profiler` traces of the rung where jaxrl
+and jaxrl's SAC as shipped, patched and profiled, `sac_cost_step`, go in plan.json), profile.tgz (the `jax.profiler` traces of the rung where jaxrl
 trails rejax most, both libraries', as far as they fit), xla-cache.tgz (the persistent compilation caches of both
 libraries, for the next call on the same GPU kind), each when it fits in 16 MiB.
 
@@ -409,6 +409,11 @@ TIMELINE = "ppo-cartpole-2048"
 """The `experiments/device_timeline.py` workload the plan runs on the GPU (`timeline_step`)."""
 
 
+TIMELINE_TRIES = 2
+"""A failed timeline is tried again by a later call, once: the third loan's failed without its
+reason, which the next try keeps."""
+
+
 def timeline_step(args, state: dict) -> None:
     """Once per plan, after the profile: the device's timeline between chunks on the GPU
     (`experiments/device_timeline.py`, PPO CartPole at 2,048 members, 12 chunks with
@@ -418,7 +423,8 @@ def timeline_step(args, state: dict) -> None:
     times a later one on all four PPO rungs, as a first chunk whose metrics wait for the chunk
     launched behind it would (benchmarks/throughput-gpu/NOTES.md)."""
     left = args.deadline - 20 - time.time()
-    if "timeline" in state or left < 90:
+    earlier = state.get("timeline", {})
+    if earlier.get("status") == "ok" or earlier.get("tries", 0) >= TIMELINE_TRIES or left < 90:
         return
     out = args.out / "timeline.json"
     cmd = [sys.executable, str(args.root / "experiments" / "device_timeline.py"),
@@ -430,6 +436,7 @@ def timeline_step(args, state: dict) -> None:
     except subprocess.TimeoutExpired:
         ok, why = False, f"timed out after {left:.0f} s"
     state["timeline"] = {"status": "ok" if ok else "failed", "at": _now(),
+                         "tries": earlier.get("tries", 1 if earlier else 0) + 1,
                          **({} if ok else {"reason": why})}
     print(f"gpu_plan: device timeline {TIMELINE}: {state['timeline']['status']}", flush=True)
 
@@ -467,6 +474,89 @@ def sac_draw_step(args, state: dict) -> None:
           flush=True)
 
 
+SAC_PATCHES = ("2-no-per-step-diagnostics", "3-no-staleness", "4-no-global-norm-clip")
+"""The CPU ablation's patches that `sac_cost_step` applies together: no per-step diagnostics,
+no ``sample_staleness``, no global-norm clip (each one's cost on the CPU:
+benchmarks/sac-ablation-cpu/NOTES.md)."""
+PATCHES = Path("benchmarks") / "sac-ablation-cpu" / "patches"
+
+
+def sac_cost_step(args, state: dict) -> None:
+    """Once per plan, after `sac_draw_step`: jaxrl's SAC at the same rung (dry: 2 members),
+    each in a fresh process, kept in plan.json as ``sac_cost``: as it ships; with `SAC_PATCHES`
+    applied to a copy of the package (what the diagnostics, the staleness and the clip cost on
+    the GPU); and as it ships once more under `jax.profiler` at `PROFILE_SCALE` of the rung, its
+    kernels summarized (`trace_summary`'s ``device_top``). On the third loan jaxrl's SAC ran
+    0.44x rejax's with jaxrl's draw; this step says where that goes."""
+    done = state.setdefault("sac_cost", {})
+    name, members = SAC_DRAW
+    members = min(members, 2) if args.dry else members
+    w = workloads(args.dry)[name]
+    trace = args.work / "profile-sac"
+    variants = {"shipped": (None, w, {}),
+                "patches 2-4": (args.work / "sac-patched", w, {}),
+                "profiled": (None, w.scaled(PROFILE_SCALE), {PROFILE_VAR: str(trace)})}
+    for label, (code, workload, extra) in variants.items():
+        left = args.deadline - 20 - time.time()
+        if done.get(label, {}).get("status") == "ok" or left < 90:
+            continue
+        try:
+            if code is not None and not (code / "jaxrl").is_dir():
+                patched_package(args.root, code, SAC_PATCHES)
+        except (OSError, ValueError) as err:
+            done[label] = {"status": "failed", "reason": str(err)[:300], "at": _now()}
+            continue
+        record = measure_rung(Rung(workload, members, "jaxrl"), min(RUNG_SECONDS, left),
+                              env={**os.environ, **extra}, code=code)
+        done[label] = {"status": record["status"], "reason": record.get("reason", ""),
+                       "at": _now(), "point": record,
+                       **(trace_summary(trace) if label == "profiled" else {})}
+        _write_json(args.out / "plan.json", state)
+        print(f"gpu_plan: jaxrl SAC x{members}, {label}: {record['status']}", flush=True)
+
+
+def patched_package(root: Path, dest: Path, patches: tuple[str, ...]) -> None:
+    """A copy of ``root``'s ``jaxrl`` and ``envs`` packages in ``dest`` with ``patches`` (names
+    in `PATCHES`, applied in order) applied: what a rung imports with ``code=dest``."""
+    for package in ("jaxrl", "envs"):
+        if (root / package).is_dir():
+            shutil.copytree(root / package, dest / package,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+    for name in patches:
+        apply_diff(dest, (root / PATCHES / f"{name}.diff").read_text())
+
+
+def apply_diff(root: Path, diff: str) -> list[str]:
+    """Apply a unified diff to the files under ``root``, each hunk where its old lines occur
+    exactly once (the lent machine has neither `patch` nor `git`); the paths it changed. A hunk
+    that does not match raises ValueError naming the file."""
+    files: list[tuple[str, list[tuple[list[str], list[str]]]]] = []
+    lines = diff.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+            continue
+        if line.startswith("+++ "):
+            files.append((line[4:].split("\t")[0].removeprefix("b/"), []))
+        elif line.startswith("@@"):
+            files[-1][1].append(([], []))
+        elif files and files[-1][1] and not line.startswith("\\"):
+            old, new = files[-1][1][-1]
+            tag, body = line[:1] or " ", line[1:]
+            if tag != "+":
+                old.append(body)
+            if tag != "-":
+                new.append(body)
+    for path, hunks in files:
+        text = (root / path).read_text().split("\n")
+        for old, new in hunks:
+            at = [i for i in range(len(text) - len(old) + 1) if text[i:i + len(old)] == old]
+            if len(at) != 1:
+                raise ValueError(f"{path}: a hunk's {len(old)} old lines occur {len(at)} times")
+            text[at[0]:at[0] + len(old)] = new
+        (root / path).write_text("\n".join(text))
+    return [path for path, _ in files]
+
+
 def trace_summary(trace: Path, top: int = 30) -> dict:
     """Where the traced run's time went, read from the whole XSpace (``*.xplane.pb``; the
     trace-viewer JSON beside it keeps only its first 1,000,000 events, which a run of short ops
@@ -480,7 +570,7 @@ def trace_summary(trace: Path, top: int = 30) -> dict:
 
     paths = sorted(trace.rglob("*.xplane.pb"))
     if not paths:
-        return {"top": [], "lines": []}
+        return {"top": [], "device_top": [], "lines": []}
     totals: dict[tuple[str, str, str], list[float]] = {}
     lines = []
     for plane in ProfileData.from_file(str(paths[-1])).planes:
@@ -595,6 +685,7 @@ def run_call(phase: str, args) -> int:
         profile_step(args, state)
         timeline_step(args, state)
         sac_draw_step(args, state)
+        sac_cost_step(args, state)
         _write_json(args.out / "plan.json", state)
         bench_step(args, state, args.root / BENCHED)
         _write_json(args.out / "plan.json", state)

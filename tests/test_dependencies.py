@@ -88,10 +88,12 @@ def test_the_check_finds_an_undeclared_import():
     assert _undeclared({"yaml", "duckdb"}, {"duckdb"}) == {"yaml": {"pyyaml"}}
 
 
-# What the GPU plan's machine lacks and no call carries (experiments/gpu_lease.sh): the run
-# store's query engine, the studies' sampler and Ray. The commands it runs must import without
-# them; the second loan lost its benches to `import duckdb` and `import optuna` at module level.
-NOT_ON_THE_GPU_MACHINE = ("duckdb", "optuna", "ray")
+# What the GPU plan's machine lacks and no call carries (its image's package list, in the
+# device tool's notes, against experiments/gpu_lease.sh's wheels): the run store's query
+# engine, the studies' sampler, AdaStop, ffmpeg for videos and Ray. The commands it runs must
+# import without them; the third loan lost its benches to `import duckdb` and `import optuna`
+# at module level.
+NOT_ON_THE_GPU_MACHINE = ("duckdb", "optuna", "adastop", "imageio_ffmpeg", "ray")
 BLOCKED_IMPORTS = r'''
 import importlib, importlib.abc, json, sys
 BLOCKED = set(json.loads(sys.argv[1]))
@@ -115,7 +117,7 @@ def test_training_commands_import_without_the_query_engine_the_sampler_or_ray():
     import subprocess
 
     modules = ["jaxrl.cli.training", "jaxrl.cli.ladder", "jaxrl.studies.bench.runner",
-               "jaxrl.api"]
+               "jaxrl.studies.throughput.point", "jaxrl.api"]
     proc = subprocess.run([sys.executable, "-c", BLOCKED_IMPORTS,
                            json.dumps(NOT_ON_THE_GPU_MACHINE), json.dumps(modules)],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)

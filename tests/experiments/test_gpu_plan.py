@@ -88,7 +88,7 @@ def test_the_trace_summary_reads_every_event_of_the_xspace(tmp_path):
     assert sum(line["events"] for line in summary["lines"]) >= sum(e["count"] for e in
                                                                      summary["top"])
     assert all(line["span_seconds"] >= 0 for line in summary["lines"])
-    assert plan.trace_summary(tmp_path / "none") == {"top": [], "lines": []}
+    assert plan.trace_summary(tmp_path / "none") == {"top": [], "device_top": [], "lines": []}
 
 
 def test_the_trace_summary_ranks_the_device_kernels_apart_from_the_host(tmp_path, monkeypatch):
@@ -322,8 +322,13 @@ def test_the_device_timeline_runs_once_per_plan_and_a_failure_is_one_line(tmp_pa
     plan.timeline_step(args, state)  # done: not run again
     assert len(runs) == 1 and plan.TIMELINE in runs[0] and state["timeline"]["status"] == "ok"
     plan.timeline_step(args, again := {})
-    assert again["timeline"] == {"status": "failed", "at": again["timeline"]["at"],
+    assert again["timeline"] == {"status": "failed", "at": again["timeline"]["at"], "tries": 1,
                                  "reason": "RuntimeError: no GPU left"}
+    plan.timeline_step(args, again)  # a failure is tried once more, then left
+    plan.timeline_step(args, again)
+    assert len(runs) == 3 and again["timeline"]["tries"] == plan.TIMELINE_TRIES == 2
+    plan.timeline_step(args, legacy := {"timeline": {"status": "failed", "at": "then"}})
+    assert len(runs) == 4 and legacy["timeline"]["tries"] == 2  # a record from before tries
     plan.timeline_step(argparse.Namespace(out=tmp_path, root=REPO, deadline=time.time() + 60),
                        late := {})
     assert late == {}  # too little of the call left
@@ -359,3 +364,71 @@ def test_rejax_sac_with_jaxrls_draw_runs_once_per_plan_and_a_failure_is_one_line
     plan.sac_draw_step(argparse.Namespace(**{**vars(args), "deadline": time.time() + 60}),
                        late := {})
     assert late == {}  # too little of the call left
+
+
+def test_the_sac_patches_apply_as_patch_applies_them(tmp_path):
+    """`apply_diff` (the lent machine has neither `patch` nor `git`) leaves the files as `patch
+    -p1` does, and a hunk that does not match names its file."""
+    import shutil
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    plan.patched_package(REPO, tmp_path / "ours", plan.SAC_PATCHES)
+    shutil.copytree(REPO / "jaxrl", tmp_path / "theirs" / "jaxrl",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    changed = set()
+    for name in plan.SAC_PATCHES:
+        diff = (REPO / plan.PATCHES / f"{name}.diff").read_text()
+        subprocess.run(["patch", "-p1", "-s"], input=diff, text=True, check=True,
+                       cwd=tmp_path / "theirs")
+        changed |= {line[6:].split("\t")[0] for line in diff.splitlines()
+                    if line.startswith("+++ b/")}
+    assert len(changed) >= 2
+    for path in changed:
+        ours, theirs = (tmp_path / side / path for side in ("ours", "theirs"))
+        assert ours.read_text() == theirs.read_text() != (REPO / path).read_text(), path
+    assert "sample_staleness" not in (tmp_path / "ours" / "jaxrl/algos/offpolicy/train_step.py"
+                                      ).read_text()
+    stale = (REPO / plan.PATCHES / "3-no-staleness.diff").read_text()
+    try:
+        plan.apply_diff(tmp_path / "ours", stale)  # already applied: its old lines are gone
+    except ValueError as err:
+        assert "jaxrl/algos/offpolicy/train_step.py" in str(err)
+    else:
+        raise AssertionError("a hunk that does not match was applied")
+
+
+def test_jaxrls_sac_cost_runs_shipped_patched_and_profiled_once_per_plan(tmp_path, monkeypatch):
+    import argparse
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    calls = []
+
+    def measure(rung, timeout, peer_python=None, env=None, code=None):
+        calls.append((rung.lib, rung.members, rung.workload.steps_per_member, code,
+                      env.get(plan.PROFILE_VAR)))
+        return {"status": "ok" if len(calls) != 2 else "failed", "reason": "boom"}
+
+    monkeypatch.setattr(plan, "measure_rung", measure)
+    monkeypatch.setattr(plan, "patched_package",
+                        lambda root, dest, patches: (dest / "jaxrl").mkdir(parents=True))
+    args = argparse.Namespace(out=tmp_path, work=tmp_path, root=REPO, dry=False,
+                              deadline=time.time() + 600)
+    plan.sac_cost_step(args, state := {})
+    steps = plan.workloads(dry=False)["sac-brax-hopper"].steps_per_member
+    assert calls == [("jaxrl", 256, steps, None, None),
+                     ("jaxrl", 256, steps, tmp_path / "sac-patched", None),
+                     ("jaxrl", 256, int(steps * plan.PROFILE_SCALE), None,
+                      str(tmp_path / "profile-sac"))]
+    cost = state["sac_cost"]
+    assert [cost[k]["status"] for k in ("shipped", "patches 2-4", "profiled")] == \
+        ["ok", "failed", "ok"]
+    assert cost["profiled"]["device_top"] == [] and "device_top" not in cost["shipped"]
+    plan.sac_cost_step(args, state)  # only the failed variant again
+    assert calls[-1][3] == tmp_path / "sac-patched" and len(calls) == 4
+    plan.sac_cost_step(argparse.Namespace(**{**vars(args), "deadline": time.time() + 60}),
+                       late := {})
+    assert late == {"sac_cost": {}}  # too little of the call left

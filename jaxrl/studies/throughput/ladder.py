@@ -95,8 +95,9 @@ def _parse(stdout: str, prefix: str = "") -> dict | None:
 
 
 def measure_rung(rung: Rung, timeout: float, peer_python: str | None = None,
-                 env: dict | None = None) -> dict:
-    """Run one rung in a child process; its record (a failed one if the child died)."""
+                 env: dict | None = None, code: Path | None = None) -> dict:
+    """Run one rung in a child process; its record (a failed one if the child died). ``code``:
+    the folder whose ``jaxrl`` package a jaxrl rung imports (default this checkout's)."""
     w = rung.workload
     base = {"workload": w.name, "members": rung.members, "lib": rung.lib,
             "steps_per_member_requested": w.steps_per_member}
@@ -114,7 +115,7 @@ def measure_rung(rung: Rung, timeout: float, peer_python: str | None = None,
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                              cwd=REPO)
+                              cwd=code or REPO)
     except subprocess.TimeoutExpired:
         return {**base, "status": "failed", "reason": f"timed out after {timeout:.0f} s"}
     except OSError as err:
