@@ -31,12 +31,6 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from jaxrl import algos
-from jaxrl.engine import programs
-from jaxrl.engine.members import Members, pad_members
-from jaxrl.engine.spec import resolve_group, single_spec
-from jaxrl.studies.throughput import load_ladder
-
 _COMMON = """
   threads_per_block_limit: 1024
   threads_per_warp: 32
@@ -91,9 +85,16 @@ def _abstract(tree, sharding):
                         tree)
 
 
-def compile_workload(workload, members: int, device) -> list[dict]:
-    """The workload's init and chunk programs for ``members`` members, compiled for ``device``
-    (a deviceless target): one record per program."""
+def lowered_programs(workload, members: int, device) -> dict:
+    """``{"init": lower, "chunk": lower}``, each a function of no argument that lowers the
+    workload's program for ``members`` members onto ``device`` (a deviceless target), traced as
+    the engine traces it. jaxrl is imported here, so that a peer's Python can use this file's
+    targets (`experiments/gpu_hlo.py`)."""
+    from jaxrl import algos
+    from jaxrl.engine import programs
+    from jaxrl.engine.members import Members, pad_members
+    from jaxrl.engine.spec import resolve_group, single_spec
+
     config = workload.config or {}
     steps = max(workload.steps_per_member, algos.get(workload.algo).default_config(
         workload.env).replace(**config).steps_per_update)
@@ -105,18 +106,29 @@ def compile_workload(workload, members: int, device) -> list[dict]:
     keys, hparams = pad_members(group.keys(), members), pad_members(group.hparams(), members)
     sharding = jax.sharding.SingleDeviceSharding(device)
     length = min(r.num_updates, spec.max_chunk_updates)
-    records = []
     init_build = programs.init_program(r.algorithm, r.config, r.env, r.env_params, members)
     state_shapes = jax.eval_shape(init_build(), keys, hparams)
-    builds = [("init", init_build, (keys, hparams)),
-              ("chunk", programs.chunk_program(r.algorithm, r.config, r.env, r.env_params,
-                                               length, members), (state_shapes,))]
-    for name, build, args in builds:
+    builds = {"init": (init_build, (keys, hparams)),
+              "chunk": (programs.chunk_program(r.algorithm, r.config, r.env, r.env_params,
+                                               length, members), (state_shapes,))}
+
+    def lower(name):
+        build, args = builds[name]
+        return jax.jit(programs.named(build(), name), in_shardings=sharding,
+                       out_shardings=sharding).lower(*_abstract(args, sharding))
+
+    return {name: (lambda name=name: lower(name)) for name in builds}
+
+
+def compile_workload(workload, members: int, device) -> list[dict]:
+    """The workload's init and chunk programs for ``members`` members, compiled for ``device``
+    (a deviceless target): one record per program."""
+    records = []
+    for name, lower in lowered_programs(workload, members, device).items():
         record = {"program": name, "members": members, "workload": workload.name}
         try:
             start = time.perf_counter()
-            lowered = jax.jit(programs.named(build(), name), in_shardings=sharding,
-                              out_shardings=sharding).lower(*_abstract(args, sharding))
+            lowered = lower()
             record["lower_seconds"] = round(time.perf_counter() - start, 2)
             start = time.perf_counter()
             executable = lowered.compile()
@@ -159,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     targets = args.target or ["h100", "h200"]
     names = args.workload or ["ppo-cartpole"]
     counts = args.members or [2048] * len(names)
+    from jaxrl.studies.throughput import load_ladder
+
     ladder = plan_workloads() if args.plan else {
         w.name: w for w in load_ladder("throughput").workloads}
     from importlib.metadata import version

@@ -135,7 +135,62 @@ def dots(computations, runs: list[tuple[Instruction, int]]) -> list[dict]:
     return out
 
 
-def count(path: Path, trip: int) -> dict:
+SCOPES = ("diagnostics", "optimizer", "replay", "gradient")
+"""The named scopes `by_scope` sorts kernels into, the first found in an op's name (jaxrl's
+``jax.named_scope`` and JAX's own ``gradient``); a kernel under none is ``other``."""
+
+
+def kind_of(ins: Instruction) -> str:
+    """An instruction's name, its numeric suffix dropped, and for a fusion its kind:
+    ``"input_reduce_fusion (kInput)"``, ``"gemm_fusion_dot (kCustom)"``."""
+    kind = re.search(r"kind=(\w+)", ins.rest)
+    return re.sub(r"[.\d]+$", "", ins.name) + (f" ({kind.group(1)})" if kind else "")
+
+
+def scope_of(ins: Instruction) -> str:
+    """The first of `SCOPES` in the instruction's op name, else ``other``."""
+    name = re.search(r'op_name="([^"]*)"', ins.rest)
+    parts = name.group(1).split("/") if name else []
+    return next((p for p in parts if p in SCOPES), "other")
+
+
+def by_kind(runs: list[tuple[Instruction, int]]) -> Counter:
+    """Kernels an iteration by `kind_of`."""
+    return Counter({k: n for k, n in _tally((kind_of(i), t) for i, t in runs).items()})
+
+
+def by_scope(runs: list[tuple[Instruction, int]]) -> Counter:
+    """Kernels an iteration by `scope_of`, and by scope and kind (``"optimizer: ..."``)."""
+    return _tally(pair for ins, times in runs
+                  for pair in ((scope_of(ins), times),
+                               (f"{scope_of(ins)}: {kind_of(ins)}", times)))
+
+
+def _tally(pairs) -> Counter:
+    out = Counter()
+    for key, times in pairs:
+        out[key] += times
+    return out
+
+
+def conditionals(computations, name: str) -> list[dict]:
+    """Each ``conditional`` that computation ``name`` runs (through calls and loops), with the
+    kernels of one run of each branch: a branch that skips work shows as a small count."""
+    out = []
+    for ins in computations[name]:
+        if ins.op == "conditional":
+            out.append({"name": ins.name, "branch_kernels": [
+                sum(times for _, times in kernels(computations, b)) for b in ins.branches]})
+        elif ins.op == "while":
+            out += conditionals(computations, ins.attr("body"))
+        elif ins.op == "call":
+            out += conditionals(computations, ins.attr("to_apply"))
+    return out
+
+
+def count(path: Path, trip: int, rounds: int | None = None) -> dict:
+    """The kernels of one iteration of the loop of known trip count ``trip``; with ``rounds``,
+    also the conditionals inside the loop of that trip count (the rounds around it)."""
     computations = parse(path.read_text())
     runs = kernels(computations, loop_body(computations, trip))
     by_op, elements = Counter(), Counter()
@@ -144,9 +199,13 @@ def count(path: Path, trip: int) -> dict:
         elements[ins.op] += ins.elements * times
     found = dots(computations, runs)
     return {"module": path.name, "trip": trip, "kernels": sum(by_op.values()),
-            "by_op": dict(by_op.most_common()), "output_elements": dict(elements),
+            "by_op": dict(by_op.most_common()), "by_kind": dict(by_kind(runs).most_common()),
+            "by_scope": dict(by_scope(runs).most_common()), "output_elements": dict(elements),
             "dots": len(found), "dots_alone": sum(not d["in_fusion"] for d in found),
-            "dot_shapes": sorted(d["shape"] for d in found)}
+            "dot_shapes": sorted(d["shape"] for d in found),
+            **({} if rounds is None else {"rounds_trip": rounds, "round_conditionals":
+                                          conditionals(computations,
+                                                       loop_body(computations, rounds))})}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,15 +214,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trip", type=int, default=128)
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--labels", nargs="*", default=None, help="a name for each module, in order")
+    p.add_argument("--rounds", nargs="*", type=int, default=None,
+                   help="per module, the trip count of the loop around --trip's, whose "
+                        "conditionals are listed with each branch's kernels")
     args = p.parse_args(argv)
     labels = args.labels or [m.name for m in args.modules]
     if len(labels) != len(args.modules):
         p.error(f"{len(labels)} labels for {len(args.modules)} modules")
-    rows = [{"label": label, **count(m, args.trip)} for label, m in zip(labels, args.modules)]
+    rounds = args.rounds or [None] * len(args.modules)
+    if len(rounds) != len(args.modules):
+        p.error(f"{len(rounds)} --rounds for {len(args.modules)} modules")
+    rows = [{"label": label, **count(m, args.trip, r)}
+            for label, m, r in zip(labels, args.modules, rounds)]
     for row in rows:
         ops = ", ".join(f"{op} {n}" for op, n in row["by_op"].items())
         print(f"{row['label']}: {row['kernels']} kernels an iteration ({ops}); "
               f"{row['dots']} dots, {row['dots_alone']} alone")
+        for cond in row.get("round_conditionals", []):
+            print(f"  a round's {cond['name']}: branches of {cond['branch_kernels']} kernels")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0

@@ -139,3 +139,29 @@ def test_acting_outside_training_draws_fresh_noise(algo):
     obs = jnp.zeros((5, 3))  # 5 eval envs, where training has 3
     a, b = act(state, obs, jax.random.key(1), False), act(state, obs, jax.random.key(2), False)
     assert a.shape == (5, 1) and not np.allclose(a, b)
+
+
+def test_a_rounds_metrics_are_each_gradient_steps_mean_summed_in_the_carry():
+    """`learn_round` chains the steps' states and reports each metric's mean over the round's
+    gradient steps (summed in the loop, not stacked): as the stacked mean, up to rounding,
+    with integer metrics averaged as floats and the metric tree's structure kept."""
+    from jaxrl.algos.offpolicy.train_step import learn_round
+
+    def learn_once(carry, key):
+        state, learning = carry
+        x = jax.random.normal(key, (3,))
+        metrics = {"loss": (x ** 2).sum() + state, "count": jnp.int32(2) * state.astype(int),
+                   "q": {"max": x.max()}}
+        return (state + 1.0, learning), metrics
+
+    keys = jax.random.split(jax.random.key(0), 7)
+    state, metrics = jax.jit(lambda s, k: learn_round(learn_once, s, jnp.bool_(True), k))(
+        jnp.float32(1.0), keys)
+    assert float(state) == 8.0  # seven chained steps
+    _, stacked = jax.lax.scan(learn_once, (jnp.float32(1.0), jnp.bool_(True)), keys)
+    expected = jax.tree.map(lambda v: jnp.mean(v.astype(jnp.float32)), stacked)
+    assert jax.tree.structure(metrics) == jax.tree.structure(expected)
+    for got, want in zip(jax.tree.leaves(metrics), jax.tree.leaves(expected)):
+        assert got.dtype == jnp.float32
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert float(metrics["count"]) == 8.0  # 2 x mean(1..7): a float mean, not a floored one

@@ -7,6 +7,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.flatten_util import ravel_pytree
 
 from envs.spaces import Box, Discrete
 from envs.wrappers import completed_episode_summary
@@ -15,6 +16,7 @@ from jaxrl.algos.offpolicy.config import OffPolicyStatic, warmup_rounds
 from jaxrl.algos.offpolicy.replay import keep_if, reprioritize, sample, store
 from jaxrl.algos.offpolicy.state import OffPolicyState, buffer_module
 from jaxrl.ops import noise, uniform_choice
+from jaxrl.ops.lockstep import any_member
 from jaxrl.parts.rollout import env_step
 
 
@@ -26,6 +28,36 @@ def random_action(key, space, num_envs: int, obs: jax.Array) -> jax.Array:
     if isinstance(space, Box):
         return jax.random.uniform(key, (num_envs, *space.shape), jnp.float32, -1.0, 1.0)
     raise TypeError(f"unsupported action space {space!r}")
+
+
+def learn_round(learn_once, state: OffPolicyState, learning: jax.Array, keys: jax.Array):
+    """The round's gradient steps (one per key of ``keys [G, 2]``), chained by
+    ``learn_once((state, learning), key) -> ((state, learning), metrics)``: the last state, and
+    each metric's mean over the G steps, as float32. A round in which no member learns
+    (``learning`` false for all: the warm-up) runs no step and reports zeros.
+
+    The metrics are summed in the loop's carry as one vector: stacked as the scan's outputs
+    and averaged after, each metric cost an in-place update kernel every gradient step (18 of
+    the 100 kernels a step of SAC's GPU program), and summed one by one, an add kernel each
+    (experiments/gpu_hlo.py)."""
+    as_float = lambda metrics: jax.tree.map(lambda m: m.astype(jnp.float32), metrics)
+    shapes = jax.eval_shape(lambda: learn_once((state, learning), keys[0])[1])
+    zeros, unravel = ravel_pytree(jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32),
+                                               shapes))
+
+    def summed_step(carry, key):
+        state_learning, sums = carry
+        state_learning, metrics = learn_once(state_learning, key)
+        return (state_learning, sums + ravel_pytree(as_float(metrics))[0]), None
+
+    def chain(state):
+        ((learned, _), sums), _ = jax.lax.scan(summed_step, ((state, learning), zeros), keys)
+        return learned, sums / keys.shape[0]
+
+    # a round where every member is still warming up throws its chain away (`keep_if`), so it
+    # is not run: rejax skips its fill's gradient steps so, half of the GPU plan's SAC rung
+    learned, means = jax.lax.cond(any_member(learning), chain, lambda s: (s, zeros), state)
+    return learned, unravel(means)
 
 
 def make_train_step(explore, learn):
@@ -79,8 +111,8 @@ def make_train_step(explore, learn):
                                         key=key, rounds=state.rounds + 1,
                                         env_steps=state.env_steps + static.num_envs)
             learning = ~warming
-            (learned, _), metrics = jax.lax.scan(
-                learn_once, (state, learning), jax.random.split(learn_key, static.gradient_steps))
+            learned, metrics = learn_round(learn_once, state, learning,
+                                           jax.random.split(learn_key, static.gradient_steps))
             # ``learning`` is one flag for the whole round, so the steps chain their updates
             # and the round keeps or drops them once: a select per step costs one kernel per
             # parameter leaf (10% of SAC hopper's run at one member,
@@ -89,7 +121,6 @@ def make_train_step(explore, learn):
                            (state.params, state.target_params, state.opt_state))
             state = dataclasses.replace(learned, params=kept[0], target_params=kept[1],
                                         opt_state=kept[2])
-            metrics = jax.tree.map(jnp.mean, metrics)
             return state, (metrics, info, learning, mismatches)
 
         state, (metrics, info, learning, mismatches) = jax.lax.scan(one_round, state, None,
