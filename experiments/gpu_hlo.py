@@ -71,14 +71,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("lib", choices=["jaxrl", "rejax"])
     parser.add_argument("workload")
     parser.add_argument("members", type=int)
-    parser.add_argument("--target", default="h200")
+    parser.add_argument("--target", default="h200",
+                        help="a name of gpu_aot.TARGETS, or cpu: this machine's own CPU")
     parser.add_argument("--steps", type=int, default=20_480,
                         help="rejax's env steps a member (default: the GPU plan's SAC rung)")
     parser.add_argument("--draw-with-replacement", action="store_true")
     parser.add_argument("--out", type=Path, default=Path("/tmp/gpu-hlo"))
     args = parser.parse_args(argv)
-    aot = _script(HERE / "gpu_aot.py")
-    device = aot.target_device(args.target)
+    import jax
+
+    device = (jax.devices("cpu")[0] if args.target == "cpu"
+              else _script(HERE / "gpu_aot.py").target_device(args.target))
     start = time.perf_counter()
     lowered = (jaxrl_program(args.workload, args.members, device) if args.lib == "jaxrl" else
                rejax_program(args.workload, args.members, device, args.steps,

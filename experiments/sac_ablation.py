@@ -26,8 +26,10 @@ member) and time both libraries at 128, 64 and 1 gradient steps per iteration (r
 of an iteration (acting, the env step, the buffer's write) are each measured, not inferred:
 with the same env steps and iterations, the run seconds at 128 less those at 1, over the
 127 x iterations gradient steps taken out, is the seconds of one gradient step, and the run at
-1 is the rest. (Both libraries compute every iteration's gradient steps, the random fill's
-too: under ``vmap`` the learning switch is a select.)
+1 is the rest. (rejax skips the random fill's gradient steps: its learning switch's
+predicate is the same for every member, so under ``vmap`` it stays a real branch. jaxrl
+computed and discarded them until afe8bb0, and now skips them too:
+benchmarks/gpu-hlo-cpu/NOTES.md.)
 """
 
 from __future__ import annotations

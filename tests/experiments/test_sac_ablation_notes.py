@@ -211,3 +211,38 @@ def test_the_one_and_two_device_programs_are_one_program():
              if x and not x.startswith("#")]
     assert [Path(name).parent.name for _, name in lines] == ["two-devices", "one-device"]
     assert lines[0][0] == lines[1][0] and len(lines[0][0]) == 64
+
+
+def _points_by_pass(name: str) -> dict:
+    return {r["pass"]: r["point"] for r in map(json.loads, (BENCH / name).read_text()
+                                                .splitlines())}
+
+
+def test_the_warmup_skip_section_is_its_runs_and_rejaxs_branch():
+    notes = (BENCH / "NOTES.md").read_text()
+    before = _points_by_pass("warmup-skip-before.jsonl")
+    after = _points_by_pass("warmup-skip-after.jsonl")
+    assert sorted(before) == sorted(after) == [1, 2]
+    cells = lambda p: (f"{p['run_seconds']:.2f} ("
+                       + ", ".join(f"{c:.2f}" for c in p["chunk_seconds"]) + ")")
+    for n in (1, 2):
+        assert f"| {n} | {cells(before[n])} | {cells(after[n])} |" in notes
+    fills = lambda side: sorted(p["chunk_seconds"][0] for p in side.values())
+    assert (f"fill chunk went from {fills(before)[0]:.2f}-{fills(before)[-1]:.2f} s to "
+            f"{fills(after)[0]:.2f}-{fills(after)[-1]:.2f} s") in notes
+    ratios = [after[n]["run_seconds"] / before[n]["run_seconds"] for n in (1, 2)]
+    times = "\u00d7"  # the notes' multiplication sign
+    assert f"{ratios[0]:.2f}{times} and {ratios[1]:.2f}{times} its time before" in notes
+    learning = lambda side: sorted(c for p in side.values() for c in p["chunk_seconds"][1:])
+    assert (f"{learning(before)[0]:.2f}-{learning(before)[-1]:.2f} s before and "
+            f"{learning(after)[0]:.2f}-{learning(after)[-1]:.2f} s after") in notes
+    rows = {r["label"]: r for r in json.loads(
+        (ROOT / "benchmarks" / "gpu-hlo-cpu" / "sac-kernels-cpu.json").read_text())}
+    rejax = next(r for label, r in rows.items() if label.startswith("rejax"))
+    big = max(rejax["round_conditionals"], key=lambda c: max(c["branch_kernels"]))
+    assert sorted(big["branch_kernels"]) == [0, 128 * rejax["kernels"] + 142]
+    assert (f"branches are {min(big['branch_kernels'])} or "
+            f"{max(big['branch_kernels']):,} kernels") in notes
+    assert f"128 gradient steps of {rejax['kernels']} kernels" in notes
+    assert f"146.6 s over 20,736 draws, {146.6 / 20736 * 1e3:.2f} ms a draw" in notes
+    assert f"over {30720 / 20736:.2f} times the steps" in notes
