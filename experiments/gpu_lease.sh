@@ -50,6 +50,14 @@
 #     it), then the rest of the ladder (the 1-member rungs of MinAtar, hopper and SAC, PQN,
 #     DQN, Playground, Craftax)
 #   The first loan's two calls took 7.2 and 4.4 min, 12.4 min of the 15 held with the starts.
+#   The third loan (2026-11-30): first 509 s on the machine (the headline recorded, so the
+#   profile of PPO hopper, the timeline, rejax's SAC with jaxrl's draw), then a fresh start for
+#   second (151 s): 766 s held of 900. Its benches all failed at import (duckdb, Optuna; fixed,
+#   tests/test_dependencies.py). Carry: the committed bench-progress folders (36.8 MB) left
+#   out of the tree for the calls (deleted there, restored with git checkout after), so the
+#   tree was 14.5 MB and .whl with Playground's 41.3 MB. The next first call: the timeline's
+#   second try (~1-2 min), jaxrl's SAC as shipped, patched and profiled (sac_cost_step, ~3
+#   min), then the benches.
 
 # The Atari single measurements (each its own call; ale-py's wheels: `wheels atari`):
 #   bash experiments/gpu_lease.sh atari-floor     # the raw ale-py floor, the adapter and PPO's
