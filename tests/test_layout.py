@@ -18,6 +18,8 @@ MAX_LINES = 400
 # function-local imports of project modules that are deliberate (lazy by design)
 LAZY_IMPORTS = {
     "envs/registry.py",  # optional env families (gymnax, brax) load only when asked for
+    "jaxrl/cli/training.py",  # search and pbt (Optuna) load only when run: the other commands
+                              # run where Optuna is not installed (the GPU plan's machine)
 }
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from jaxrl.api import train
 from jaxrl.measures import per_seed
+from jaxrl.runs import query
 from jaxrl.studies.bench.judge import judge
 from jaxrl.studies.bench.report import added_runs
 
@@ -151,7 +152,6 @@ class SeedPool:
     store, so an interrupted extension goes on where it stopped)."""
 
     def __init__(self, run_id: str, store, measure: str, batch: int, progress: bool):
-        from jaxrl.runs import query  # duckdb, imported only when a stored run is read
         self.meta = query.show(run_id, store)
         spec = (self.meta.get("group") or {}).get("spec")
         if not spec or len(spec.get("configs") or [{}]) != 1:
