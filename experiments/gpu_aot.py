@@ -145,18 +145,22 @@ def compile_workload(workload, members: int, device) -> list[dict]:
     return records
 
 
-def plan_workloads() -> dict:
-    """`experiments/gpu_plan.py`'s workloads as a loan runs them (the PPO ones at its GPU
-    budget, in the engine's default chunks)."""
+def script(path: Path):
+    """A script of ``experiments/`` imported as a module by its file (they are no package)."""
     import importlib.util
     import sys
 
-    path = Path(__file__).with_name("gpu_plan.py")
-    spec = importlib.util.spec_from_file_location("gpu_plan", path)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["gpu_plan"] = module
+    sys.modules[path.stem] = module
     spec.loader.exec_module(module)
-    return module.workloads(dry=False)
+    return module
+
+
+def plan_workloads() -> dict:
+    """`experiments/gpu_plan.py`'s workloads as a loan runs them (the PPO ones at its GPU
+    budget, in the engine's default chunks)."""
+    return script(Path(__file__).with_name("gpu_plan.py")).workloads(dry=False)
 
 
 def main(argv: list[str] | None = None) -> int:

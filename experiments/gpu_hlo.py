@@ -19,28 +19,20 @@ of one iteration of its gradient-step loop.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-
-
-def _script(path: Path):
-    """A script of this folder imported as a module (by its file, not by package)."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(HERE))
+import gpu_aot  # noqa: E402  (a script beside this one: the deviceless targets, the loader)
 
 
 def jaxrl_program(workload: str, members: int, device):
     """jaxrl's chunk program for the GPU plan's ``workload``, lowered onto ``device``."""
-    aot = _script(HERE / "gpu_aot.py")
-    return aot.lowered_programs(aot.plan_workloads()[workload], members, device)["chunk"]()
+    return gpu_aot.lowered_programs(gpu_aot.plan_workloads()[workload], members,
+                                    device)["chunk"]()
 
 
 def rejax_program(workload: str, members: int, device, steps: int, draw: bool):
@@ -51,7 +43,7 @@ def rejax_program(workload: str, members: int, device, steps: int, draw: bool):
     import jax
     import rejax
 
-    point = _script(HERE / "peers" / "rejax_point.py")
+    point = gpu_aot.script(HERE / "peers" / "rejax_point.py")
     cfg = point.load_workload(HERE / "peers" / "rejax_workloads.yaml", workload)
     if draw:
         from rejax.buffers import ReplayBuffer
@@ -81,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     import jax
 
     device = (jax.devices("cpu")[0] if args.target == "cpu"
-              else _script(HERE / "gpu_aot.py").target_device(args.target))
+              else gpu_aot.target_device(args.target))
     start = time.perf_counter()
     lowered = (jaxrl_program(args.workload, args.members, device) if args.lib == "jaxrl" else
                rejax_program(args.workload, args.members, device, args.steps,
