@@ -80,3 +80,40 @@ def test_the_rewritten_fingerprint_value_is_the_files():
     value = float.fromhex(fingerprints["cases"]["sac"]["metrics"]["actor_grad_norm"][5])
     notes = (ROOT / "NOTES.md").read_text()
     assert f"`actor_grad_norm` there is now {value:.7f}" in notes
+
+
+@pytest.fixture(scope="module")
+def ppo():
+    return json.loads((ROOT / "ppo-kernels.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def thunks():
+    return {m["label"]: m for m in json.loads((ROOT / "ppo-thunks.json").read_text())}
+
+
+def test_the_ppo_kernels_table_is_the_counts(ppo, notes):
+    update = {r["label"]: r["kernels"] for r in ppo["update"]}
+    minibatch = {r["label"]: r["kernels"] for r in ppo["minibatch"]}
+    assert update.keys() == minibatch.keys() and len(update) == 3
+    for label in update:
+        assert f"| {label} | {update[label]} | {minibatch[label]} |" in notes
+    before, after, rejax = update.values()
+    assert f"took {before - after} kernels off an update" in notes
+    assert f"{after - rejax} extra kernels an update" in notes
+
+
+def test_the_launches_table_is_the_thunk_counts(thunks, notes):
+    assert len(thunks) == 3
+    for label, module in thunks.items():
+        update, *_, minibatch = module["loops"]  # outermost first, the minibatch loop last
+        assert minibatch["trip"] == 2 and update["depth"] == 0
+        per = update["per_iteration"]
+        other = per.get("kCustomKernel", 0) + per.get("kCopy", 0)
+        row = (f"| {label} | {sum(per.values())} | {per['kCommandBuffer']} | "
+               f"{per['kDynamicSliceFusion']} | {other} | "
+               f"{sum(minibatch['per_iteration'].values())} |")
+        assert row in notes
+    jaxrl = sum(thunks["jaxrl, metrics summed"]["loops"][0]["per_iteration"].values())
+    rejax = sum(thunks["rejax 0.1.3"]["loops"][0]["per_iteration"].values())
+    assert f"{jaxrl} against {rejax}" in notes

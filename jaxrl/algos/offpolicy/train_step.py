@@ -7,7 +7,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax.flatten_util import ravel_pytree
 
 from envs.spaces import Box, Discrete
 from envs.wrappers import completed_episode_summary
@@ -17,6 +16,7 @@ from jaxrl.algos.offpolicy.replay import keep_if, reprioritize, sample, store
 from jaxrl.algos.offpolicy.state import OffPolicyState, buffer_module
 from jaxrl.ops import noise, uniform_choice
 from jaxrl.ops.lockstep import any_member
+from jaxrl.ops.metric_sums import sum_scan, zero_metrics
 from jaxrl.parts.rollout import env_step
 
 
@@ -36,22 +36,13 @@ def learn_round(learn_once, state: OffPolicyState, learning: jax.Array, keys: ja
     each metric's mean over the G steps, as float32. A round in which no member learns
     (``learning`` false for all: the warm-up) runs no step and reports zeros.
 
-    The metrics are summed in the loop's carry as one vector: stacked as the scan's outputs
-    and averaged after, each metric cost an in-place update kernel every gradient step (18 of
-    the 100 kernels a step of SAC's GPU program), and summed one by one, an add kernel each
-    (experiments/gpu_hlo.py)."""
-    as_float = lambda metrics: jax.tree.map(lambda m: m.astype(jnp.float32), metrics)
-    shapes = jax.eval_shape(lambda: learn_once((state, learning), keys[0])[1])
-    zeros, unravel = ravel_pytree(jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32),
-                                               shapes))
-
-    def summed_step(carry, key):
-        state_learning, sums = carry
-        state_learning, metrics = learn_once(state_learning, key)
-        return (state_learning, sums + ravel_pytree(as_float(metrics))[0]), None
+    The metrics are summed in the loop's carry as one vector (`jaxrl.ops.metric_sums`): stacked
+    as the scan's outputs, each cost an in-place update kernel every gradient step (18 of the
+    100 kernels a step of SAC's GPU program, experiments/gpu_hlo.py)."""
+    zeros, unravel = zero_metrics(learn_once, (state, learning), keys[0])
 
     def chain(state):
-        ((learned, _), sums), _ = jax.lax.scan(summed_step, ((state, learning), zeros), keys)
+        (learned, _), sums = sum_scan(learn_once, (state, learning), keys, zeros)
         return learned, sums / keys.shape[0]
 
     # a round where every member is still warming up throws its chain away (`keep_if`), so it

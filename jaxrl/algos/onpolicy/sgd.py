@@ -12,6 +12,7 @@ from jaxrl.algos.onpolicy.batch import Batch, check_batch, forward
 from jaxrl.algos.onpolicy.config import SeparateValueStatic
 from jaxrl.algos.onpolicy.state import param_group, with_param_group
 from jaxrl.ops import permutation
+from jaxrl.ops.metric_sums import sum_scan, zero_metrics
 from jaxrl.parts import diagnostics as diag
 
 
@@ -49,8 +50,9 @@ def shuffle_envs_into_minibatches(key, batch: Batch, num_minibatches: int) -> Ba
 def minibatch_sgd(loss_fn, params, opt_state, tx, batch, key, epochs: int, num_minibatches: int,
                   verbosity: str):
     """``epochs`` passes of shuffled minibatch gradient steps on ``loss_fn(params, mb) ->
-    (loss, aux)``. Returns ``(params, opt_state, aux and gradient stats averaged over steps)``.
-    One minibatch means full-batch steps (no shuffle)."""
+    (loss, aux)``. Returns ``(params, opt_state, aux and gradient stats averaged over steps)``
+    (float32, summed in the loops' carry: `jaxrl.ops.metric_sums`). One minibatch means
+    full-batch steps (no shuffle)."""
     grad_fn = jax.grad(loss_fn, has_aux=True)
 
     def step(carry, mb):
@@ -64,16 +66,22 @@ def minibatch_sgd(loss_fn, params, opt_state, tx, batch, key, epochs: int, num_m
             aux.update(diag.gradient_stats(grads, updates, verbosity))
         return (params, opt_state), aux
 
-    def epoch(carry, epoch_key):
+    def minibatches_of(epoch_key):  # [M, B / M, ...]
         if num_minibatches == 1:
-            minibatches = jax.tree.map(lambda x: x[None], batch)
-        else:
-            minibatches = shuffle_into_minibatches(epoch_key, batch, num_minibatches)
-        return jax.lax.scan(step, carry, minibatches)
+            return jax.tree.map(lambda x: x[None], batch)
+        return shuffle_into_minibatches(epoch_key, batch, num_minibatches)
 
     keys = jax.random.split(key, epochs)
-    (params, opt_state), aux = jax.lax.scan(epoch, (params, opt_state), keys)
-    return params, opt_state, jax.tree.map(jnp.mean, aux)
+    one = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape[1:], s.dtype),
+                       jax.eval_shape(minibatches_of, keys[0]))
+    zeros, unravel = zero_metrics(step, (params, opt_state), one)
+
+    def epoch(carry_sums, epoch_key):  # every step's metrics summed in one carried vector
+        carry, sums = carry_sums
+        return sum_scan(step, carry, minibatches_of(epoch_key), sums), None
+
+    ((params, opt_state), sums), _ = jax.lax.scan(epoch, ((params, opt_state), zeros), keys)
+    return params, opt_state, unravel(sums / (epochs * num_minibatches))
 
 
 def fit_value(params, opt_state, tx, batch: Batch, key, static: SeparateValueStatic, network):
