@@ -57,7 +57,9 @@
 #   out of the tree for the calls (deleted there, restored with git checkout after), so the
 #   tree was 14.5 MB and .whl with Playground's 41.3 MB. The next first call: the timeline's
 #   second try (~1-2 min), jaxrl's SAC as shipped, patched and profiled (sac_cost_step, ~3
-#   min), then the benches.
+#   min), PPO hopper at 256 three times more at the new commit, jaxrl then rejax (repeat_step,
+#   ~5.4 min at the first loan's 1.8 min a pair), then the benches; the other PPO rungs' three
+#   runs after the benches.
 
 # The Atari single measurements (each its own call; ale-py's wheels: `wheels atari`):
 #   bash experiments/gpu_lease.sh atari-floor     # the raw ale-py floor, the adapter and PPO's

@@ -432,3 +432,36 @@ def test_jaxrls_sac_cost_runs_shipped_patched_and_profiled_once_per_plan(tmp_pat
     plan.sac_cost_step(argparse.Namespace(**{**vars(args), "deadline": time.time() + 60}),
                        late := {})
     assert late == {"sac_cost": {}}  # too little of the call left
+
+
+def test_the_ppo_repeats_run_three_pairs_a_rung_per_commit_and_resume(tmp_path, monkeypatch):
+    import argparse
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    calls = []
+    rates = {"jaxrl": 90.0, "rejax": 100.0}
+
+    def measure(rung, timeout, peer_python=None, env=None, code=None):
+        calls.append((rung.workload.name, rung.members, rung.lib))
+        if len(calls) == 2:  # the first run's rejax dies: that run is run again
+            return {"status": "failed", "reason": "boom"}
+        return {"status": "ok", "env_steps_per_second": rates[rung.lib]}
+
+    monkeypatch.setattr(plan, "measure_rung", measure)
+    monkeypatch.setenv("JAXRL_COMMIT", "abc")
+    args = argparse.Namespace(out=tmp_path, work=tmp_path, root=REPO, dry=False,
+                              deadline=time.time() + 600, peer_python="python")
+    plan.repeat_step([("ppo-brax-hopper", 256)], args, state := {})
+    runs = state["repeats"]["abc"]["ppo-brax-hopper x256"]
+    assert [r["status"] for r in runs] == ["failed", "ok", "ok", "ok"]
+    assert [r["ratio"] for r in runs[1:]] == [0.9, 0.9, 0.9]
+    assert calls == [("ppo-brax-hopper", 256, lib) for _ in range(4) for lib in ("jaxrl", "rejax")]
+    plan.repeat_step([("ppo-brax-hopper", 256)], args, state)  # done at this commit: nothing
+    assert len(calls) == 8
+    monkeypatch.setenv("JAXRL_COMMIT", "def")  # another commit measures afresh, apart
+    late = argparse.Namespace(**{**vars(args), "deadline": time.time() + 60})
+    plan.repeat_step([("ppo-brax-hopper", 256)], late, state)  # too little of the call left
+    assert len(calls) == 8 and state["repeats"]["def"] == {"ppo-brax-hopper x256": []}
+    assert json.loads((tmp_path / "plan.json").read_text())["repeats"]["abc"]
