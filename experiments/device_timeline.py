@@ -178,7 +178,10 @@ def schedule(kw: dict) -> tuple[set[int], set[int]]:
 
 def run_one(code: Path, kw: dict) -> dict:
     with tempfile.TemporaryDirectory() as runs:
-        env = {**os.environ, "PYTHONPATH": str(code)}
+        # the code first, then whatever the caller's path holds (the GPU plan's wheel folders:
+        # replacing it lost gymnax there, and the third loan's timeline with it)
+        path = [str(code), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
         proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(kw), runs], cwd=code,
                               env=env, capture_output=True, text=True)
     if proc.returncode != 0:  # the child's own last words, which a caller keeps (gpu_plan)

@@ -59,3 +59,24 @@ def test_idle_time_is_the_gaps_between_calls_run_in_dispatch_order():
     assert summary["idle_gap_after_chunk_s"]["evaluated"] == [1.0]
     assert summary["checkpoint_blocking_s"] == [0.5]
     assert summary["dispatch_blocking_s"] == [0.1, 2.9]  # the second launch held the host
+
+
+def test_the_training_child_keeps_the_callers_import_path(monkeypatch, tmp_path):
+    """The child imports the code under test first and what the caller's path holds after it
+    (the GPU plan's wheel folders: gymnax lives there on a lent machine)."""
+    import os
+    import subprocess
+    from types import SimpleNamespace
+
+    timeline = load("device_timeline")
+    seen = {}
+
+    def run(cmd, cwd, env, capture_output, text):
+        seen.update(env=env)
+        return SimpleNamespace(returncode=0, stdout='{"ok": 1}\n', stderr="")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/site-jaxrl", "/site-shared"]))
+    assert timeline.run_one(tmp_path, {}) == {"ok": 1}
+    assert seen["env"]["PYTHONPATH"].split(os.pathsep) == [str(tmp_path), "/site-jaxrl",
+                                                           "/site-shared"]
