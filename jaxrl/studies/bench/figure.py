@@ -82,6 +82,8 @@ def curve_record(frame: pd.DataFrame) -> dict | None:
         return None
     table = frame.pivot_table(index="env_steps", columns="seed", values="value",
                               aggfunc="mean").sort_index()
+    if table.empty:  # no value at any step (no episode ended in a short run): nothing to draw
+        return None
     if len(table) > CURVE_POINTS:
         idx = np.unique(np.linspace(0, len(table) - 1, CURVE_POINTS).round().astype(int))
         table = table.iloc[idx]
@@ -141,8 +143,9 @@ def _curve_label(name: str, row: dict, seeds: int, kind: str) -> str:
 
 
 def _drawable(row: dict) -> str | None:
-    """``"curve"`` for a row with a kept curve, ``"final"`` for final values alone, else None."""
-    if row.get("curve"):
+    """``"curve"`` for a row with a kept curve, ``"final"`` for final values alone, else None
+    (a curve of no steps, as reports before `curve_record` left out empty ones kept, is none)."""
+    if (row.get("curve") or {}).get("env_steps"):
         return "curve"
     if any(v is not None for v in row.get("per_seed") or []):
         return "final"
