@@ -331,11 +331,15 @@ def bench_step(args, state: dict, committed_benches: Path) -> None:
         started = time.time()
         print(f"gpu_plan: bench {bench.entry} ({left:.0f} s left)", flush=True)
         try:
-            code = subprocess.run(cmd, timeout=left, stdout=sys.stdout, env=env,
-                                  stderr=subprocess.STDOUT).returncode
+            proc = subprocess.run(cmd, timeout=left, capture_output=True, text=True, env=env)
+            out, err = _text(proc.stdout), _text(proc.stderr)
+            sys.stdout.write(out + err)  # into the call's plan.log, as it was
+            code = proc.returncode
             status = "finished" if code == 0 and (folder / "results.json").is_file() else "failed"
-            reason = "" if status == "finished" else f"exit {code}"
-        except subprocess.TimeoutExpired:
+            last = (err.strip().splitlines() or [""])[-1][:300]
+            reason = "" if status == "finished" else f"exit {code}: {last}"
+        except subprocess.TimeoutExpired as cut:
+            sys.stdout.write(_text(cut.stdout) + _text(cut.stderr))
             status = "relayed" if bench.relay else "skipped"
             reason = f"cut after {time.time() - started:.0f} s"
         seconds = round(time.time() - started, 1)
@@ -344,6 +348,13 @@ def bench_step(args, state: dict, committed_benches: Path) -> None:
                                                  + seconds, 1),
                          "expected_minutes": bench.minutes, "at": _now()}
         print(f"gpu_plan: bench {bench.entry}: {status} {reason}", flush=True)
+
+
+def _text(output) -> str:
+    """What a cut child wrote (``TimeoutExpired`` keeps bytes, or None)."""
+    if isinstance(output, bytes):
+        return output.decode(errors="replace")
+    return output or ""
 
 
 def slowest_rung(data: dict) -> tuple[str, int, float] | None:

@@ -109,6 +109,36 @@ def resumed(before: Path, after: Path) -> bool:
     return not twice and not changed
 
 
+def _timed_out(reason: str) -> bool:
+    return "timed out" in reason
+
+
+def step_failures(plan: dict) -> list[str]:
+    """The plan's steps that failed for a reason other than a time limit (on a 2-core CPU a
+    rung or a peer may run past its cap; an import or a crash is a fault the loan would meet
+    too): the timeline, rejax's SAC with jaxrl's draw, jaxrl's SAC variants, the benches and
+    the repeats' runs, each as one line."""
+    found = []
+    for name in ("timeline", "sac_draw"):
+        step = plan.get(name) or {}
+        if step.get("status") == "failed" and not _timed_out(step.get("reason", "")):
+            found.append(f"{name}: {step.get('reason', '')[:200]}")
+    for label, step in (plan.get("sac_cost") or {}).items():
+        if step.get("status") == "failed" and not _timed_out(step.get("reason", "")):
+            found.append(f"sac_cost {label}: {step.get('reason', '')[:200]}")
+    for slug, bench in (plan.get("benches") or {}).items():
+        if bench.get("status") == "failed" and not _timed_out(bench.get("reason", "")):
+            found.append(f"bench {slug}: {bench.get('reason', '')[:200]}")
+    for commit, rungs in (plan.get("repeats") or {}).items():
+        for rung, runs in rungs.items():
+            for run in runs:
+                why = "; ".join(run[lib].get("reason", "") for lib in ("jaxrl", "rejax")
+                                if run.get(lib, {}).get("status") == "failed")
+                if run.get("status") == "failed" and not _timed_out(why):
+                    found.append(f"repeat {rung} at {commit[:7]}: {why[:200]}")
+    return found
+
+
 def summary(folder: Path) -> bool:
     points = _points(folder / "results.json")
     by_status = collections.Counter(p["status"] for p in points)
@@ -125,7 +155,10 @@ def summary(folder: Path) -> bool:
               f"rungs {call.get('rungs', '-')}, cache {call.get('cache', '-')}")
     print(f"cache check: {plan.get('cache_check', 'not made')}")
     print(f"benches: {plan.get('benches', {})}")
-    return all(c for c in commits) and "cache_check" in plan
+    failures = step_failures(plan)
+    for line in failures:
+        print(f"failed step: {line}")
+    return all(c for c in commits) and "cache_check" in plan and not failures
 
 
 def main(argv: list[str]) -> int:

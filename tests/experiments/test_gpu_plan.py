@@ -465,3 +465,27 @@ def test_the_ppo_repeats_run_three_pairs_a_rung_per_commit_and_resume(tmp_path, 
     plan.repeat_step([("ppo-brax-hopper", 256)], late, state)  # too little of the call left
     assert len(calls) == 8 and state["repeats"]["def"] == {"ppo-brax-hopper x256": []}
     assert json.loads((tmp_path / "plan.json").read_text())["repeats"]["abc"]
+
+
+def test_the_dry_runs_summary_fails_on_a_steps_fault_but_not_on_a_time_limit():
+    """A step that failed on an import or a crash fails the dry run (the loan would meet it
+    too); one a time limit stopped on this CPU does not."""
+    from tests.experiments.scripts import load
+
+    limits = load("gpu_plan_limits")
+    ok = {"status": "ok"}
+    plan = {"timeline": {"status": "failed", "reason": "No module named 'gymnax'"},
+            "sac_draw": {"status": "failed", "reason": "timed out after 240 s"},
+            "sac_cost": {"shipped": ok, "profiled": {"status": "failed", "reason": "boom"}},
+            "benches": {"ppo-Freeway-MinAtar": {"status": "failed", "reason": "exit 1: KeyError"},
+                        "sac-3M-brax-hopper": {"status": "skipped", "reason": "deadline"}},
+            "repeats": {"abc1234567": {"ppo-brax-hopper x4": [
+                {"status": "failed", "jaxrl": ok,
+                 "rejax": {"status": "failed", "reason": "timed out after 150 s"}},
+                {"status": "failed", "jaxrl": {"status": "failed", "reason": "exit 1"},
+                 "rejax": ok}]}}}
+    assert limits.step_failures(plan) == [
+        "timeline: No module named 'gymnax'", "sac_cost profiled: boom",
+        "bench ppo-Freeway-MinAtar: exit 1: KeyError",
+        "repeat ppo-brax-hopper x4 at abc1234: exit 1"]
+    assert limits.step_failures({}) == []
