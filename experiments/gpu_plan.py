@@ -540,7 +540,8 @@ def repeat_step(plan: list[tuple[str, int]], args, state: dict) -> None:
     commit, jaxrl then rejax, each in a fresh process, so that a rung's ratio comes with its
     spread (issue 76 asks 3 runs a rung). Kept in plan.json as ``repeats[commit][rung]``: one
     entry a run, with both records and their whole-run ratio; a run the deadline cut is run
-    again by a later call, and another commit's runs are kept apart from this one's."""
+    again by a later call, and another commit's runs are kept apart from this one's. A rung
+    whose runs fail `REPEAT_RUNS` times for another reason is given up."""
     commit = os.environ.get("JAXRL_COMMIT") or "unknown"
     table = workloads(args.dry)
     for name, members in plan:
@@ -565,8 +566,16 @@ def repeat_step(plan: list[tuple[str, int]], args, state: dict) -> None:
             ratio = f" ({run['ratio']:.3f}x rejax)" if ok else ""
             print(f"gpu_plan: {name} x{members}, run {len(runs)}: {run['status']}{ratio}",
                   flush=True)
-            if not ok and sum(r.get("status") != "ok" for r in runs) >= REPEAT_RUNS:
+            if not ok and sum(_faulted(r) for r in runs) >= REPEAT_RUNS:
                 break  # a rung that keeps failing does not take the call
+
+
+def _faulted(run: dict) -> bool:
+    """A repeat's run that failed for a reason other than the time it was given (a pair the
+    call's deadline cut is run again by the next call, however often)."""
+    reasons = [run[lib].get("reason", "") for lib in ("jaxrl", "rejax")
+               if run.get(lib, {}).get("status") == "failed"]
+    return run.get("status") != "ok" and not all("timed out" in why for why in reasons)
 
 
 def patched_package(root: Path, dest: Path, patches: tuple[str, ...]) -> None:

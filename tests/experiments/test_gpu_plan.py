@@ -489,3 +489,30 @@ def test_the_dry_runs_summary_fails_on_a_steps_fault_but_not_on_a_time_limit():
         "bench ppo-Freeway-MinAtar: exit 1: KeyError",
         "repeat ppo-brax-hopper x4 at abc1234: exit 1"]
     assert limits.step_failures({}) == []
+
+
+def test_a_repeat_cut_by_the_deadline_is_run_again_and_a_faulty_rung_given_up(tmp_path,
+                                                                              monkeypatch):
+    import argparse
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    outcomes = iter([{"status": "failed", "reason": "timed out after 33 s"}] * 4
+                    + [{"status": "failed", "reason": "exit 1"}] * 3)
+    calls = []
+
+    def measure(rung, timeout, peer_python=None, env=None, code=None):
+        calls.append(rung.lib)
+        return {"status": "ok", "env_steps_per_second": 1.0} if rung.lib == "jaxrl" \
+            else next(outcomes)
+
+    monkeypatch.setattr(plan, "measure_rung", measure)
+    monkeypatch.delenv("JAXRL_COMMIT", raising=False)
+    args = argparse.Namespace(out=tmp_path, work=tmp_path, root=REPO, dry=False,
+                              deadline=time.time() + 600, peer_python="python")
+    plan.repeat_step([("ppo-brax-hopper", 256)], args, state := {})
+    (runs,) = state["repeats"]["unknown"].values()
+    # four runs cut by their time limit, then three faults: the rung is given up
+    assert len(runs) == 7 and calls.count("rejax") == 7
+    assert [plan._faulted(r) for r in runs] == [False] * 4 + [True] * 3
