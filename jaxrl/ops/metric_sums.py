@@ -22,11 +22,12 @@ def as_float32(metrics: Any) -> Any:
     return jax.tree.map(lambda m: jnp.asarray(m, jnp.float32), metrics)
 
 
-def zero_metrics(step: Callable, carry: Any, x: Any) -> tuple[jax.Array, Callable]:
-    """The flat float32 zeros ``[K]`` of ``step(carry, x)``'s metrics, and the function that
-    turns such a vector back into their pytree (float32 leaves). ``x`` may be shapes
-    (``jax.ShapeDtypeStruct``): the step is traced for its output's shapes alone."""
-    shapes = jax.eval_shape(step, carry, x)[1]
+def zero_metrics(metrics_of: Callable[[], Any]) -> tuple[jax.Array, Callable]:
+    """The flat float32 zeros ``[K]`` of the metrics ``metrics_of()`` returns, and the function
+    that turns such a vector back into their pytree (float32 leaves). ``metrics_of`` is traced
+    for its output's shapes alone; it closes over what it reads (a key passed as an argument
+    would count as used once more under JAX's key-reuse checker)."""
+    shapes = jax.eval_shape(metrics_of)
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), shapes)
     flat, unravel = ravel_pytree(zeros)
     return flat, unravel

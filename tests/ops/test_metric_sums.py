@@ -18,7 +18,7 @@ def _step(carry, x):
 
 def test_sums_continue_from_the_given_vector_and_unravel_to_the_metrics_tree():
     xs = jax.random.normal(jax.random.key(0), (5, 4))
-    zeros, unravel = zero_metrics(_step, jnp.float32(1.0), jax.ShapeDtypeStruct((4,), xs.dtype))
+    zeros, unravel = zero_metrics(lambda: _step(jnp.float32(1.0), xs[0])[1])
     assert zeros.shape == (4,) and zeros.dtype == jnp.float32  # loss 1 + hist 2 + count 1
     carry, sums = jax.jit(lambda c, s: sum_scan(_step, c, xs, s))(jnp.float32(1.0), zeros)
     assert float(carry) == 6.0  # five chained steps

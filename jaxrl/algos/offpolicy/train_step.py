@@ -39,7 +39,7 @@ def learn_round(learn_once, state: OffPolicyState, learning: jax.Array, keys: ja
     The metrics are summed in the loop's carry as one vector (`jaxrl.ops.metric_sums`): stacked
     as the scan's outputs, each cost an in-place update kernel every gradient step (18 of the
     100 kernels a step of SAC's GPU program, experiments/gpu_hlo.py)."""
-    zeros, unravel = zero_metrics(learn_once, (state, learning), keys[0])
+    zeros, unravel = zero_metrics(lambda: learn_once((state, learning), keys[0])[1])
 
     def chain(state):
         (learned, _), sums = sum_scan(learn_once, (state, learning), keys, zeros)

@@ -72,9 +72,8 @@ def minibatch_sgd(loss_fn, params, opt_state, tx, batch, key, epochs: int, num_m
         return shuffle_into_minibatches(epoch_key, batch, num_minibatches)
 
     keys = jax.random.split(key, epochs)
-    one = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape[1:], s.dtype),
-                       jax.eval_shape(minibatches_of, keys[0]))
-    zeros, unravel = zero_metrics(step, (params, opt_state), one)
+    zeros, unravel = zero_metrics(lambda: step(
+        (params, opt_state), jax.tree.map(lambda x: x[0], minibatches_of(keys[0])))[1])
 
     def epoch(carry_sums, epoch_key):  # every step's metrics summed in one carried vector
         carry, sums = carry_sums
