@@ -117,3 +117,5 @@ def test_the_launches_table_is_the_thunk_counts(thunks, notes):
     jaxrl = sum(thunks["jaxrl, metrics summed"]["loops"][0]["per_iteration"].values())
     rejax = sum(thunks["rejax 0.1.3"]["loops"][0]["per_iteration"].values())
     assert f"{jaxrl} against {rejax}" in notes
+    loan = (ROOT.parent / "throughput-gpu" / "NOTES.md").read_text()
+    assert f"{jaxrl} launches an update against\n  rejax's {rejax}" in loan
