@@ -76,6 +76,18 @@ def programs(folder: Path) -> dict:
             "by_algo_env_program": clusters}
 
 
+WORKERS = 2  # the README's test command runs `pytest -n 2`
+
+
+def outside_compile(totals: dict) -> dict:
+    """What the test processes spent outside XLA's compile: ``outside_compile_s`` (their seconds
+    less ``xla_compile_s``) and ``outside_compile_per_worker_s`` (that over `WORKERS`, the wall
+    a run would still take were every compile free, if the workers stayed balanced)."""
+    rest = totals["test_s"] - totals.get("xla_compile_s", 0.0)
+    return {"outside_compile_s": round(rest, 1),
+            "outside_compile_per_worker_s": round(rest / WORKERS, 1)}
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -85,7 +97,8 @@ def main(argv: list[str]) -> int:
     totals = collections.Counter()
     for row in modules.values():
         totals.update(row)
-    summary = {"durations": str(durations), "totals": {k: round(v, 1) for k, v in totals.items()},
+    rounded = {k: round(v, 1) for k, v in totals.items()}
+    summary = {"durations": str(durations), "totals": {**rounded, **outside_compile(rounded)},
                "programs": programs(log) if any(log.glob("*.jsonl")) else None,
                "modules": modules}
     out.write_text(json.dumps(summary, indent=1) + "\n")

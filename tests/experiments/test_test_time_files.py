@@ -66,3 +66,21 @@ def test_each_cold_row_quotes_its_durations_file_and_its_audit():
             totals = json.loads(audit.read_text())["totals"]
             for key in ("xla_compile_s", "trace_s", "lower_s", "test_s"):
                 assert f"{totals[key]:,.1f} s" in row, (name, key)
+
+
+def test_the_floor_paragraph_is_each_audits_seconds_outside_the_compile():
+    """docs/test-times.md's "15 minutes" paragraph: for each run it names, the tests' seconds less
+    the in-process XLA compile, and that over two workers in minutes, as its audit holds them
+    (`compile_audit_summary.outside_compile`)."""
+    summary = load("compile_audit_summary")
+    text = (ROOT / "docs" / "test-times.md").read_text()
+    floor = " ".join(text.split("<!-- floor -->")[1].split("<!-- /floor -->")[0].split())
+    quoted = re.findall(r"([\d,.]+) s of the (\w+) run's ([\d,.]+) s, ([\d.]+) min", floor)
+    assert len(quoted) == 2
+    for outside, commit, total, minutes in quoted:
+        totals = json.loads((TIMES / f"2026-11-30-{commit}-cold-audit.json").read_text())["totals"]
+        assert {k: totals[k] for k in summary.outside_compile(totals)} == summary.outside_compile(
+            totals), commit
+        assert f"{totals['test_s']:,.1f}" == total, commit
+        assert f"{totals['outside_compile_s']:,.1f}" == outside, commit
+        assert f"{totals['outside_compile_per_worker_s'] / 60:.1f}" == minutes, commit
