@@ -17,3 +17,5 @@ def test_the_vpg_hopper_rate_is_its_first_32_chunks_median():
     chunks = [RUN / "metrics" / f"chunk-{i:05d}.parquet" for i in range(32)]
     rates = [float(np.median(pd.read_parquet(c)["env_steps_per_second"])) for c in chunks]
     assert f"{np.median(rates):,.0f}" == quoted
+    assert (f"from {min(rates):,.0f} to {max(rates):,.0f}:"
+            in " ".join(notes.split())), (min(rates), max(rates))
