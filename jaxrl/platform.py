@@ -177,9 +177,10 @@ def cpu_opt_level(preferred: int | None = None) -> int | None:
         return DEFAULT_CPU_OPT_LEVEL
     if raw == "0":
         warnings.warn(f"{OPT_LEVEL_VAR}=0 compiles training programs at LLVM -O0, at which SAC on "
-                      f"Pendulum-v1 has trained to non-finite values where -O1 and -O2 train "
-                      f"normally (docs/test-times/2026-11-30-levers.md); use it to measure "
-                      f"compile time, not to train", stacklevel=2)
+                      f"Pendulum-v1 once trained to non-finite values where -O1 and -O2 trained "
+                      f"normally (docs/test-times/2026-11-30-levers.md; not seen again at "
+                      f"55c9d5d, cause unknown, docs/test-times/2026-11-30-levers-098a08e.md); "
+                      f"use it to measure compile time, not to train", stacklevel=2)
     return int(raw)
 
 
