@@ -3,10 +3,12 @@ values computed from the plots' SVG paths (experiments/benchmarks/spinningup_3m_
 within each reading's stated uncertainty; the notes' rates for its cells are their files'."""
 
 import json
+import re
 import statistics
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from jaxrl.studies.bench.suite import load_suite
 
@@ -58,11 +60,26 @@ def test_the_notes_rates_of_the_cells_are_their_files():
     assert f"about {11 * cell:.0f} hours in all" in notes
 
 
-def test_the_finished_ppo_hopper_cell_is_its_report_row():
-    notes = " ".join((MUJOCO / "NOTES.md").read_text().split())
+FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
+            "vpg-3M/brax:hopper": MUJOCO / "progress-spinningup"
+            / "20261130-141824-vpg-brax-hopper-ee973e"}
+
+
+def _finished_paragraph(notes: str, entry: str) -> str:
+    """The notes' bullet of a finished cell: from '**ALGO hopper finished**' to the next bullet."""
+    algo = entry.split("-")[0].upper()
+    start = notes.index(f"**{algo} hopper finished**")
+    end = notes.find(" - **", start)
+    return notes[start:] if end < 0 else notes[start:end]
+
+
+@pytest.mark.parametrize("entry", sorted(FINISHED))
+def test_a_finished_hopper_cell_is_its_report_row(entry):
+    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()), entry)
     rows = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())["entries"]}
-    row = rows["ppo-3M/brax:hopper"]
+    row = rows[entry]
     assert row["status"] == "finished" and len(row["per_seed"]) == 8
+    assert f"run `{FINISHED[entry].name}`" in notes
     per_seed = ", ".join(f"{v:,.1f}" for v in row["per_seed"])
     assert f"per seed {per_seed}" in notes
     assert (f"mean {row['mean']:,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}]"
@@ -71,6 +88,37 @@ def test_the_finished_ppo_hopper_cell_is_its_report_row():
     assert f"Spinning Up's {row['reference']:,.1f}" in notes
     below = sum(v < row["reference"] for v in row["per_seed"])
     assert below == row["seeds_below"] and f"{below} of 8 below the reference" in notes
+    if entry.startswith("vpg"):
+        assert f"the mean is {row['mean'] / row['reference']:.2f}x the reference" in notes
+
+
+def test_the_ppo_hopper_cells_wall_and_run_seconds():
+    notes = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    row = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())[
+        "entries"]}["ppo-3M/brax:hopper"]
     assert f"its {row['wall_seconds']:,.0f} s of wall" in notes
     run = json.loads((PPO_HOPPER.parent / "run.json").read_text())
     assert f"The report's run s ({run['run_seconds']:,.0f} s" in notes
+
+
+def test_the_vpg_hopper_quiet_rate_is_its_last_20_chunks():
+    """Chunks 41-60 ran on 2026-12-01 with nothing else running; the notes' hours a cell and for
+    the ten cells left come from their median rate."""
+    notes = (MUJOCO / "NOTES.md").read_text()
+    flat = " ".join(notes.split())
+    run = FINISHED["vpg-3M/brax:hopper"]
+    rates = [float(pd.read_parquet(run / "metrics" / f"chunk-{i:05d}.parquet")[
+        "env_steps_per_second"].median()) for i in range(61)]
+    quiet = rates[41:]
+    rate = statistics.median(quiet)
+    (quoted,) = re.findall(r"<!-- vpg-quiet-rate -->([\d,]+)<!-- /vpg-quiet-rate -->", notes)
+    assert quoted == f"{rate:,.0f}"
+    assert f"from {min(quiet):,.0f} to {max(quiet):,.0f}; {8 * 12 * 64 * 64 / rate:.0f} s a chunk" in flat
+    assert f"the fastest of which ran at {max(rates[32:41]):,.0f}" in flat
+    assert f"Over all 61 chunks its median was {statistics.median(rates):,.0f} env-steps/s" in flat
+    cell = 3_000_000 * 8 / rate / 3600
+    assert f"a hopper cell takes about {cell:.1f} hours" in flat
+    assert f"the ten cells left about {10 * cell:.0f} hours" in flat
+    meta = json.loads((run / "run.json").read_text())
+    assert (f"the report's run s ({meta['run_seconds']:,.0f} s) and its "
+            f"{meta['env_steps_per_second']:,.0f} env-steps/s include the pauses") in flat
