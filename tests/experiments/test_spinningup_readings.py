@@ -62,14 +62,15 @@ def test_the_notes_rates_of_the_cells_are_their_files():
 
 FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "vpg-3M/brax:hopper": MUJOCO / "progress-spinningup"
-            / "20261130-141824-vpg-brax-hopper-ee973e"}
+            / "20261130-141824-vpg-brax-hopper-ee973e",
+            "trpo-3M/brax:hopper": MUJOCO / "progress-spinningup"
+            / "20261201-002608-trpo-brax-hopper-2163a7"}
 
 
 def _finished_paragraph(notes: str, entry: str) -> str:
-    """The notes' bullet of a finished cell: from '**ALGO hopper finished**' to the next bullet."""
-    algo = entry.split("-")[0].upper()
-    start = notes.index(f"**{algo} hopper finished**")
-    end = notes.find(" - **", start)
+    """The notes' bullet of a finished cell: the one that names its run, to the next bullet."""
+    start = notes.rindex(" - **", 0, notes.index(f"run `{FINISHED[entry].name}`"))
+    end = notes.find(" - **", start + 1)
     return notes[start:] if end < 0 else notes[start:end]
 
 
@@ -122,3 +123,18 @@ def test_the_vpg_hopper_quiet_rate_is_its_last_20_chunks():
     meta = json.loads((run / "run.json").read_text())
     assert (f"the report's run s ({meta['run_seconds']:,.0f} s) and its "
             f"{meta['env_steps_per_second']:,.0f} env-steps/s include the pauses") in flat
+
+
+def test_the_trpo_hopper_rate_and_wall_are_its_files():
+    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
+                                "trpo-3M/brax:hopper")
+    run = FINISHED["trpo-3M/brax:hopper"]
+    rates = [float(pd.read_parquet(f)["env_steps_per_second"].median())
+             for f in sorted((run / "metrics").glob("chunk-*.parquet"))]
+    assert len(rates) == 61
+    assert (f"a median of {statistics.median(rates):,.0f} env-steps/s over 8 seeds (from "
+            f"{min(rates):,.0f} to {max(rates):,.0f})") in notes
+    row = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())[
+        "entries"]}["trpo-3M/brax:hopper"]
+    assert f"its {row['wall_seconds']:,.0f} s of wall" in notes
+    assert f"about {row['wall_seconds'] / 3600:.1f} hours a hopper cell" in notes
