@@ -3,7 +3,6 @@ values computed from the plots' SVG paths (experiments/benchmarks/spinningup_3m_
 within each reading's stated uncertainty; the notes' rates for its cells are their files'."""
 
 import json
-import re
 import statistics
 from pathlib import Path
 
@@ -100,29 +99,6 @@ def test_the_ppo_hopper_cells_wall_and_run_seconds():
     assert f"its {row['wall_seconds']:,.0f} s of wall" in notes
     run = json.loads((PPO_HOPPER.parent / "run.json").read_text())
     assert f"The report's run s ({run['run_seconds']:,.0f} s" in notes
-
-
-def test_the_vpg_hopper_quiet_rate_is_its_last_20_chunks():
-    """Chunks 41-60 ran on 2026-12-01 with nothing else running; the notes' hours a cell and for
-    the ten cells left come from their median rate."""
-    notes = (MUJOCO / "NOTES.md").read_text()
-    flat = " ".join(notes.split())
-    run = FINISHED["vpg-3M/brax:hopper"]
-    rates = [float(pd.read_parquet(run / "metrics" / f"chunk-{i:05d}.parquet")[
-        "env_steps_per_second"].median()) for i in range(61)]
-    quiet = rates[41:]
-    rate = statistics.median(quiet)
-    (quoted,) = re.findall(r"<!-- vpg-quiet-rate -->([\d,]+)<!-- /vpg-quiet-rate -->", notes)
-    assert quoted == f"{rate:,.0f}"
-    assert f"from {min(quiet):,.0f} to {max(quiet):,.0f}; {8 * 12 * 64 * 64 / rate:.0f} s a chunk" in flat
-    assert f"the fastest of which ran at {max(rates[32:41]):,.0f}" in flat
-    assert f"Over all 61 chunks its median was {statistics.median(rates):,.0f} env-steps/s" in flat
-    cell = 3_000_000 * 8 / rate / 3600
-    assert f"a hopper cell takes about {cell:.1f} hours" in flat
-    assert f"the ten cells left about {10 * cell:.0f} hours" in flat
-    meta = json.loads((run / "run.json").read_text())
-    assert (f"the report's run s ({meta['run_seconds']:,.0f} s) and its "
-            f"{meta['env_steps_per_second']:,.0f} env-steps/s include the pauses") in flat
 
 
 def test_the_trpo_hopper_rate_and_wall_are_its_files():
