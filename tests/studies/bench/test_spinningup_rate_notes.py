@@ -44,3 +44,29 @@ def test_the_vpg_hopper_quiet_rate_is_its_last_20_chunks():
     assert (f"the report's run s ({meta['run_seconds']:,.0f} s) and its "
             f"{meta['env_steps_per_second']:,.0f} env-steps/s include the pauses") in flat
 
+
+
+TRPO_WALKER = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261201-033604-trpo-brax-walker2d-ff2b9a"
+TRPO_HOPPER = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261201-002608-trpo-brax-hopper-2163a7"
+
+
+def _chunk_rates(run: Path, count: int) -> list[float]:
+    """Each of a run's first `count` chunks' own env-steps per second (the median of its rows)."""
+    return [float(pd.read_parquet(run / "metrics" / f"chunk-{i:05d}.parquet")[
+        "env_steps_per_second"].median()) for i in range(count)]
+
+
+def test_the_trpo_walker2d_rate_and_the_estimate_for_the_cells_left():
+    """The walker2d rate the notes quote comes from the committed run's first chunks (their
+    count is in the notes), beside TRPO hopper's over all 61, with the hours it gives."""
+    flat = " ".join((ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text().split())
+    (count,) = re.findall(r"Its first (\d+) chunks ran at a median of", flat)
+    rates = _chunk_rates(TRPO_WALKER, int(count))
+    rate = float(np.median(rates))
+    hopper = float(np.median(_chunk_rates(TRPO_HOPPER, 61)))
+    assert (f"Its first {count} chunks ran at a median of {rate:,.0f} env-steps/s over 8 seeds "
+            f"(from {min(rates):,.0f} to {max(rates):,.0f}; {8 * 12 * 64 * 64 / rate:.0f} s a "
+            f"chunk), {rate / hopper:.2f}x TRPO hopper's {hopper:,.0f}") in flat
+    cell = 3_000_000 * 8 / rate / 3600
+    assert f"a walker2d cell takes about {cell:.1f} hours of training here" in flat
+    assert f"the eight cells after it about {8 * cell:.0f} hours" in flat
