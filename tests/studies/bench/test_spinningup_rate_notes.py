@@ -13,11 +13,16 @@ ROOT = Path(__file__).resolve().parents[3]
 RUN = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261130-141824-vpg-brax-hopper-ee973e"
 
 
+def _chunk_rates(run: Path, count: int) -> list[float]:
+    """Each of a run's first `count` chunks' own env-steps per second (the median of its rows)."""
+    return [float(pd.read_parquet(run / "metrics" / f"chunk-{i:05d}.parquet")[
+        "env_steps_per_second"].median()) for i in range(count)]
+
+
 def test_the_vpg_hopper_rate_is_its_first_32_chunks_median():
     notes = (ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text()
     (quoted,) = re.findall(r"<!-- vpg-rate -->([\d,]+)<!-- /vpg-rate -->", notes)
-    chunks = [RUN / "metrics" / f"chunk-{i:05d}.parquet" for i in range(32)]
-    rates = [float(np.median(pd.read_parquet(c)["env_steps_per_second"])) for c in chunks]
+    rates = _chunk_rates(RUN, 32)
     assert f"{np.median(rates):,.0f}" == quoted
     assert (f"from {min(rates):,.0f} to {max(rates):,.0f}:"
             in " ".join(notes.split())), (min(rates), max(rates))
@@ -28,8 +33,7 @@ def test_the_vpg_hopper_quiet_rate_is_its_last_20_chunks():
     the ten cells left come from their median rate."""
     notes = (ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text()
     flat = " ".join(notes.split())
-    rates = [float(pd.read_parquet(RUN / "metrics" / f"chunk-{i:05d}.parquet")[
-        "env_steps_per_second"].median()) for i in range(61)]
+    rates = _chunk_rates(RUN, 61)
     quiet = rates[41:]
     rate = float(np.median(quiet))
     (quoted,) = re.findall(r"<!-- vpg-quiet-rate -->([\d,]+)<!-- /vpg-quiet-rate -->", notes)
@@ -48,12 +52,6 @@ def test_the_vpg_hopper_quiet_rate_is_its_last_20_chunks():
 
 TRPO_WALKER = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261201-033604-trpo-brax-walker2d-ff2b9a"
 TRPO_HOPPER = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261201-002608-trpo-brax-hopper-2163a7"
-
-
-def _chunk_rates(run: Path, count: int) -> list[float]:
-    """Each of a run's first `count` chunks' own env-steps per second (the median of its rows)."""
-    return [float(pd.read_parquet(run / "metrics" / f"chunk-{i:05d}.parquet")[
-        "env_steps_per_second"].median()) for i in range(count)]
 
 
 def test_the_trpo_walker2d_rate_and_the_estimate_for_the_cells_left():
