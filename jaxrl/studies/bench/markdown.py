@@ -192,6 +192,9 @@ def markdown(report: dict) -> str:
                     f"split {counts['split']}, inconclusive {counts['inconclusive']}; "
                     f"too few seeds for a verdict: {few}; at more than the reference's budget: "
                     f"{sum(s > 1 for s in flagged)}, at less: {sum(s < 1 for s in flagged)}")
+    unfinished = [f"`{r['entry']}` ({r['status']})" for r in ran if r["status"] != "finished"]
+    if unfinished:
+        summary += f"; not finished: {', '.join(unfinished)}"
     lines += ["", summary + ".", "", "Per seed:", ""]
     for r in report["entries"]:
         if r["per_seed"]:

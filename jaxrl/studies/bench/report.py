@@ -328,14 +328,17 @@ def entry_table(store: RunStore, bench_id: str) -> pd.DataFrame:
 
 def merged(report: dict, earlier: dict) -> dict:
     """``report`` with the rows of ``earlier`` (a committed ``results.json`` whose store was not
-    kept) for every entry ``report`` has not run and ``earlier`` did: a bench resumed in a new
-    store keeps what the old one measured. Each carried row names its source
-    (``carried_from``: the earlier bench id); the summary fields count every row."""
-    old = {r["entry"]: r for r in earlier.get("entries", [])}
+    kept) for every entry ``report`` has not run and ``earlier`` measured: a bench resumed in a
+    new store keeps what the old one measured. A row of ``earlier`` with no finite value (a run
+    interrupted before its first result) is not carried: it measured nothing. Each carried row
+    names its source (``carried_from``: the earlier bench id); the summary fields count every
+    row."""
+    old = {r["entry"]: r for r in earlier.get("entries", [])
+           if any(v is not None and np.isfinite(v) for v in r.get("per_seed") or [])}
     rows = []
     for row in report["entries"]:
         before = old.get(row["entry"])
-        if row["status"] == "not run" and before is not None and before.get("status") != "not run":
+        if row["status"] == "not run" and before is not None:
             before = {**before, "carried_from": before.get("carried_from", earlier.get("bench_id"))}
             row = judge({**before, **{k: row.get(k) for k in (
                 "reference", "reference_source", "reference_budget", "reference_note",

@@ -374,6 +374,26 @@ def test_a_new_store_carries_the_rows_an_earlier_results_json_measured(tmp_path)
     assert label == "ppo (n=8, interrupted at 2.05k of 4.1k steps)"
 
 
+def test_an_earlier_run_that_measured_nothing_is_not_carried_and_unfinished_runs_are_named(
+        tmp_path):
+    """An earlier row interrupted before its first result carries no value: the entry stays
+    'not run' in the new store's report. The summary names the entries that ran and did not
+    finish, with their status."""
+    store, _ = synthetic_store(tmp_path)
+    lost = bench_report.results(store, "synth-1")
+    lost["entries"][0] = {**lost["entries"][0], "status": "interrupted", "per_seed": []}
+    fresh = bench_report.results(store, "synth-1")
+    fresh["entries"][0] = {**fresh["entries"][0], "status": "not run", "per_seed": [],
+                           "run_id": None, "curve": None}
+    fresh["entries"][1] = {**fresh["entries"][1], "status": "running"}
+    both = bench_report.merged(fresh, json.loads(json.dumps(lost, default=str)))
+    assert both["entries"][0]["status"] == "not run"
+    assert not any(r.get("carried_from") for r in both["entries"])
+    text = bench_report.markdown(both)
+    assert "rows are carried" not in text
+    assert f"not finished: `{both['entries'][1]['entry']}` (running)." in text
+
+
 def test_a_figure_titled_against_a_random_policy_draws_it():
     """Every committed report whose title sets it against a random policy draws that policy's
     return in each panel (the entries' ``floor``) and lists it under the table."""
