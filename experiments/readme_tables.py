@@ -53,8 +53,8 @@ REPORTS = (
     ("minatar-c51-cpu", "C51 on MinAtar against the MinAtar paper's DQN, at a scaled-down budget"),
     ("minatar-torsos-cpu", "PPO on Breakout-MinAtar, the MLP against the MinAtar conv torso"),
     ("mujoco-cpu", "PPO and TRPO on brax/MJX bodies against reading 002's MuJoCo table, in "
-                   "jaxrl's brax defaults and in baselines' configuration, and PPO and VPG "
-                   "against Spinning Up's 3M curves"),
+                   "jaxrl's brax defaults and in baselines' configuration, and PPO, VPG and "
+                   "TRPO against Spinning Up's 3M curves"),
     ("mujoco-smoke-cpu", "every entry of the `mujoco` suite compiles and runs"),
     ("playground-cpu", "PPO and SAC on MuJoCo Playground's DM Control tasks, beside a random "
                        "policy (no published figure at these budgets)"),

@@ -63,7 +63,9 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "vpg-3M/brax:hopper": MUJOCO / "progress-spinningup"
             / "20261130-141824-vpg-brax-hopper-ee973e",
             "trpo-3M/brax:hopper": MUJOCO / "progress-spinningup"
-            / "20261201-002608-trpo-brax-hopper-2163a7"}
+            / "20261201-002608-trpo-brax-hopper-2163a7",
+            "trpo-3M/brax:walker2d": MUJOCO / "progress-spinningup"
+            / "20261201-033604-trpo-brax-walker2d-ff2b9a"}
 
 
 def _finished_paragraph(notes: str, entry: str) -> str:
@@ -74,7 +76,7 @@ def _finished_paragraph(notes: str, entry: str) -> str:
 
 
 @pytest.mark.parametrize("entry", sorted(FINISHED))
-def test_a_finished_hopper_cell_is_its_report_row(entry):
+def test_a_finished_cell_is_its_report_row(entry):
     notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()), entry)
     rows = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())["entries"]}
     row = rows[entry]
