@@ -27,7 +27,8 @@ skipped), and is
 rewritten in ``--out`` after every rung, so a call killed at its limit still brings back all it
 measured; a rung the call's deadline cuts short or leaves out is recorded ``skipped`` and
 measured by the next call. A bench entry is done when ``benchmarks/gpu-benches/<entry>/`` holds
-its ``results.json``; a relayed entry not finished has its progress folder in
+its ``results.json``, or when another committed report of its suite at full budget holds it
+finished with its seeds (a cell the CPU ran: `finished_elsewhere`); a relayed entry not finished has its progress folder in
 ``benchmarks/gpu-benches/progress/<entry>/``. ``plan.json`` (the calls, the machine, the cache
 check, the benches with their seconds and expected minutes) is rewritten beside it.
 
@@ -61,6 +62,8 @@ import time
 from pathlib import Path
 
 from jaxrl.engine.spec import MAX_CHUNK_UPDATES
+from jaxrl.runs.store import StoreError
+from jaxrl.studies.bench.results_file import read_results
 from jaxrl.studies.throughput import load_ladder, run_rungs, write_figure, write_report
 from jaxrl.studies.throughput.ladder import RESULTS_FILE, Rung, load_results, measure_rung
 from jaxrl.studies.throughput.point import PROFILE_VAR
@@ -297,16 +300,41 @@ PROGRESS = "progress"
 per relayed bench entry not yet finished (`jaxrl.studies.bench.carry`)."""
 
 
+def finished_elsewhere(benchmarks: Path, bench: Bench) -> str | None:
+    """The committed report (a ``benchmarks/*/results.json`` of ``bench``'s suite at its full
+    budget) that already holds ``bench``'s entry finished with at least its seeds, such as a
+    Spinning Up cell the CPU ran: its path relative to ``benchmarks``, else None. A file that
+    is not a bench's results is passed over, never fatal."""
+    for path in sorted(benchmarks.glob("*/results.json")):
+        try:
+            report = read_results(path)
+        except StoreError:
+            continue
+        if report.get("suite") != bench.suite or float(report.get("budget_scale", 1.0)) != 1.0:
+            continue
+        for row in report["entries"]:
+            values = [v for v in row.get("per_seed") or [] if v is not None]
+            if (row["entry"] == bench.entry and row.get("status") == "finished"
+                    and len(values) >= bench.seeds):
+                return str(path.relative_to(benchmarks))
+    return None
+
+
 def bench_step(args, state: dict, committed_benches: Path) -> None:
     """The `BENCHES` entries at full budget, each its own `jaxrl bench` given the time left. A
     relayed entry checkpoints every chunk into its progress folder, started from the committed
     one, so an entry the deadline cuts goes on in the next call; one that is not relayed and
-    does not fit the time left is skipped (recorded with its expected minutes)."""
+    does not fit the time left is skipped (recorded with its expected minutes). An entry a
+    committed report already holds finished (`finished_elsewhere`) is not run again."""
     benches = state.setdefault("benches", {})
     for bench in BENCHES:
         slug = bench.slug
         if (committed_benches / slug / "results.json").is_file() \
                 or benches.get(slug, {}).get("status") == "finished":
+            continue
+        elsewhere = finished_elsewhere(committed_benches.parent, bench)
+        if elsewhere is not None:
+            benches[slug] = {"status": "measured elsewhere", "reason": f"finished in {elsewhere}"}
             continue
         left = args.deadline - 20 - time.time()
         if left < 60 or (not bench.relay and not args.dry and left < 60 * bench.minutes):

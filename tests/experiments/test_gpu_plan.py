@@ -229,6 +229,49 @@ def test_a_relayed_bench_cut_by_one_call_goes_on_in_the_next_from_its_committed_
         assert f"{slug}/results.json" in tar.getnames()
 
 
+def test_an_entry_a_committed_report_holds_finished_is_not_run_again(tmp_path, monkeypatch):
+    """A Spinning Up cell the CPU finished at its budget (its row in a committed report with 8
+    seeds) costs the loan nothing; one interrupted there, one finished with fewer seeds, one of
+    a smoke report, or a damaged file elsewhere leaves the entry to run."""
+    import argparse
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    done = plan.Bench("mujoco", "trpo-3M/brax:hopper", 8, True, 2.0, "a test")
+    short = plan.Bench("mujoco", "vpg-3M/brax:hopper", 8, True, 2.0, "a test")
+    cut = plan.Bench("mujoco", "ppo-3M/brax:walker2d", 8, True, 2.0, "a test")
+    smoke = plan.Bench("mujoco", "ppo-3M/brax:hopper", 8, True, 2.0, "a test")
+    monkeypatch.setattr(plan, "BENCHES", [done, short, cut, smoke])
+    real = json.loads((REPO / "benchmarks/mujoco-cpu/results.json").read_text())
+    rows = {r["entry"]: r for r in real["entries"]}
+
+    def report(folder, scale, *entries):
+        (tmp_path / "benchmarks" / folder).mkdir(parents=True)
+        (tmp_path / "benchmarks" / folder / "results.json").write_text(json.dumps(
+            {**real, "budget_scale": scale, "entries": list(entries)}))
+
+    report("mujoco-cpu", 1.0, rows["trpo-3M/brax:hopper"],
+           {**rows["vpg-3M/brax:hopper"], "per_seed": rows["vpg-3M/brax:hopper"]["per_seed"][:4]},
+           {**rows["ppo-3M/brax:walker2d"], "status": "interrupted"})
+    report("mujoco-smoke-cpu", 0.001, rows["ppo-3M/brax:hopper"])
+    (tmp_path / "benchmarks" / "damaged").mkdir()
+    (tmp_path / "benchmarks" / "damaged" / "results.json").write_text("{not json")
+    assert plan.finished_elsewhere(tmp_path / "benchmarks", done) == "mujoco-cpu/results.json"
+    assert [plan.finished_elsewhere(tmp_path / "benchmarks", b) for b in (short, cut, smoke)] \
+        == [None, None, None]
+    ran = []
+    monkeypatch.setattr(plan.subprocess, "run", lambda cmd, **kw: ran.append(
+        cmd[cmd.index("--only") + 1]) or subprocess.CompletedProcess(cmd, 1))
+    args = argparse.Namespace(out=tmp_path / "out", work=tmp_path / "work", dry=False,
+                              deadline=time.time() + 600)
+    state = {}
+    plan.bench_step(args, state, tmp_path / "benchmarks" / plan.BENCHED.name)
+    assert state["benches"][done.slug] == {"status": "measured elsewhere",
+                                           "reason": "finished in mujoco-cpu/results.json"}
+    assert ran == [short.entry, cut.entry, smoke.entry]
+
+
 def test_the_benches_come_in_the_issues_order_with_their_minutes():
     """Results at the references' budgets after the headline: MinAtar, Playground's DM Control
     Suite, Navix, Spinning Up's off-policy cells, Craftax; each with its expected minutes and
