@@ -149,8 +149,8 @@ _OFF_POLICY = ("estimated: 3M sequential gradient steps at the first loan's SAC 
                "machine held for half an hour")
 _ON_POLICY = ("estimated: 8 seeds x 3M = 24M env steps at a quarter of the second loan's whole-run "
               "5.33M env-steps/s of PPO brax hopper at 256 members (fewer members fill the GPU "
-              "less), plus a minute of compile; about 15 CPU hours for the twelve here "
-              "(benchmarks/mujoco-cpu/NOTES.md)")
+              "less), plus a minute of compile; hours a cell on the 2-core CPU, which runs "
+              "them in turn (benchmarks/mujoco-cpu/NOTES.md)")
 BENCHES = [
     *[Bench("minatar", f"ppo/gymnax:{game}-MinAtar", 16, True, 3.0, _MINATAR)
       for game in ("Breakout", "SpaceInvaders", "Asterix", "Freeway")],
@@ -183,7 +183,8 @@ reference's 5M, 16 seeds, against gymnax's baselines and the MinAtar paper; Play
 Control Suite at Playground's own budget and configuration (``playground_dmc``: 60M steps, 8
 seeds); IQN on Navix's two tasks of its published table; Spinning Up's off-policy cells at 3M
 (each longer than a call: they run only where a call has the time), then its twelve on-policy
-cells (VPG, TRPO, PPO; issue 72's, which would take the 2-core CPU about 15 hours); Craftax's 1M
+cells (VPG, TRPO, PPO; issue 72's, hours a cell on the 2-core CPU: those it finished are not run
+again); Craftax's 1M
 scoreboard entries. An entry with ``relay`` keeps its progress folder (`jaxrl bench --resume-from`): a call
 that cuts it brings the folder back in benches.tgz, `adopt` commits it under
 ``benchmarks/gpu-benches/progress/``, and the next call, on this machine or another, resumes it

@@ -288,7 +288,8 @@ def throughput_gpu() -> str:
 
 def gpu_benches() -> str:
     """The GPU plan's bench entries in its order (`gpu_plan.BENCHES`), with their expected GPU
-    minutes, the basis of each figure, and whether a call may cut and relay them."""
+    minutes, the basis of each figure, and whether a call may cut and relay them; an entry a
+    committed report holds finished (`gpu_plan.finished_elsewhere`) costs none and names it."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("gpu_plan", ROOT / "experiments" / "gpu_plan.py")
@@ -297,10 +298,15 @@ def gpu_benches() -> str:
     spec.loader.exec_module(plan)
     lines = ["| # | suite | entry | seeds | GPU minutes | relayed | how the minutes were come by |",
              "|---|---|---|---|---|---|---|"]
+    total = 0.0
     for k, b in enumerate(plan.BENCHES, 1):
-        lines.append(f"| {k} | {b.suite} | `{b.entry}` | {b.seeds} | {b.minutes:g} | "
-                     f"{'yes' if b.relay else 'no: must fit a call'} | {b.basis} |")
-    total = sum(b.minutes for b in plan.BENCHES)
+        elsewhere = plan.finished_elsewhere(ROOT / "benchmarks", b)
+        minutes = f"{b.minutes:g}" if elsewhere is None else "0"
+        basis = b.basis if elsewhere is None else (
+            f"finished in [{elsewhere}](../benchmarks/{elsewhere}): not run again")
+        total += b.minutes if elsewhere is None else 0.0
+        lines.append(f"| {k} | {b.suite} | `{b.entry}` | {b.seeds} | {minutes} | "
+                     f"{'yes' if b.relay else 'no: must fit a call'} | {basis} |")
     lines.append(f"| | | in all | | {total:g} | | |")
     return "\n".join(lines)
 
