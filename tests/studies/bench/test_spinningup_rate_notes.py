@@ -69,6 +69,10 @@ def test_the_trpo_walker2d_rate_and_the_estimate_for_the_cells_left():
     cell = 3_000_000 * 8 / rate / 3600
     assert f"a walker2d cell takes about {cell:.1f} hours of training here" in flat
     assert f"the eight cells after it about {8 * cell:.0f} hours" in flat
+    first, last = float(np.median(rates[:51])), float(np.median(rates[51:]))
+    assert (f"its first 51 chunks ran at a median of {first:,.0f} and its last 10 (51-60, after "
+            f"the resume, on the same machine and as quiet) at {last:,.0f} (from "
+            f"{min(rates[51:]):,.0f} to {max(rates[51:]):,.0f}), {last / first:.2f}x") in flat
     row = {r["entry"]: r for r in json.loads((ROOT / "benchmarks/mujoco-cpu/results.json")
                                              .read_text())["entries"]}["trpo-3M/brax:walker2d"]
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
