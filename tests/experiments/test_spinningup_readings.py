@@ -65,7 +65,9 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "trpo-3M/brax:hopper": MUJOCO / "progress-spinningup"
             / "20261201-002608-trpo-brax-hopper-2163a7",
             "trpo-3M/brax:walker2d": MUJOCO / "progress-spinningup"
-            / "20261201-033604-trpo-brax-walker2d-ff2b9a"}
+            / "20261201-033604-trpo-brax-walker2d-ff2b9a",
+            "vpg-3M/brax:walker2d": MUJOCO / "progress-spinningup"
+            / "20261201-073901-vpg-brax-walker2d-b5a6be"}
 
 
 def _finished_paragraph(notes: str, entry: str) -> str:

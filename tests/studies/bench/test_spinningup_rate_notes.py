@@ -77,3 +77,24 @@ def test_the_trpo_walker2d_rate_and_the_estimate_for_the_cells_left():
                                              .read_text())["entries"]}["trpo-3M/brax:walker2d"]
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
             f"its {row['wall_seconds']:,.0f} s of wall") in flat
+
+
+VPG_WALKER = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261201-073901-vpg-brax-walker2d-b5a6be"
+
+
+def test_the_vpg_walker2d_rate_and_the_hours_for_the_cells_left():
+    """VPG walker2d's rate in the notes is the median of its 61 chunks' own rates, with the
+    hours it gives a cell and the seven cells after it; its run s and wall are the report's."""
+    flat = " ".join((ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text().split())
+    rates = _chunk_rates(VPG_WALKER, 61)
+    rate = float(np.median(rates))
+    assert (f"Its 61 chunks ran at a median of {rate:,.0f} env-steps/s over 8 seeds (from "
+            f"{min(rates):,.0f} to {max(rates):,.0f}; {8 * 12 * 64 * 64 / rate:.0f} s a chunk), "
+            f"{rate / float(np.median(_chunk_rates(TRPO_WALKER, 61))):.2f}x TRPO walker2d's") in flat
+    cell = 3_000_000 * 8 / rate / 3600
+    assert f"a cell takes about {cell:.1f} hours of training at VPG walker2d's rate" in flat
+    assert f"the seven cells left about {7 * cell:.0f} hours" in flat
+    row = {r["entry"]: r for r in json.loads((ROOT / "benchmarks/mujoco-cpu/results.json")
+                                             .read_text())["entries"]}["vpg-3M/brax:walker2d"]
+    assert (f"The report's run s ({row['run_seconds']:,.0f} s) and wall "
+            f"({row['wall_seconds']:,.0f} s)") in flat
