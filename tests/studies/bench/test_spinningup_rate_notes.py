@@ -19,6 +19,28 @@ def _chunk_rates(run: Path, count: int) -> list[float]:
         "env_steps_per_second"].median()) for i in range(count)]
 
 
+def _median_sentence(rates: list[float]) -> str:
+    """The notes' words for a finished cell's 61 chunk rates: their median, range and seconds."""
+    rate = float(np.median(rates))
+    return (f"Its 61 chunks ran at a median of {rate:,.0f} env-steps/s over 8 seeds (from "
+            f"{min(rates):,.0f} to {max(rates):,.0f}; {8 * 12 * 64 * 64 / rate:.0f} s a chunk)")
+
+
+def _notes() -> str:
+    """The mujoco notes with their line breaks and indents folded into single spaces."""
+    return " ".join((ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text().split())
+
+
+def _hours_a_cell(rate: float) -> float:
+    """Hours of training for a 3M cell of 8 seeds at ``rate`` env-steps/s over the 8 seeds."""
+    return 3_000_000 * 8 / rate / 3600
+
+
+def _report_row(entry: str) -> dict:
+    rows = json.loads((ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]
+    return {r["entry"]: r for r in rows}[entry]
+
+
 def test_the_vpg_hopper_rate_is_its_first_32_chunks_median():
     notes = (ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text()
     (quoted,) = re.findall(r"<!-- vpg-rate -->([\d,]+)<!-- /vpg-rate -->", notes)
@@ -58,23 +80,20 @@ def test_the_trpo_walker2d_rate_and_the_estimate_for_the_cells_left():
     """The finished walker2d cell's rate in the notes is the median of its 61 chunks' own rates,
     beside TRPO hopper's over all 61, with the hours it gives; its run s and wall are the
     report's."""
-    flat = " ".join((ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text().split())
+    flat = _notes()
     rates = _chunk_rates(TRPO_WALKER, 61)
     assert not (TRPO_WALKER / "metrics" / "chunk-00061.parquet").exists()
     rate = float(np.median(rates))
     hopper = float(np.median(_chunk_rates(TRPO_HOPPER, 61)))
-    assert (f"Its 61 chunks ran at a median of {rate:,.0f} env-steps/s over 8 seeds "
-            f"(from {min(rates):,.0f} to {max(rates):,.0f}; {8 * 12 * 64 * 64 / rate:.0f} s a "
-            f"chunk), {rate / hopper:.2f}x TRPO hopper's {hopper:,.0f}") in flat
-    cell = 3_000_000 * 8 / rate / 3600
+    assert f"{_median_sentence(rates)}, {rate / hopper:.2f}x TRPO hopper's {hopper:,.0f}" in flat
+    cell = _hours_a_cell(rate)
     assert f"a walker2d cell takes about {cell:.1f} hours of training here" in flat
     assert f"the eight cells after it about {8 * cell:.0f} hours" in flat
     first, last = float(np.median(rates[:51])), float(np.median(rates[51:]))
     assert (f"its first 51 chunks ran at a median of {first:,.0f} and its last 10 (51-60, after "
             f"the resume, on the same machine and as quiet) at {last:,.0f} (from "
             f"{min(rates[51:]):,.0f} to {max(rates[51:]):,.0f}), {last / first:.2f}x") in flat
-    row = {r["entry"]: r for r in json.loads((ROOT / "benchmarks/mujoco-cpu/results.json")
-                                             .read_text())["entries"]}["trpo-3M/brax:walker2d"]
+    row = _report_row("trpo-3M/brax:walker2d")
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
             f"its {row['wall_seconds']:,.0f} s of wall") in flat
 
@@ -85,16 +104,14 @@ VPG_WALKER = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261201-073901-v
 def test_the_vpg_walker2d_rate_and_the_hours_for_the_cells_left():
     """VPG walker2d's rate in the notes is the median of its 61 chunks' own rates, with the
     hours it gives a cell and the seven cells after it; its run s and wall are the report's."""
-    flat = " ".join((ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text().split())
+    flat = _notes()
     rates = _chunk_rates(VPG_WALKER, 61)
     rate = float(np.median(rates))
-    assert (f"Its 61 chunks ran at a median of {rate:,.0f} env-steps/s over 8 seeds (from "
-            f"{min(rates):,.0f} to {max(rates):,.0f}; {8 * 12 * 64 * 64 / rate:.0f} s a chunk), "
-            f"{rate / float(np.median(_chunk_rates(TRPO_WALKER, 61))):.2f}x TRPO walker2d's") in flat
-    cell = 3_000_000 * 8 / rate / 3600
+    trpo = float(np.median(_chunk_rates(TRPO_WALKER, 61)))
+    assert f"{_median_sentence(rates)}, {rate / trpo:.2f}x TRPO walker2d's" in flat
+    cell = _hours_a_cell(rate)
     assert f"a cell takes about {cell:.1f} hours of training at VPG walker2d's rate" in flat
     assert f"the seven cells left about {7 * cell:.0f} hours" in flat
-    row = {r["entry"]: r for r in json.loads((ROOT / "benchmarks/mujoco-cpu/results.json")
-                                             .read_text())["entries"]}["vpg-3M/brax:walker2d"]
+    row = _report_row("vpg-3M/brax:walker2d")
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) and wall "
             f"({row['wall_seconds']:,.0f} s)") in flat
