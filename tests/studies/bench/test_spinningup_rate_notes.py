@@ -36,16 +36,17 @@ def _hours_a_cell(rate: float) -> float:
     return 3_000_000 * 8 / rate / 3600
 
 
-def _assert_median_beside(flat: str, run: Path, other: Path, other_words: str) -> tuple:
+def _assert_median_beside(flat: str, run: Path, other: Path,
+                          other_words: str) -> tuple[list[float], float]:
     """Asserts the notes' median sentence for ``run``'s 61 chunks, with its ratio to ``other``'s
-    median (``other_words``: how the notes name it); returns the chunk rates, their median and
-    the hours a cell takes at it."""
+    median (``other_words``: how the notes name it); returns the chunk rates and the hours a
+    cell takes at their median."""
     rates = _chunk_rates(run, 61)
     rate = float(np.median(rates))
     beside = float(np.median(_chunk_rates(other, 61)))
     assert f"{_median_sentence(rates)}, {rate / beside:.2f}x {other_words}".format(
         beside=f"{beside:,.0f}") in flat
-    return rates, rate, _hours_a_cell(rate)
+    return rates, _hours_a_cell(rate)
 
 
 def _report_row(entry: str) -> dict:
@@ -94,7 +95,7 @@ def test_the_trpo_walker2d_rate_and_the_estimate_for_the_cells_left():
     report's."""
     flat = _notes()
     assert not (TRPO_WALKER / "metrics" / "chunk-00061.parquet").exists()
-    rates, _, cell = _assert_median_beside(flat, TRPO_WALKER, TRPO_HOPPER,
+    rates, cell = _assert_median_beside(flat, TRPO_WALKER, TRPO_HOPPER,
                                            "TRPO hopper's {beside}")
     assert f"a walker2d cell takes about {cell:.1f} hours of training here" in flat
     assert f"the eight cells after it about {8 * cell:.0f} hours" in flat
@@ -114,7 +115,7 @@ def test_the_vpg_walker2d_rate_and_the_hours_for_the_cells_left():
     """VPG walker2d's rate in the notes is the median of its 61 chunks' own rates, with the
     hours it gives a cell and the seven cells after it; its run s and wall are the report's."""
     flat = _notes()
-    _, _, cell = _assert_median_beside(flat, VPG_WALKER, TRPO_WALKER, "TRPO walker2d's")
+    _, cell = _assert_median_beside(flat, VPG_WALKER, TRPO_WALKER, "TRPO walker2d's")
     assert f"a cell takes about {cell:.1f} hours of training at VPG walker2d's rate" in flat
     assert f"the seven cells left about {7 * cell:.0f} hours" in flat
     row = _report_row("vpg-3M/brax:walker2d")
