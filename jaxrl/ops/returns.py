@@ -21,6 +21,8 @@ Python int. Everything is pure and safe under ``jit`` and ``vmap``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -68,6 +70,39 @@ def _boundary_masks(
     done = jnp.maximum(term, trunc)
     continues = (1.0 - done).at[-1].set(0.0)
     return 1.0 - term, continues
+
+
+class _Rollout(NamedTuple):
+    """A rollout's shared inputs, checked and cast to one float dtype."""
+
+    rewards: jax.Array    # [T, B]
+    not_term: jax.Array   # [T, B] 1 - terminated[t]
+    continues: jax.Array  # [T, B] 1 iff step t + 1 continues the episode inside the rollout
+    gamma: jax.Array      # [] discount
+    dtype: jnp.dtype
+
+
+def _rollout(
+    rewards: ArrayLike,
+    terminated: ArrayLike,
+    truncated: ArrayLike,
+    gamma: ArrayLike,
+    *per_step: ArrayLike,
+) -> tuple[_Rollout, tuple[jax.Array, ...]]:
+    """Checks every ``[T, B]`` array's shape and ``gamma``'s rank, and casts them to one dtype.
+
+    Returns the rollout and the other ``per_step`` arrays (values, traces, ...) in order, each
+    ``[T, B]`` in the rollout's dtype.
+    """
+    rewards = jnp.asarray(rewards)
+    _check_rollout(rewards, jnp.asarray(terminated), jnp.asarray(truncated),
+                   *(jnp.asarray(x) for x in per_step))
+    chex.assert_rank(gamma, 0)
+    dtype = _float_dtype(rewards)
+    not_term, continues = _boundary_masks(terminated, truncated, dtype)
+    rollout = _Rollout(rewards.astype(dtype), not_term, continues,
+                       jnp.asarray(gamma, dtype=dtype), dtype)
+    return rollout, tuple(jnp.asarray(x, dtype=dtype) for x in per_step)
 
 
 def reverse_discounted_cumsum(x: ArrayLike, discounts: ArrayLike) -> jax.Array:
@@ -127,19 +162,13 @@ def gae(
         Advantages ``[T, B]``. When ``next_values[t] == values[t + 1]`` within episodes,
         ``gae(...) + values == lambda_returns(...)``.
     """
-    rewards = jnp.asarray(rewards)
-    _check_rollout(rewards, jnp.asarray(values), jnp.asarray(next_values),
-                   jnp.asarray(terminated), jnp.asarray(truncated))
-    chex.assert_rank([gamma, lam], 0)
-    dtype = _float_dtype(rewards)
-    not_term, continues = _boundary_masks(terminated, truncated, dtype)
-    gamma = jnp.asarray(gamma, dtype=dtype)
-    lam = jnp.asarray(lam, dtype=dtype)
-    next_values = jnp.asarray(next_values, dtype=dtype)
-    values = jnp.asarray(values, dtype=dtype)
-    deltas = rewards.astype(dtype) + gamma * not_term * next_values - values
-    advantages = reverse_discounted_cumsum(deltas, gamma * lam * continues)
-    chex.assert_equal_shape([advantages, rewards])
+    ro, (values, next_values) = _rollout(rewards, terminated, truncated, gamma, values,
+                                         next_values)
+    chex.assert_rank(lam, 0)
+    lam = jnp.asarray(lam, dtype=ro.dtype)
+    deltas = ro.rewards + ro.gamma * ro.not_term * next_values - values
+    advantages = reverse_discounted_cumsum(deltas, ro.gamma * lam * ro.continues)
+    chex.assert_equal_shape([advantages, ro.rewards])
     return advantages
 
 
@@ -172,18 +201,12 @@ def lambda_returns(
     Returns:
         ``[T, B]`` lambda-returns (regression targets for ``V(s_t)``).
     """
-    rewards = jnp.asarray(rewards)
-    _check_rollout(rewards, jnp.asarray(next_values), jnp.asarray(terminated),
-                   jnp.asarray(truncated))
-    chex.assert_rank([gamma, lam], 0)
-    dtype = _float_dtype(rewards)
-    not_term, continues = _boundary_masks(terminated, truncated, dtype)
-    gamma = jnp.asarray(gamma, dtype=dtype)
-    lam = jnp.asarray(lam, dtype=dtype)
-    next_values = jnp.asarray(next_values, dtype=dtype)
-    x = rewards.astype(dtype) + gamma * not_term * (1.0 - lam * continues) * next_values
-    returns = reverse_discounted_cumsum(x, gamma * lam * continues)
-    chex.assert_equal_shape([returns, rewards])
+    ro, (next_values,) = _rollout(rewards, terminated, truncated, gamma, next_values)
+    chex.assert_rank(lam, 0)
+    lam = jnp.asarray(lam, dtype=ro.dtype)
+    x = ro.rewards + ro.gamma * ro.not_term * (1.0 - lam * ro.continues) * next_values
+    returns = reverse_discounted_cumsum(x, ro.gamma * lam * ro.continues)
+    chex.assert_equal_shape([returns, ro.rewards])
     return returns
 
 
@@ -257,20 +280,13 @@ def retrace(
         ``[T, B]`` ``Q_ret`` (regression targets for ``Q(s_t, a_t)``; no gradient is stopped
         here).
     """
-    rewards = jnp.asarray(rewards)
-    _check_rollout(rewards, jnp.asarray(q_taken), jnp.asarray(next_values),
-                   jnp.asarray(terminated), jnp.asarray(truncated), jnp.asarray(traces))
-    chex.assert_rank(gamma, 0)
-    dtype = _float_dtype(rewards)
-    not_term, continues = _boundary_masks(terminated, truncated, dtype)
-    gamma = jnp.asarray(gamma, dtype=dtype)
-    q_taken = jnp.asarray(q_taken, dtype=dtype)
-    traces = jnp.asarray(traces, dtype=dtype)
+    ro, (q_taken, next_values, traces) = _rollout(rewards, terminated, truncated, gamma,
+                                                  q_taken, next_values, traces)
     next_traces = jnp.concatenate([traces[1:], jnp.zeros_like(traces[:1])])  # c[t + 1]
-    deltas = (rewards.astype(dtype) + gamma * not_term * jnp.asarray(next_values, dtype=dtype)
-              - q_taken)
-    targets = q_taken + reverse_discounted_cumsum(deltas, gamma * continues * next_traces)
-    chex.assert_equal_shape([targets, rewards])
+    deltas = ro.rewards + ro.gamma * ro.not_term * next_values - q_taken
+    targets = q_taken + reverse_discounted_cumsum(deltas,
+                                                  ro.gamma * ro.continues * next_traces)
+    chex.assert_equal_shape([targets, ro.rewards])
     return targets
 
 
@@ -311,15 +327,8 @@ def n_step_targets(
     """
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a static Python int >= 1, got {n!r}")
-    rewards = jnp.asarray(rewards)
-    _check_rollout(rewards, jnp.asarray(next_values), jnp.asarray(terminated),
-                   jnp.asarray(truncated))
-    chex.assert_rank(gamma, 0)
-    dtype = _float_dtype(rewards)
-    rewards = rewards.astype(dtype)
-    not_term, continues = _boundary_masks(terminated, truncated, dtype)
-    next_values = jnp.asarray(next_values, dtype=dtype)
-    gamma = jnp.asarray(gamma, dtype=dtype)
+    ro, (next_values,) = _rollout(rewards, terminated, truncated, gamma, next_values)
+    rewards, not_term, continues, gamma, dtype = ro
     num_steps = min(n, rewards.shape[0])
     num_t = rewards.shape[0]
     padded = [_pad_time(x, num_steps) for x in (rewards, next_values, not_term, continues)]
