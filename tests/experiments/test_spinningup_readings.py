@@ -118,3 +118,27 @@ def test_the_trpo_hopper_rate_and_wall_are_its_files():
         "entries"]}["trpo-3M/brax:hopper"]
     assert f"its {row['wall_seconds']:,.0f} s of wall" in notes
     assert f"about {row['wall_seconds'] / 3600:.1f} hours a hopper cell" in notes
+
+
+def test_the_vpg_walker2d_low_seeds_fall_early():
+    """The notes' words on VPG walker2d's three low seeds: their episode lengths and return a
+    step over the updates past 2.5M env steps, from the run's committed metrics."""
+    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
+                                "vpg-3M/brax:walker2d")
+    run = FINISHED["vpg-3M/brax:walker2d"]
+    rows = pd.concat([pd.read_parquet(f)
+                      for f in sorted((run / "metrics").glob("chunk-*.parquet"))])
+    late = rows[rows["env_steps"] > 2_500_000].groupby("seed")[
+        ["episode_length_mean", "episode_return_mean"]].mean()
+    per_step = late["episode_return_mean"] / late["episode_length_mean"]
+    row = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())[
+        "entries"]}["vpg-3M/brax:walker2d"]
+    low = sorted(range(8), key=lambda s: row["per_seed"][s])[:3]
+    high = sorted(set(range(8)) - set(low))
+    *first, last = (f"{late['episode_length_mean'][s]:,.1f}" for s in sorted(low))
+    assert f"episodes lasted {', '.join(first)} and {last} steps on average" in notes
+    others = late["episode_length_mean"][high]
+    assert f"against {others.min():,.1f} to {others.max():,.1f} for the other five" in notes
+    assert max(late["episode_length_mean"][low]) < others.min()
+    assert (f"they earned {per_step[low].min():.2f} to {per_step[low].max():.2f} a step against "
+            f"{per_step[high].min():.2f} to {per_step[high].max():.2f}") in notes
