@@ -70,6 +70,12 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             / "20261201-073901-vpg-brax-walker2d-b5a6be"}
 
 
+def _report_row(entry: str) -> dict:
+    """The mujoco report's row of ``entry``."""
+    rows = json.loads((MUJOCO / "results.json").read_text())["entries"]
+    return {r["entry"]: r for r in rows}[entry]
+
+
 def _finished_paragraph(notes: str, entry: str) -> str:
     """The notes' bullet of a finished cell: the one that names its run, to the next bullet."""
     start = notes.rindex(" - **", 0, notes.index(f"run `{FINISHED[entry].name}`"))
@@ -80,8 +86,7 @@ def _finished_paragraph(notes: str, entry: str) -> str:
 @pytest.mark.parametrize("entry", sorted(FINISHED))
 def test_a_finished_cell_is_its_report_row(entry):
     notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()), entry)
-    rows = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())["entries"]}
-    row = rows[entry]
+    row = _report_row(entry)
     assert row["status"] == "finished" and len(row["per_seed"]) == 8
     assert f"run `{FINISHED[entry].name}`" in notes
     per_seed = ", ".join(f"{v:,.1f}" for v in row["per_seed"])
@@ -98,8 +103,7 @@ def test_a_finished_cell_is_its_report_row(entry):
 
 def test_the_ppo_hopper_cells_wall_and_run_seconds():
     notes = " ".join((MUJOCO / "NOTES.md").read_text().split())
-    row = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())[
-        "entries"]}["ppo-3M/brax:hopper"]
+    row = _report_row("ppo-3M/brax:hopper")
     assert f"its {row['wall_seconds']:,.0f} s of wall" in notes
     run = json.loads((PPO_HOPPER.parent / "run.json").read_text())
     assert f"The report's run s ({run['run_seconds']:,.0f} s" in notes
@@ -114,8 +118,7 @@ def test_the_trpo_hopper_rate_and_wall_are_its_files():
     assert len(rates) == 61
     assert (f"a median of {statistics.median(rates):,.0f} env-steps/s over 8 seeds (from "
             f"{min(rates):,.0f} to {max(rates):,.0f})") in notes
-    row = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())[
-        "entries"]}["trpo-3M/brax:hopper"]
+    row = _report_row("trpo-3M/brax:hopper")
     assert f"its {row['wall_seconds']:,.0f} s of wall" in notes
     assert f"about {row['wall_seconds'] / 3600:.1f} hours a hopper cell" in notes
 
@@ -131,8 +134,7 @@ def test_the_vpg_walker2d_low_seeds_fall_early():
     late = rows[rows["env_steps"] > 2_500_000].groupby("seed")[
         ["episode_length_mean", "episode_return_mean"]].mean()
     per_step = late["episode_return_mean"] / late["episode_length_mean"]
-    row = {r["entry"]: r for r in json.loads((MUJOCO / "results.json").read_text())[
-        "entries"]}["vpg-3M/brax:walker2d"]
+    row = _report_row("vpg-3M/brax:walker2d")
     low = sorted(range(8), key=lambda s: row["per_seed"][s])[:3]
     high = sorted(set(range(8)) - set(low))
     *first, last = (f"{late['episode_length_mean'][s]:,.1f}" for s in sorted(low))
