@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrl import compile_cache
 from jaxrl.parts.evaluate import eval_horizon
 from jaxrl.parts.recurrent import reset_memory
 from jaxrl.runs.demos import write_demos
@@ -36,12 +37,36 @@ def play(stored: StoredPolicy, seed: int, episodes: int, key: jax.Array,
     ``record(obs, env_state, action, reward, terminated, truncated) -> dict`` keeps of each step
     (traced; ``obs``/``env_state`` are those the action was taken at, ``[episodes, ...]``), with
     ``active`` marking the steps up to and including each episode's end, and ``returns``
-    ``[episodes]`` (NaN for an episode that did not end within ``H``)."""
+    ``[episodes]`` (NaN for an episode that did not end within ``H``).
+
+    The seed's acting state is the program's argument, not a constant folded into it: the
+    program is built once per ``(episodes, deterministic, record)`` and kept on ``stored``, so
+    every seed of a run shares one compile (and the persistent cache serves later processes)."""
+    state = stored.seed_state(seed)
+    run = _program(stored, int(episodes), bool(deterministic), record)
+    size = sum(x.size * x.dtype.itemsize
+               for x in jax.tree.leaves(jax.eval_shape(run, state, key)))
+    if size > MAX_RECORD_BYTES:
+        raise ValueError(f"{episodes} episodes of up to {eval_horizon(stored.env_params)} steps "
+                         f"need {size / 2**30:.1f} GiB on the device; record fewer episodes "
+                         f"per call")
+    rows, returns = run(state, key)
+    out = jax.tree.map(np.asarray, rows)
+    out["returns"] = np.asarray(returns)
+    return out
+
+
+def _program(stored: StoredPolicy, episodes: int, deterministic: bool, record):
+    """`play`'s jitted ``run(state, key) -> (rows, returns)``, made once per ``(episodes,
+    deterministic, record)`` and kept in ``stored.programs``."""
+    cache_key = (episodes, deterministic, record)
+    if cache_key in stored.programs:
+        return stored.programs[cache_key]
+    compile_cache.configure()
     env, env_params, policy = stored.env, stored.env_params, stored.policy
     horizon = eval_horizon(env_params)
-    state = stored.seed_state(seed)
 
-    def run(key):
+    def run(state, key):
         reset_key, key = jax.random.split(key)
         obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(
             jax.random.split(reset_key, episodes), env_params)
@@ -64,14 +89,8 @@ def play(stored: StoredPolicy, seed: int, episodes: int, key: jax.Array,
         (_, _, _, ended, ret), rows = jax.lax.scan(step, init, jax.random.split(key, horizon))
         return rows, jnp.where(ended, ret, jnp.nan)
 
-    size = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(jax.eval_shape(run, key)))
-    if size > MAX_RECORD_BYTES:
-        raise ValueError(f"{episodes} episodes of up to {horizon} steps need "
-                         f"{size / 2**30:.1f} GiB on the device; record fewer episodes per call")
-    rows, returns = jax.jit(run)(key)
-    out = jax.tree.map(np.asarray, rows)
-    out["returns"] = np.asarray(returns)
-    return out
+    stored.programs[cache_key] = jax.jit(run)
+    return stored.programs[cache_key]
 
 
 def check_episodes(episodes: int) -> None:

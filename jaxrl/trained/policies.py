@@ -89,6 +89,8 @@ class StoredPolicy:
     state: Any
     policy: acting.Policy
     _seed_states: dict = dataclasses.field(default_factory=dict, repr=False)
+    #: jitted rollout programs of this policy (`jaxrl.trained.demonstrations.play`'s), by key
+    programs: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def seeds(self) -> int:

@@ -83,6 +83,28 @@ def test_demonstrations_round_trip_with_whole_episodes(ppo_run, capsys):
     assert demo_id in capsys.readouterr().out
 
 
+def test_every_seed_plays_through_one_program(ppo_run):
+    """`play` takes the seed's acting state as the program's argument: a run's seeds share one
+    trace (and compile), and each seed still plays its own policy."""
+    from jaxrl.trained.demonstrations import demo_row, play
+
+    result, runs = ppo_run
+    stored = jaxrl.load_policy(result.run_id, runs)
+    traces = []
+
+    def record(*step):
+        traces.append(1)
+        return demo_row(*step)
+
+    played = [play(stored, seed, 3, jax.random.key(0), record=record) for seed in (0, 1)]
+    assert len(traces) == 1 and len(stored.programs) == 1
+    for seed, rows in enumerate(played):
+        active = rows["active"].reshape(-1)
+        obs = rows["obs"].reshape(-1, 4)[active]
+        np.testing.assert_array_equal(rows["action"].reshape(-1)[active],
+                                      result.act(obs, seed=seed))
+
+
 def test_bad_policy_and_demo_input_is_one_line(ppo_run, tmp_path, capsys):
     result, runs = ppo_run
     assert main(["demos", "no-such-run", "--runs-dir", runs]) == 2
