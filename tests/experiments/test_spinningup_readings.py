@@ -144,3 +144,23 @@ def test_the_vpg_walker2d_low_seeds_fall_early():
     assert max(late["episode_length_mean"][low]) < others.min()
     assert (f"they earned {per_step[low].min():.2f} to {per_step[low].max():.2f} a step against "
             f"{per_step[high].min():.2f} to {per_step[high].max():.2f}") in notes
+
+
+def test_the_vpg_walker2d_low_seeds_final_policies_fall():
+    """The notes' episode lengths of VPG walker2d's final policies, from the committed
+    posture file (experiments/planar_posture.py on the run's stored policy)."""
+    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
+                                "vpg-3M/brax:walker2d")
+    posture = json.loads((MUJOCO / "posture/vpg-walker2d-3M.json").read_text())
+    assert posture["run_id"] == FINISHED["vpg-3M/brax:walker2d"].name
+    assert posture["episodes"] == 4 and posture["deterministic"]
+    lengths = {r["seed"]: r["episode_lengths"] for r in posture["seeds"]}
+    row = _report_row("vpg-3M/brax:walker2d")
+    low = sorted(range(8), key=lambda s: row["per_seed"][s])[:3]
+    short = [n for s in low for n in lengths[s]]
+    long = [n for s in set(range(8)) - set(low) for n in lengths[s]]
+    assert max(short) < min(long)
+    assert (f"those three seeds' episodes ended after {min(short):,} to {max(short):,} steps, "
+            f"the other five's lasted {min(long):,} to {max(long):,} (the time limit)") in notes
+    assert all(r["upside_down_share"] == 0 for r in posture["seeds"])
+    assert "no seed's torso was ever upside down" in notes
