@@ -67,7 +67,9 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "trpo-3M/brax:walker2d": MUJOCO / "progress-spinningup"
             / "20261201-033604-trpo-brax-walker2d-ff2b9a",
             "vpg-3M/brax:walker2d": MUJOCO / "progress-spinningup"
-            / "20261201-073901-vpg-brax-walker2d-b5a6be"}
+            / "20261201-073901-vpg-brax-walker2d-b5a6be",
+            "trpo-3M/brax:halfcheetah": MUJOCO / "progress-spinningup"
+            / "20261201-094635-trpo-brax-halfcheetah-49de48"}
 
 
 def _report_row(entry: str) -> dict:
@@ -164,3 +166,33 @@ def test_the_vpg_walker2d_low_seeds_final_policies_fall():
             f"the other five's lasted {min(long):,} to {max(long):,} (the time limit)") in notes
     assert all(r["upside_down_share"] == 0 for r in posture["seeds"])
     assert "no seed's torso was ever upside down" in notes
+
+
+def _span(values, fmt: str) -> str:
+    return f"{format(min(values), fmt)} to {format(max(values), fmt)}"
+
+
+def test_the_trpo_halfcheetah_seeds_split_by_posture():
+    """The notes' posture split of TRPO halfcheetah, from the committed posture file: the seeds
+    upside down most of the time are named, with their shares, speeds and returns beside the
+    upright seeds', and they are exactly the seeds below the reference."""
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    posture = json.loads((MUJOCO / "posture/trpo-halfcheetah-3M.json").read_text())
+    assert posture["run_id"] == FINISHED["trpo-3M/brax:halfcheetah"].name
+    assert posture["episodes"] == 4 and posture["deterministic"]
+    seeds = {r["seed"]: r for r in posture["seeds"]}
+    flipped = sorted(s for s, r in seeds.items() if r["upside_down_share"] > 0.5)
+    upright = sorted(s for s, r in seeds.items() if r["upside_down_share"] == 0)
+    assert len(flipped) == len(upright) == 4
+    assert f"seeds {', '.join(map(str, flipped[:-1]))} and {flipped[-1]} run on their backs" in flat
+    assert f"Seeds {', '.join(map(str, upright[:-1]))} and {upright[-1]} run upright" in flat
+    share = [100 * seeds[s]["upside_down_share"] for s in flipped]
+    assert f"upside down on {_span(share, '.1f').replace(' to', '% to')}% of their steps" in flat
+    assert f"at {_span([seeds[s]['mean_speed'] for s in flipped], '.2f')} m/s" in flat
+    assert f"returns of {_span([seeds[s]['return'] for s in flipped], ',.1f')}" in flat
+    assert f"at {_span([seeds[s]['mean_speed'] for s in upright], '.2f')} m/s" in flat
+    assert f"for {_span([seeds[s]['return'] for s in upright], ',.1f')}" in flat
+    row = _report_row("trpo-3M/brax:halfcheetah")
+    below = [s for s in range(8) if row["per_seed"][s] < row["reference"]]
+    assert below == flipped
+    assert "The four seeds below the reference are the four on their backs" in flat

@@ -121,3 +121,22 @@ def test_the_vpg_walker2d_rate_and_the_hours_for_the_cells_left():
     row = _report_row("vpg-3M/brax:walker2d")
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) and wall "
             f"({row['wall_seconds']:,.0f} s)") in flat
+
+
+TRPO_CHEETAH = (ROOT / "benchmarks/mujoco-cpu/progress-spinningup"
+                / "20261201-094635-trpo-brax-halfcheetah-49de48")
+
+
+def test_the_trpo_halfcheetah_rate_and_the_hours_for_the_cells_left():
+    """TRPO halfcheetah's rate in the notes is the median of its 61 chunks' own rates, beside
+    TRPO walker2d's; the hours for the six cells left run from VPG walker2d's rate to this one's;
+    its run s and wall are the report's."""
+    flat = _notes()
+    _, cell = _assert_median_beside(flat, TRPO_CHEETAH, TRPO_WALKER, "TRPO walker2d's {beside}")
+    fastest = _hours_a_cell(float(np.median(_chunk_rates(VPG_WALKER, 61))))
+    assert f"a halfcheetah cell takes about {cell:.1f} hours of training here" in flat
+    assert (f"the six cells left between about {6 * fastest:.0f} hours (at VPG walker2d's rate) "
+            f"and {6 * cell:.0f} hours (at this one's)") in flat
+    row = _report_row("trpo-3M/brax:halfcheetah")
+    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
+            f"its {row['wall_seconds']:,.0f} s of wall") in flat
