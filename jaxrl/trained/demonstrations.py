@@ -22,6 +22,7 @@ from jaxrl.runs.demos import write_demos
 from jaxrl.trained.policies import StoredPolicy
 
 MAX_RECORD_BYTES = 2 << 30  # the on-device record of one call (steps x envs x obs)
+PROGRAMS_KEPT = 4  # rollout programs a StoredPolicy keeps (a video's record is new each call)
 
 
 def demo_row(obs, env_state, action, reward, terminated, truncated) -> dict:
@@ -58,7 +59,7 @@ def play(stored: StoredPolicy, seed: int, episodes: int, key: jax.Array,
 
 def _program(stored: StoredPolicy, episodes: int, deterministic: bool, record):
     """`play`'s jitted ``run(state, key) -> (rows, returns)``, made once per ``(episodes,
-    deterministic, record)`` and kept in ``stored.programs``."""
+    deterministic, record)`` and kept in ``stored.programs`` (the `PROGRAMS_KEPT` newest)."""
     cache_key = (episodes, deterministic, record)
     if cache_key in stored.programs:
         return stored.programs[cache_key]
@@ -89,8 +90,10 @@ def _program(stored: StoredPolicy, episodes: int, deterministic: bool, record):
         (_, _, _, ended, ret), rows = jax.lax.scan(step, init, jax.random.split(key, horizon))
         return rows, jnp.where(ended, ret, jnp.nan)
 
-    stored.programs[cache_key] = jax.jit(run)
-    return stored.programs[cache_key]
+    stored.programs[cache_key] = program = jax.jit(run)
+    while len(stored.programs) > PROGRAMS_KEPT:
+        del stored.programs[next(iter(stored.programs))]
+    return program
 
 
 def check_episodes(episodes: int) -> None:

@@ -86,7 +86,7 @@ def test_demonstrations_round_trip_with_whole_episodes(ppo_run, capsys):
 def test_every_seed_plays_through_one_program(ppo_run):
     """`play` takes the seed's acting state as the program's argument: a run's seeds share one
     trace (and compile), and each seed still plays its own policy."""
-    from jaxrl.trained.demonstrations import demo_row, play
+    from jaxrl.trained.demonstrations import PROGRAMS_KEPT, demo_row, play
 
     result, runs = ppo_run
     stored = jaxrl.load_policy(result.run_id, runs)
@@ -103,6 +103,9 @@ def test_every_seed_plays_through_one_program(ppo_run):
         obs = rows["obs"].reshape(-1, 4)[active]
         np.testing.assert_array_equal(rows["action"].reshape(-1)[active],
                                       result.act(obs, seed=seed))
+    for _ in range(PROGRAMS_KEPT + 2):  # a new record each call (as a video's): a bounded cache
+        play(stored, 0, 1, jax.random.key(0), record=lambda *step: demo_row(*step))
+    assert len(stored.programs) == PROGRAMS_KEPT
 
 
 def test_bad_policy_and_demo_input_is_one_line(ppo_run, tmp_path, capsys):
