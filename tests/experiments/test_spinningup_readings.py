@@ -196,3 +196,29 @@ def test_the_trpo_halfcheetah_seeds_split_by_posture():
     below = [s for s in range(8) if row["per_seed"][s] < row["reference"]]
     assert below == flipped
     assert "The four seeds below the reference are the four on their backs" in flat
+
+
+def test_the_trpo_halfcheetah_seeds_turned_over_early():
+    """The notes' account of when TRPO halfcheetah's seeds turned over, from the checkpoints'
+    postures in the committed file."""
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    posture = json.loads((MUJOCO / "posture/trpo-halfcheetah-3M.json").read_text())
+    at = {c["env_steps"]: {r["seed"]: r["upside_down_share"] for r in c["seeds"]}
+          for c in posture["checkpoints"]}
+    final = {r["seed"]: r["upside_down_share"] for r in posture["seeds"]}
+    flipped = [s for s in range(8) if final[s] > 0.5]
+    early = 491_520
+    later = [share[s] for steps, share in at.items() if steps >= early for s in flipped]
+    assert min(later) > 0.85
+    assert (f"after {early:,} env steps a seed, seeds 0, 1, 2 and 5 were already upside down on "
+            f"{100 * min(later):.1f}% to {100 * max(later):.1f}% of their steps") in flat
+    assert flipped == [0, 1, 2, 5]
+    on_back = [share[4] for steps, share in at.items() if early <= steps < 2_000_000]
+    upright = [share[4] for steps, share in at.items() if steps >= 2_000_000] + [final[4]]
+    assert f"({100 * min(on_back):.1f}% to {100 * max(on_back):.1f}% of its steps" in flat
+    assert max(upright) == 0 and "ran upright from 2,064,384 on (0.0%)" in flat
+    assert sorted(s for s in range(8) if at[early][s] > 0.5) == [0, 1, 2, 4, 5]
+    assert "one flipped seed of five turned back" in flat
+    assert min(at) == 98_304 and sorted(at)[2:4] == [1_081_344, 1_671_168]
+    speeds = {r["seed"]: r["mean_speed"] for r in posture["seeds"] if r["seed"] not in flipped}
+    assert min(speeds, key=speeds.get) == 4 and "slowest of the upright four" in flat
