@@ -21,7 +21,6 @@ when a seed turned over.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -34,10 +33,9 @@ sys.path.insert(0, str(ROOT))
 
 from envs.render import unwrapped  # noqa: E402
 from jaxrl.api import load_policy  # noqa: E402
-from jaxrl.engine.checkpoint import Checkpointer  # noqa: E402
-from jaxrl.engine.members import seed_keys  # noqa: E402
+from jaxrl.runs.store import RunStore  # noqa: E402
 from jaxrl.trained.demonstrations import play  # noqa: E402
-from jaxrl.trained.policies import acting_state  # noqa: E402
+from jaxrl.trained.policies import POLICY_FILE  # noqa: E402
 
 ROOTY, ROOTX = 2, 0  # the planar bodies' joint order: rootx, rootz, rooty, then the legs
 PLANAR = ("hopper", "walker2d", "halfcheetah")
@@ -69,27 +67,6 @@ def seed_posture(stored, seed: int, episodes: int, record, key_seed: int = 0) ->
             "episode_lengths": [int(n) for n in active.sum(0)]}
 
 
-def checkpointed(stored, directory: Path):
-    """``stored`` with the acting state of the newest checkpoint in ``directory`` (a run's
-    ``checkpoints`` folder, or one extracted from git history) in place of the final one, and
-    the env steps a seed it had trained for. The rollout programs stay shared: the state is
-    their argument."""
-    algorithm, env, env_params, config = (stored.algorithm, stored.env, stored.env_params,
-                                          stored.config)
-    like = jax.eval_shape(jax.vmap(lambda k: algorithm.init(k, env, env_params, config)),
-                          seed_keys(0, stored.seeds))
-    checkpointer = Checkpointer(directory, async_save=False)
-    try:
-        found = checkpointer.restore_latest(like)
-    finally:
-        checkpointer.close()
-    if found is None:
-        raise SystemExit(f"no usable checkpoint in {directory}")
-    _, state, meta = found
-    steps = meta["chunks_done"] * meta["chunk_updates"] * config.num_envs * config.num_steps
-    return dataclasses.replace(stored, state=acting_state(state), _seed_states={}), int(steps)
-
-
 def _print(rows: list[dict]) -> None:
     for r in rows:
         print(f"seed {r['seed']}: return {r['return']:9.1f}  upside down "
@@ -106,23 +83,25 @@ def main(argv: list[str] | None = None) -> int:
                              "as well as the final one (repeatable)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    stored = load_policy(args.run_id)
-    if not any(body in stored.env_name for body in PLANAR):
-        parser.error(f"run {args.run_id} trained on {stored.env_name}; the planar bodies are "
+    has_final = (RunStore().root / args.run_id / POLICY_FILE).is_file()
+    policies = [load_policy(args.run_id, checkpoint=f) for f in args.checkpoint]
+    policies += [load_policy(args.run_id)] if has_final or not policies else []
+    env_name = policies[0].env_name
+    if not any(body in env_name for body in PLANAR):
+        parser.error(f"run {args.run_id} trained on {env_name}; the planar bodies are "
                      f"{', '.join(PLANAR)}")
-    record = posture_recorder(stored.env)
-    report = {"run_id": args.run_id, "env": stored.env_name, "episodes": args.episodes,
+    record = posture_recorder(policies[0].env)
+    report = {"run_id": args.run_id, "env": env_name, "episodes": args.episodes,
               "deterministic": True, "checkpoints": []}
-    for folder in args.checkpoint:
-        at, steps = checkpointed(stored, folder)
-        rows = [seed_posture(at, s, args.episodes, record) for s in range(stored.seeds)]
-        print(f"-- after {steps:,} env steps a seed ({folder})")
+    for stored in policies:
+        rows = [seed_posture(stored, s, args.episodes, record) for s in range(stored.seeds)]
+        final = has_final and stored is policies[-1]
+        print("-- final" if final else f"-- after {stored.trained_steps:,} env steps a seed")
         _print(rows)
-        report["checkpoints"].append({"env_steps": steps, "seeds": rows})
-    rows = [seed_posture(stored, s, args.episodes, record) for s in range(stored.seeds)]
-    print("-- final")
-    _print(rows)
-    report["seeds"] = rows
+        if final:
+            report["seeds"] = rows
+        else:
+            report["checkpoints"].append({"env_steps": stored.trained_steps, "seeds": rows})
     if not args.checkpoint:
         del report["checkpoints"]
     if args.out:

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import jax
+import numpy as np
 
 from jaxrl.algos import acting
 from jaxrl.config import ConfigError
+from jaxrl.engine.checkpoint import Checkpointer, CheckpointError
 from jaxrl.engine.loop import run_group
 from jaxrl.engine.members import seed_keys
 from jaxrl.engine.programs import act_program
@@ -20,7 +24,12 @@ from jaxrl.runs.demos import load_demos, with_demos_found
 from jaxrl.runs.run_lock import held
 from jaxrl.runs.store import RunStore, StoreError, first_chunks_bytes, user_meta
 from jaxrl.trained.demonstrations import check_episodes, record_demos
-from jaxrl.trained.policies import POLICY_FILE, StoredPolicy, acting_state, read_acting_state
+from jaxrl.trained.policies import (
+    POLICY_FILE,
+    StoredPolicy,
+    acting_state,
+    read_acting_state,
+)
 from jaxrl.trained.results import NonFiniteMetricError, TrainResult
 from jaxrl.trained.video import Video, render_policy
 
@@ -114,13 +123,18 @@ def make_train(algo: str, env: str, total_steps: int, env_kwargs=None, **overrid
     return fused
 
 
-def load_policy(run_id: str, runs_dir: str | None = None) -> StoredPolicy:
-    """The trained policy of run ``run_id`` (`jaxrl.trained.policies`). Raises `StoreError`
-    (one line) for an unknown run, a run that kept no policy, or a file that does not fit."""
+def load_policy(run_id: str, runs_dir: str | None = None,
+                checkpoint: str | Path | None = None) -> StoredPolicy:
+    """The trained policy of run ``run_id`` (`jaxrl.trained.policies`): its final one, or with
+    ``checkpoint`` (a checkpoints folder of the run, e.g. ``<run>/checkpoints`` or one a bench
+    committed) the policy of that folder's newest checkpoint, which a run that kept no final
+    policy has too; ``trained_steps`` says how far it had trained. Raises `StoreError` (one
+    line) for an unknown run, a run that kept no policy, a file or checkpoint that does not
+    fit."""
     store = RunStore(runs_dir)
     meta = store.load(run_id)
     path = store.root / run_id / POLICY_FILE
-    if not path.is_file():
+    if checkpoint is None and not path.is_file():
         raise StoreError(f"run {run_id!r} kept no policy ({POLICY_FILE} is missing: the run "
                          f"is {meta.get('status')}, or older than saved policies)")
     spec = (meta.get("group") or {}).get("spec") or {}
@@ -130,11 +144,38 @@ def load_policy(run_id: str, runs_dir: str | None = None) -> StoredPolicy:
         meta["algo"], meta["env"], meta["total_steps_per_seed"], meta["seeds"], env_kwargs,
         **overrides)
     init = lambda k: algorithm.init(k, env, env_params, config)
-    like = acting_state(jax.eval_shape(jax.vmap(init), seed_keys(0, int(meta["seeds"]))))
-    state = read_acting_state(path, like, run_id)
+    like = jax.eval_shape(jax.vmap(init), seed_keys(0, int(meta["seeds"])))
+    if checkpoint is None:
+        state = read_acting_state(path, acting_state(like), run_id)
+        steps = int(meta["total_steps_per_seed"])
+    else:
+        state, steps = _checkpoint_acting_state(Path(checkpoint), like, run_id)
     jitted = acting.jitted(algorithm.policy(config.static(), env, env_params))
     return StoredPolicy(run_id, meta["algo"], meta["env"], env_kwargs, algorithm, env,
-                        env_params, config, state, jitted)
+                        env_params, config, state, jitted, trained_steps=steps)
+
+
+def _checkpoint_acting_state(folder: Path, like, run_id: str) -> tuple[Any, int | None]:
+    """The acting state of the newest usable checkpoint in ``folder`` (a run's checkpoints
+    folder), in the structure of ``like`` (the whole train state's ShapeDtypeStructs, leaves
+    ``[seeds, ...]``), and the env steps a seed it had trained for (its state's ``env_steps``;
+    None for a state without them). Raises `StoreError` (one line) where there is none or it
+    does not fit."""
+    if not folder.is_dir():
+        raise StoreError(f"run {run_id!r}: no checkpoints folder {folder}")
+    try:
+        checkpointer = Checkpointer(folder, read_only=True)
+        try:
+            found = checkpointer.restore_latest(like)
+        finally:
+            checkpointer.close()
+    except CheckpointError as err:
+        raise StoreError(f"run {run_id!r}: {err}") from None
+    if found is None:
+        raise StoreError(f"run {run_id!r}: no usable checkpoint in {folder}")
+    state = found[1]
+    steps = getattr(state, "env_steps", None)
+    return acting_state(state), None if steps is None else int(np.max(np.asarray(steps)))
 
 
 def render(run_id: str, seed: int = 0, episodes: int = 1, deterministic: bool = True,

@@ -259,17 +259,23 @@ class Checkpointer:
         ckpt.close()
     """
 
-    def __init__(self, directory, max_to_keep: int = 3, async_save: bool = True):
+    def __init__(self, directory, max_to_keep: int = 3, async_save: bool = True,
+                 read_only: bool = False):
+        """``read_only``: only restore; the folder is neither created nor tidied (a running
+        run's save in progress keeps its temporary folder), and `save` raises."""
         self.directory = _absolute(directory)
         if max_to_keep is not None and int(max_to_keep) < 1:
             raise ValueError(f"max_to_keep must be >= 1 or None, got {max_to_keep!r}")
-        self.async_save = bool(async_save)
+        self.read_only = bool(read_only)
+        self.async_save = bool(async_save) and not self.read_only
         self._bad_steps: set[int] = set()
         self._closed = False
-        _ensure_writable(self.directory)
+        if not self.read_only:
+            _ensure_writable(self.directory)
         options = ocp.CheckpointManagerOptions(
             max_to_keep=max_to_keep, enable_async_checkpointing=self.async_save,
-            create=True, cleanup_tmp_directories=True)
+            create=not self.read_only, cleanup_tmp_directories=not self.read_only,
+            read_only=self.read_only)
         try:
             self._mngr = ocp.CheckpointManager(self.directory, options=options)
         except Exception as exc:  # orbax raises many kinds
@@ -291,6 +297,8 @@ class Checkpointer:
         replaced, with a CheckpointWarning.
         """
         self._check_open()
+        if self.read_only:
+            raise CheckpointError(f"checkpointer for {self.directory} is read-only")
         step = int(step)
         if step < 0:
             raise ValueError(f"step must be >= 0, got {step}")

@@ -89,6 +89,8 @@ class StoredPolicy:
     state: Any
     policy: acting.Policy
     _seed_states: dict = dataclasses.field(default_factory=dict, repr=False)
+    #: env steps a seed that ``state`` had trained for (None where not known)
+    trained_steps: int | None = None
     #: jitted rollout programs of this policy (`jaxrl.trained.demonstrations.play`'s), by key
     programs: dict = dataclasses.field(default_factory=dict, repr=False)
 
@@ -139,3 +141,4 @@ def read_acting_state(path: Path, like, run_id: str):
                              f"{list(got.shape)}, the run's config needs {want.dtype}"
                              f"{list(want.shape)}")
     return jax.tree_util.tree_unflatten(treedef, [jax.numpy.asarray(x) for x in stored])
+

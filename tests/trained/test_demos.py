@@ -2,6 +2,8 @@
 policy acts like the run's result, demonstrations round-trip through the store with their
 episode boundaries, and bad input is one line."""
 
+import time
+
 import jax
 import numpy as np
 import pytest
@@ -106,6 +108,31 @@ def test_every_seed_plays_through_one_program(ppo_run):
     for _ in range(PROGRAMS_KEPT + 2):  # a new record each call (as a video's): a bounded cache
         play(stored, 0, 1, jax.random.key(0), record=lambda *step: demo_row(*step))
     assert len(stored.programs) == PROGRAMS_KEPT
+
+
+def test_a_checkpoint_policy_acts_like_its_state(ppo_run, tmp_path):
+    """``load_policy(run, checkpoint=folder)``: the newest checkpoint's acting state, with the env
+    steps it had trained for; a folder with no usable checkpoint is one line."""
+    from jaxrl.engine.checkpoint import Checkpointer
+
+    result, runs = ppo_run
+    checkpointer = Checkpointer(tmp_path / "checkpoints", async_save=False)
+    checkpointer.save(3, result.state, {"chunks_done": 3})
+    checkpointer.close()
+    leftover = tmp_path / "checkpoints" / "4.orbax-checkpoint-tmp-1"  # a save in progress
+    leftover.mkdir()
+    stored = jaxrl.load_policy(result.run_id, runs, checkpoint=tmp_path / "checkpoints")
+    time.sleep(1.0)  # a writable checkpointer tidies temporary folders in the background
+    assert leftover.is_dir()  # reading never tidies another process's save away
+    assert stored.trained_steps == int(np.max(result.state.env_steps)) > 0
+    obs = np.random.default_rng(1).normal(size=(32, 4)).astype(np.float32)
+    for seed in (0, 1):
+        np.testing.assert_array_equal(stored.act(obs, seed=seed), result.act(obs, seed=seed))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(StoreError, match="no usable checkpoint in"):
+        jaxrl.load_policy(result.run_id, runs, checkpoint=tmp_path / "empty")
+    with pytest.raises(StoreError, match="no checkpoints folder"):
+        jaxrl.load_policy(result.run_id, runs, checkpoint=tmp_path / "missing")
 
 
 def test_bad_policy_and_demo_input_is_one_line(ppo_run, tmp_path, capsys):
