@@ -179,11 +179,13 @@ def _checkpoint_acting_state(folder: Path, like, run_id: str) -> tuple[Any, int 
 
 
 def render(run_id: str, seed: int = 0, episodes: int = 1, deterministic: bool = True,
-           key_seed: int = 0, height: int = 240, runs_dir: str | None = None) -> Video:
+           key_seed: int = 0, height: int = 240, runs_dir: str | None = None,
+           checkpoint: str | Path | None = None) -> Video:
     """A `jaxrl.trained.video.Video` of ``episodes`` episodes of stored run ``run_id``'s
-    seed-``seed`` policy (`render_policy`)."""
-    return render_policy(load_policy(run_id, runs_dir), seed, episodes, deterministic,
-                         key_seed, height)
+    seed-``seed`` policy (`render_policy`): its final one, or its newest checkpoint's in the
+    folder ``checkpoint`` (`load_policy`)."""
+    return render_policy(load_policy(run_id, runs_dir, checkpoint), seed, episodes,
+                         deterministic, key_seed, height)
 
 
 def demos(run_id: str, seed: int = 0, episodes: int = 10, deterministic: bool = True,

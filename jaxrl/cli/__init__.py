@@ -293,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     _played_episodes(rd, episodes=1)
     rd.add_argument("--out", required=True, metavar="FILE.mp4|FILE.gif")
     rd.add_argument("--height", type=whole_number, default=240, help="frame height in pixels")
+    rd.add_argument("--checkpoint", metavar="FOLDER", default=None,
+                    help="the policy of this checkpoints folder's newest checkpoint (a run's "
+                         "checkpoints/, or a committed one) instead of the final one")
     rd.set_defaults(handler=("video", "cmd_render"))
 
     en = sub.add_parser("envs", help="list the registered environment names, by family")

@@ -16,11 +16,12 @@ def cmd_render(args) -> int:
     check_writable(args.out, "--out")
     video = render(args.run_id, seed=args.seed, episodes=args.episodes,
                    deterministic=not args.sampled, key_seed=args.key_seed, height=args.height,
-                   runs_dir=args.runs_dir)
+                   runs_dir=args.runs_dir, checkpoint=args.checkpoint)
     path = video.save(args.out)
     returns = ", ".join(f"{r:.1f}" for r in video.returns)
     h, w = video.frames.shape[1:3]
     print(f"{path}: {len(video.frames)} frames {w}x{h} at {video.fps:g} fps; run {args.run_id} "
-          f"seed {args.seed} ({'sampled' if args.sampled else 'deterministic'}), "
+          f"seed {args.seed} ({'sampled' if args.sampled else 'deterministic'}"
+          f"{', checkpoint ' + args.checkpoint if args.checkpoint else ''}), "
           f"episode returns {returns}")
     return 0

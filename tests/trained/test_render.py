@@ -81,3 +81,20 @@ def test_bad_render_requests_are_one_line(cartpole_expert, tmp_path, capsys):
     assert _render(result.run_id, runs, "/proc/x.mp4") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("jaxrl: ") for line in err), err
+
+
+def test_a_checkpoint_renders(cartpole_expert, tmp_path, capsys):
+    """``jaxrl render --checkpoint FOLDER`` plays the checkpoint's policy: here the final state
+    saved as a checkpoint, so the same episode as the final policy's."""
+    from jaxrl.engine.checkpoint import Checkpointer
+
+    result, runs, _ = cartpole_expert
+    with Checkpointer(tmp_path / "checkpoints", async_save=False) as checkpointer:
+        checkpointer.save(1, result.state, {"chunks_done": 1})
+    out = tmp_path / "checkpoint.gif"
+    assert _render(result.run_id, runs, out, "--checkpoint", str(tmp_path / "checkpoints")) == 0
+    assert "checkpoint" in capsys.readouterr().out
+    final = jaxrl.render(result.run_id, height=64, runs_dir=runs)
+    assert _frames_in(out).shape == final.frames.shape
+    assert _render(result.run_id, runs, out, "--checkpoint", str(tmp_path / "none")) == 2
+    assert "no checkpoints folder" in capsys.readouterr().err
