@@ -3,19 +3,20 @@
 A halfcheetah policy can settle on running flipped over, on its back, a local optimum that
 earns less than running upright; a bench report sees only the return. Hopper, walker2d and
 halfcheetah share their first three joints (``rootx``, ``rootz``, ``rooty``: the torso's slide
-forward, its height and its pitch). This plays each seed's
-stored policy (`jaxrl.load_policy`, its mode) for whole episodes in fresh envs and records the
-torso's pitch (brax's ``rooty``, ``q[2]``) and forward speed (``qd[0]``) at every step.
+forward, its height and its pitch). This plays each seed's stored policy (`jaxrl.load_policy`,
+its mode) for whole episodes in fresh envs and records the torso's pitch (``q[2]``) and forward
+speed (``qd[0]``) at every step.
 
     python experiments/planar_posture.py RUN_ID [--episodes 4] [--checkpoint DIR ...]
         [--out FILE.json]
 
 Per seed: the episodes' mean return, the share of steps with the torso upside down
 (``cos(rooty) < 0``), the mean forward speed (m/s), the mean pitch's cosine and each episode's
-length (hopper and walker2d end an episode when they fall). Prints one
-line a seed and writes the JSON where ``--out`` says. Each ``--checkpoint`` folder adds the
-same for the policy of its newest checkpoint, with the env steps a seed it had trained for:
-when a seed turned over.
+length (hopper and walker2d end an episode when they fall). Prints one line a seed and writes
+the JSON where ``--out`` says. Each ``--checkpoint`` folder adds the same for the policy of its
+newest checkpoint (`jaxrl.load_policy(..., checkpoint=)`), with the env steps a seed it had
+trained for: when a seed turned over. A run that kept no final policy is read from its
+checkpoints alone.
 """
 
 from __future__ import annotations

@@ -24,12 +24,7 @@ from jaxrl.runs.demos import load_demos, with_demos_found
 from jaxrl.runs.run_lock import held
 from jaxrl.runs.store import RunStore, StoreError, first_chunks_bytes, user_meta
 from jaxrl.trained.demonstrations import check_episodes, record_demos
-from jaxrl.trained.policies import (
-    POLICY_FILE,
-    StoredPolicy,
-    acting_state,
-    read_acting_state,
-)
+from jaxrl.trained.policies import POLICY_FILE, StoredPolicy, acting_state, read_acting_state
 from jaxrl.trained.results import NonFiniteMetricError, TrainResult
 from jaxrl.trained.video import Video, render_policy
 

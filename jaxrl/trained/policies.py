@@ -141,4 +141,3 @@ def read_acting_state(path: Path, like, run_id: str):
                              f"{list(got.shape)}, the run's config needs {want.dtype}"
                              f"{list(want.shape)}")
     return jax.tree_util.tree_unflatten(treedef, [jax.numpy.asarray(x) for x in stored])
-
