@@ -13,7 +13,9 @@ speed (``qd[0]``) at every step.
 Per seed: the episodes' mean return, the share of steps with the torso upside down
 (``cos(rooty) < 0``), the mean forward speed (m/s), the mean pitch's cosine and each episode's
 length (hopper and walker2d end an episode when they fall). Prints one line a seed and writes
-the JSON where ``--out`` says. Each ``--checkpoint`` folder adds the same for the policy of its
+the JSON where ``--out`` says; where some of the final policies run upside down on more than
+half of their steps and some do not, the JSON records those seeds as failing (``split``,
+`posture_split`), a file ``jaxrl runs bench --split-evidence`` takes. Each ``--checkpoint`` folder adds the same for the policy of its
 newest checkpoint (`jaxrl.load_policy(..., checkpoint=)`), with the env steps a seed it had
 trained for: when a seed turned over. A run that kept no final policy is read from its
 checkpoints alone.
@@ -40,6 +42,9 @@ from jaxrl.trained.policies import POLICY_FILE  # noqa: E402
 
 ROOTY, ROOTX = 2, 0  # the planar bodies' joint order: rootx, rootz, rooty, then the legs
 PLANAR = ("hopper", "walker2d", "halfcheetah")
+FLIPPED_SHARE = 0.5  # a seed runs on its back when upside down on more than this share of steps
+FLIPPED_RULE = ("ran upside down (cos(rooty) < 0) on more than half of their steps, "
+                "each policy played by its mode")
 
 
 def posture_recorder(env):
@@ -66,6 +71,15 @@ def seed_posture(stored, seed: int, episodes: int, record, key_seed: int = 0) ->
             "mean_cos_pitch": float(np.mean(np.cos(pitch))),
             "mean_speed": float(np.mean(speed)),
             "episode_lengths": [int(n) for n in active.sum(0)]}
+
+
+def posture_split(rows: list[dict]) -> dict | None:
+    """The seeds of ``rows`` (`seed_posture`) that run on their backs, as the split a bench
+    report takes (`jaxrl.studies.bench.split_evidence`); None unless some do and some do not."""
+    failing = [r["seed"] for r in rows if r["upside_down_share"] > FLIPPED_SHARE]
+    if not 0 < len(failing) < len(rows):
+        return None
+    return {"by": "posture", "rule": FLIPPED_RULE, "failing": failing}
 
 
 def _print(rows: list[dict]) -> None:
@@ -101,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         _print(rows)
         if final:
             report["seeds"] = rows
+            if (split := posture_split(rows)) is not None:
+                report["split"] = split
         else:
             report["checkpoints"].append({"env_steps": stored.trained_steps, "seeds": rows})
     if not args.checkpoint:

@@ -216,6 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
     bq.add_argument("--merge", metavar="RESULTS_JSON", default=None,
                     help="carry the rows of an earlier results.json (its store not kept) for "
                          "entries this store has not run")
+    bq.add_argument("--split-evidence", metavar="JSON", action="append", default=[],
+                    help="a file recording which seeds of one of the bench's runs fail by what "
+                         "their policies do (experiments/planar_posture.py writes one): that "
+                         "entry's seeds are reported as split by it (repeatable)")
     bq.add_argument("--out", default=None, help="also copy the report files here")
     show = rs.add_parser("show")
     show.add_argument("run_id")

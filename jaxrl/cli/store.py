@@ -97,14 +97,16 @@ def cmd_runs(args) -> int:
     elif args.runs_command == "bench" and args.from_results:
         if args.bench_id or args.merge:
             raise UsageError("--from-results re-renders one file: give no bench id or --merge")
-        folder = bench_report.write_from_results(args.from_results, out=args.out)
+        folder = bench_report.write_from_results(args.from_results, out=args.out,
+                                                 evidence=args.split_evidence)
         report = json.loads((folder / "results.json").read_text())
         print(f"report in {folder}" + (f": stale ({len(report['stale'])} reasons)"
                                        if report["stale"] else ""))
     elif args.runs_command == "bench":
         if not args.bench_id:
             raise UsageError("give a bench id (or --from-results RESULTS_JSON)")
-        folder = bench_report.write(store, args.bench_id, out=args.out, merge=args.merge)
+        folder = bench_report.write(store, args.bench_id, out=args.out, merge=args.merge,
+                                    evidence=args.split_evidence)
         print_frame(bench_view(bench_report.entry_table(store, args.bench_id)))
         print(f"report in {folder}" + (f" and {args.out}" if args.out else ""))
     elif args.runs_command == "show":

@@ -107,12 +107,33 @@ def split_summary(x, confidence: float = 0.95) -> dict | None:
             "success_mean": float(v[cut:].mean())}
 
 
+def labelled_split(x, failing, by: str, confidence: float = 0.95) -> dict | None:
+    """`split_summary`'s numbers for a split seen in what the seeds' policies do rather than in
+    their scores ``x`` ``[n]``: ``failing``, the indices into ``x`` of the seeds that fail
+    (`jaxrl.studies.bench.split_evidence`), and ``by`` what they were told apart (``"posture"``).
+    Non-finite seeds are left out of both groups; None when either group is then empty."""
+    v = np.asarray(x, dtype=float)
+    low_group = np.zeros(v.size, dtype=bool)
+    low_group[list(failing)] = True
+    ok = np.isfinite(v)
+    succeeding = v[ok & ~low_group]
+    if not succeeding.size or not (ok & low_group).any():
+        return None
+    k, n = int(succeeding.size), int(ok.sum())
+    low, high = clopper_pearson(k, n, confidence)
+    return {"succeeding": k, "n": n, "share_low": low, "share_high": high,
+            "success_mean": float(succeeding.mean()), "by": by}
+
+
 def call(reference: float, low: float, high: float, x, split: bool | None = None,
-         alpha: float = ALPHA) -> str:
+         alpha: float = ALPHA, split_by: str | None = None) -> str:
     """The verdict of the seeds ``x`` (finite, at least 8) against ``reference`` given the
     bounded interval ``(low, high)`` (of confidence ``1 - alpha``) and the rank test at
     ``alpha``: ``above reference``, ``below reference``, ``reference inside CI``, ``split (k of
-    n seeds below reference)`` or ``inconclusive (k of n seeds below reference)``."""
+    n seeds below reference)`` or ``inconclusive (k of n seeds below reference)``. ``split``:
+    whether the seeds split, where the caller knows (else `seed_split` finds out); ``split_by``:
+    what told the groups apart when it was not the scores (``split (k of n seeds below
+    reference; by posture)``)."""
     v = stats._finite(x)
     below, above = int((v < reference).sum()), int((v > reference).sum())
     interval = "above" if low > reference else "below" if high < reference else "inside"
@@ -124,7 +145,8 @@ def call(reference: float, low: float, high: float, x, split: bool | None = None
         return f"{interval} reference"
     if interval == "inside" and rank == "none":
         is_split = seed_split(v) is not None if split is None else split
-        return f"split ({counted})" if is_split else "reference inside CI"
+        how = f"; by {split_by}" if split_by else ""
+        return f"split ({counted}{how})" if is_split else "reference inside CI"
     return f"inconclusive ({counted})"
 
 

@@ -196,6 +196,12 @@ def test_the_trpo_halfcheetah_seeds_split_by_posture():
     below = [s for s in range(8) if row["per_seed"][s] < row["reference"]]
     assert below == flipped
     assert "The four seeds below the reference are the four on their backs" in flat
+    # the report takes the split from the posture file, by the rule the tool states
+    assert posture["split"]["failing"] == flipped and posture["split"]["by"] == "posture"
+    assert row["split_evidence"] == {"source": "benchmarks/mujoco-cpu/posture/"
+                                     "trpo-halfcheetah-3M.json", **posture["split"]}
+    assert row["verdict"] == "split (4 of 8 seeds below reference; by posture)"
+    assert f'reads "{row["verdict"]}"' in flat
 
 
 def test_the_trpo_halfcheetah_seeds_turned_over_early():

@@ -4,7 +4,8 @@ reference's, its verdict, and whether its report still matches the suite file it
 * A verdict (above / below / reference inside the interval / split / inconclusive) is
   `jaxrl.studies.verdicts.call`: the mean's 95% bootstrap-t interval bounded by the seeds' range and a
   signed-rank test against the reference must agree, and seeds that split into a failing and
-  a succeeding group are never "inside". Only with at least `MIN_SEEDS` (8) finite per-seed
+  a succeeding group are never "inside": split by their scores, or by what their policies do
+  where a row records it (``split_evidence``, `jaxrl.studies.bench.split_evidence`). Only with at least `MIN_SEEDS` (8) finite per-seed
   values; with fewer the row says "too few seeds for a verdict" and the report shows the
   per-seed values. Beside it: the seeds' range, the mean of the worst quarter (CVaR), the split
   (the share that succeeds, its exact interval, their mean), and the IQM with its
@@ -67,17 +68,18 @@ def ratio_text(share: float) -> str:
 
 def verdict(reference: float, low: float, high: float, values, share: float = 1.0,
             split: bool | None = None, alpha: float = verdicts.ALPHA,
-            uncertainty: float | None = None) -> str:
+            uncertainty: float | None = None, split_by: str | None = None) -> str:
     """`verdicts.call` of the seeds ``values`` against ``reference`` with the bounded interval
     ``(low, high)``, and the budget ratio when ours differs from the reference's by more than
     5% either way (a run at 10x the reference's budget is no more like-for-like than one at a
-    quarter of it). ``split``: whether the seeds split, where the caller knows (else found).
+    quarter of it). ``split``: whether the seeds split, where the caller knows (else found);
+    ``split_by``: what told them apart where it was not their scores (`split_evidence`).
     ``uncertainty``: the reference is a reading (off a published plot) good to +- this much, and
     the verdict is no finer: a side only where the seeds are on it against the far end of the
     reading's range (`within_reading`)."""
     if not np.isfinite(low) or not np.isfinite(high):
         return "no result"
-    where = verdicts.call(reference, low, high, values, split, alpha)
+    where = verdicts.call(reference, low, high, values, split, alpha, split_by)
     if uncertainty:
         where = within_reading(where, reference, uncertainty, low, high, values, split, alpha)
     flag = budget_text(share)
@@ -169,7 +171,7 @@ def judge(row: dict, smoke: bool = False) -> dict:
         row.update(iqm=summary["iqm"], ci_low=summary["iqm_ci_low"],
                    ci_high=summary["iqm_ci_high"], mean=summary["mean"])
         row.update(seeds_min=float(finite.min()), seeds_max=float(finite.max()),
-                   cvar=verdicts.cvar(finite), split=verdicts.split_summary(finite, CONFIDENCE))
+                   cvar=verdicts.cvar(finite), split=_split(row, values))
     if finite.size >= 2:
         low, high = stats.bootstrap_t_ci(finite, CONFIDENCE, BOOTSTRAP_REPS)
         row.update(bootstrap_t_low=low, bootstrap_t_high=high)
@@ -191,10 +193,20 @@ def judge(row: dict, smoke: bool = False) -> dict:
         share = row["budget_share"] if row["budget_share"] is not None else 1.0
         row["verdict"] = verdict(row["reference"], row["mean_ci_low"], row["mean_ci_high"],
                                  finite, share, split=row["split"] is not None,
-                                 uncertainty=row.get("reference_uncertainty"))
+                                 uncertainty=row.get("reference_uncertainty"),
+                                 split_by=(row["split"] or {}).get("by"))
     if row.get("status") != "finished":
         row["verdict"] = f"{row.get('status')}: {row['verdict']}"
     return row
+
+
+def _split(row: dict, values: np.ndarray) -> dict | None:
+    """The row's split: the one its ``split_evidence`` records (`split_evidence`: the seeds
+    told apart by what their policies do), else the one its scores show, if any."""
+    evidence = row.get("split_evidence")
+    if evidence:
+        return verdicts.labelled_split(values, evidence["failing"], evidence["by"], CONFIDENCE)
+    return verdicts.split_summary(values[np.isfinite(values)], CONFIDENCE)
 
 
 def suite_file(suite: str | None, suite_path: str | None, by_name: bool = False) -> Path | None:

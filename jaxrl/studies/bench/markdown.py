@@ -61,13 +61,18 @@ def _ours(r: dict, confidence: float) -> tuple[str, str]:
 
 def _spread(r: dict) -> str:
     """The seeds' spread: their range, the mean of the worst quarter, and a split where the
-    seeds split (the share that succeeds, its exact interval, and their mean)."""
+    seeds split (the share that succeeds, its exact interval, and their mean; where a file
+    told the seeds apart, what it measured, its rule, the failing seeds and the file)."""
     if r.get("seeds_min") is None:
         return "–"
     text = f"[{_fmt(r['seeds_min'])}, {_fmt(r['seeds_max'])}]; worst 25%: {_fmt(r['cvar'])}"
     split = r.get("split")
     if split:
-        text += (f"; **split**: {split['succeeding']} of {split['n']} succeed "
+        evidence = r.get("split_evidence") if split.get("by") else None
+        told = "" if evidence is None else (
+            f" by {evidence['by']} (seeds {', '.join(map(str, evidence['failing']))} "
+            f"{evidence['rule']}; `{evidence['source']}`)")
+        text += (f"; **split**{told}: {split['succeeding']} of {split['n']} succeed "
                  f"[{split['share_low']:.2f}, {split['share_high']:.2f}], their mean "
                  f"{_fmt(split['success_mean'])}")
     if r.get("rank_p") is not None:

@@ -35,6 +35,7 @@ from jaxrl.runs.store import (
 )
 from jaxrl.studies import verdicts
 from jaxrl.studies.bench import figure as bench_figure
+from jaxrl.studies.bench import split_evidence
 from jaxrl.studies.bench.judge import (
     BOOTSTRAP_REPS,
     CONFIDENCE,
@@ -332,7 +333,7 @@ def merged(report: dict, earlier: dict) -> dict:
     new store keeps what the old one measured. A row of ``earlier`` with no finite value (a run
     interrupted before its first result) is not carried: it measured nothing. Each carried row
     names its source (``carried_from``: the earlier bench id); the summary fields count every
-    row."""
+    row. A row this store ran keeps ``earlier``'s split evidence (`split_evidence.kept`)."""
     old = {r["entry"]: r for r in earlier.get("entries", [])
            if any(v is not None and np.isfinite(v) for v in r.get("per_seed") or [])}
     rows = []
@@ -344,6 +345,8 @@ def merged(report: dict, earlier: dict) -> dict:
                 "reference", "reference_source", "reference_budget", "reference_note",
                 "reference_uncertainty", "measure")}},
                         smoke=report.get("budget_scale", 1.0) != 1.0)
+        elif before is not None:
+            row = split_evidence.kept(row, before, report.get("budget_scale", 1.0) != 1.0)
         rows.append(row)
     suite = suite_entries(report.get("suite"), report.get("suite_path"))
     return {**report, **_summary_fields(rows), "entries": rows,
@@ -352,16 +355,17 @@ def merged(report: dict, earlier: dict) -> dict:
 
 
 def write(store: RunStore, bench_id: str, out: str | None = None,
-          merge: str | Path | None = None) -> Path:
+          merge: str | Path | None = None, evidence=()) -> Path:
     """Write ``report.md``, ``results.json`` and ``curves.png`` for the bench (into its folder
     in the store, and into ``out`` if given), with the rows of the ``results.json`` at
-    ``merge`` for entries this store has not run (`merged`). Returns the folder in the store.
-    The ``merge`` file is checked (`read_results`) and the report rendered before anything is
-    written: a refused file changes nothing in the store."""
+    ``merge`` for entries this store has not run (`merged`) and the ``evidence`` files'
+    splits (`split_evidence`). Returns the folder in the store. Every file is checked and the
+    report rendered before anything is written: a refused file changes nothing."""
     earlier = read_results(merge) if merge is not None else None
     report = results(store, bench_id)
     if earlier is not None:
         report = merged(report, earlier)
+    report = split_evidence.with_evidence(report, evidence)
     report = json.loads(json.dumps(report, default=json_default))  # as the file will hold it
     text = markdown(report)
     folder = bench_dir(store, bench_id)
@@ -377,12 +381,12 @@ def write(store: RunStore, bench_id: str, out: str | None = None,
     return folder
 
 
-def write_from_results(path: str | Path, out: str | None = None) -> Path:
+def write_from_results(path: str | Path, out: str | None = None, evidence=()) -> Path:
     """Rewrite ``report.md``, ``results.json`` and ``curves.png`` from a committed
-    ``results.json`` alone (`results_from_json`), in its folder or in ``out``. Returns the
-    folder written. The file is checked (`read_results`) and the report rendered before anything
-    is written."""
-    report = results_from_json(path)
+    ``results.json`` alone (`results_from_json`), with the ``evidence`` files' splits
+    (`split_evidence`), in its folder or in ``out``. Returns the folder written. The files are
+    checked (`read_results`) and the report rendered before anything is written."""
+    report = split_evidence.with_evidence(results_from_json(path), evidence)
     text = markdown(report)
     target = Path(out) if out is not None else Path(path).parent
     target.mkdir(parents=True, exist_ok=True)

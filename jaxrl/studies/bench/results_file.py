@@ -32,6 +32,7 @@ from jaxrl.measures import MEASURES
 from jaxrl.named_yaml import read_text
 from jaxrl.runs.runmeta import SEEDS_LIMIT, STATUSES, STEP_LIMIT
 from jaxrl.runs.store import StoreError
+from jaxrl.studies.bench import split_evidence
 from jaxrl.studies.bench.figure import CURVE_POINTS
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_ROWS", "MAX_SEEDS", "MAX_VALUES", "ROW_FIELDS",
@@ -99,6 +100,7 @@ ROW_FIELDS: dict[str, tuple[tuple, str]] = {
                                                                            "optional"),
     "eval_episodes": (_whole(1, STEP_LIMIT), "optional"), "config": (MAPPING, "optional"),
     "env_kwargs": (MAPPING, "optional"), "run_config": (MAPPING, "optional"),
+    "split_evidence": (MAPPING, "optional"),
 }
 NULLABLE = tuple(k for k, (_, how) in ROW_FIELDS.items() if how == "nullable")
 
@@ -220,6 +222,15 @@ def _check_row(row, where: str) -> None:
         for key, (test, what) in kinds.items() if row.get(field) is not None else ():
             if not test(row[field].get(key)):
                 raise StoreError(_expect(where, f"{field}.{key}", what, row[field].get(key)))
+    evidence = row.get("split_evidence")
+    if evidence is not None:
+        split_evidence.check(evidence, f"{where}: split_evidence")
+        if not TEXT[0](evidence.get("source")):
+            raise StoreError(_expect(where, "split_evidence.source", TEXT[1],
+                                     evidence.get("source")))
+        if any(s >= len(row["per_seed"]) for s in evidence["failing"]):
+            raise StoreError(f"{where}: split_evidence.failing names a seed past its "
+                             f"{len(row['per_seed'])} per-seed values")
     runs = (row.get("adaptive") or {}).get("runs")
     if runs is not None and not TEXTS[0](runs):
         raise StoreError(_expect(where, "adaptive.runs", TEXTS[1], runs))
