@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "entries this store has not run")
     bq.add_argument("--split-evidence", metavar="JSON", action="append", default=[],
                     help="a file recording which seeds of one of the bench's runs fail by what "
-                         "their policies do (experiments/planar_posture.py writes one): that "
+                         "their policies do (experiments/posture.py writes one): that "
                          "entry's seeds are reported as split by it (repeatable)")
     bq.add_argument("--out", default=None, help="also copy the report files here")
     show = rs.add_parser("show")

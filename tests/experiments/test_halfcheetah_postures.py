@@ -1,6 +1,6 @@
 """benchmarks/mujoco-cpu/NOTES.md's account of reading 002's TRPO halfcheetah split (baselines'
 configuration, 1M): the postures of its committed checkpoints' policies, from the posture file
-that experiments/planar_posture.py wrote."""
+that experiments/posture.py wrote."""
 
 import json
 from pathlib import Path

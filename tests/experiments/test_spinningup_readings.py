@@ -150,7 +150,7 @@ def test_the_vpg_walker2d_low_seeds_fall_early():
 
 def test_the_vpg_walker2d_low_seeds_final_policies_fall():
     """The notes' episode lengths of VPG walker2d's final policies, from the committed
-    posture file (experiments/planar_posture.py on the run's stored policy)."""
+    posture file (experiments/posture.py on the run's stored policy)."""
     notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
                                 "vpg-3M/brax:walker2d")
     posture = json.loads((MUJOCO / "posture/vpg-walker2d-3M.json").read_text())

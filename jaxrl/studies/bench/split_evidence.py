@@ -4,7 +4,7 @@
 times the spread within them. A body can fail in a way the scores blur: on brax's halfcheetah
 four TRPO seeds that run on their backs score 1,698-1,953 and four upright ones 2,663-4,491 (one
 of them learned late and sits between the groups), and the scores show no split. What tells
-them apart is measured outside the report (`experiments/planar_posture.py` plays each seed's
+them apart is measured outside the report (`experiments/posture.py` plays each seed's
 policy) and written beside the per-seed measurements as the seeds that fail, by a stated rule::
 
     {"run_id": "20261201-...", "split": {"by": "posture", "rule": "upside down on more than
