@@ -81,12 +81,18 @@ def read(path: str | Path) -> dict:
 def attach(rows: list[dict], evidence: list[dict]) -> list[dict]:
     """``rows`` with each piece of ``evidence`` (`read`) recorded as ``split_evidence`` on the
     row of the run it names (new row objects; the caller judges them again); `StoreError`
-    where a run is in no row, or a failing seed is not one of its row's seeds."""
-    by_run = {e["run_id"]: e for e in evidence}
-    ran = {r.get("run_id") for r in rows}
-    for missing in sorted(set(by_run) - ran):
-        raise StoreError(f"split evidence {by_run[missing]['source']!r}: run {missing} is in "
-                         "no entry of this report")
+    where two files name one run, a run is in no row, or a failing seed is not one of its
+    row's seeds."""
+    by_run: dict[str, dict] = {}
+    for e in evidence:
+        if e["run_id"] in by_run:
+            raise StoreError(f"split evidence {e['source']!r}: run {e['run_id']} already has "
+                             f"its split from {by_run[e['run_id']]['source']!r}")
+        by_run[e["run_id"]] = e
+    missing = sorted(set(by_run) - {r.get("run_id") for r in rows})
+    if missing:
+        raise StoreError(f"split evidence {by_run[missing[0]]['source']!r}: run {missing[0]} "
+                         "is in no entry of this report")
     out = []
     for row in rows:
         found = by_run.get(row.get("run_id"))

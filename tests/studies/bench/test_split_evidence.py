@@ -132,6 +132,12 @@ def test_a_results_file_with_a_bad_split_evidence_is_refused(bench):
         results_file.check_results(data)
 
 
+def test_two_files_for_one_run_are_refused():
+    one = {**POSTURE, "source": "a.json", "run_id": "r"}
+    with pytest.raises(StoreError, match=r"run r already has its split from 'a\.json'"):
+        split_evidence.attach([_row()], [one, {**one, "source": "b.json"}])
+
+
 def test_evidence_for_one_run_leaves_the_other_rows_alone():
     rows = [_row(), {**_row(), "entry": "other", "run_id": "s"}]
     out = split_evidence.attach(rows, [{**POSTURE, "source": "p", "run_id": "r"}])
