@@ -146,6 +146,11 @@ def test_the_vpg_walker2d_low_seeds_fall_early():
     assert max(late["episode_length_mean"][low]) < others.min()
     assert (f"they earned {per_step[low].min():.2f} to {per_step[low].max():.2f} a step against "
             f"{per_step[high].min():.2f} to {per_step[high].max():.2f}") in notes
+    split = row["split"]
+    assert split["succeeding"] == 5 and not split.get("by")
+    assert (f"the report names the split ({split['succeeding']} of {split['n']} succeed, their "
+            f"mean {split['success_mean']:,.1f}) beside its verdict, which stays \"above\"") in notes
+    assert row["verdict"] == "above reference" and min(row["per_seed"]) > row["reference"]
 
 
 def test_the_vpg_walker2d_low_seeds_final_policies_fall():
