@@ -107,7 +107,8 @@ def cmd_runs(args) -> int:
             raise UsageError("give a bench id (or --from-results RESULTS_JSON)")
         folder = bench_report.write(store, args.bench_id, out=args.out, merge=args.merge,
                                     evidence=args.split_evidence)
-        print_frame(bench_view(bench_report.entry_table(store, args.bench_id)))
+        written = json.loads((folder / "results.json").read_text())
+        print_frame(bench_view(bench_report.entry_table(store, args.bench_id, written)))
         print(f"report in {folder}" + (f" and {args.out}" if args.out else ""))
     elif args.runs_command == "show":
         _runs_show(store, args.run_id)

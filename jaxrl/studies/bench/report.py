@@ -319,12 +319,13 @@ def results_from_json(path: str | Path) -> dict:
             "entries": rows}
 
 
-def entry_table(store: RunStore, bench_id: str) -> pd.DataFrame:
+def entry_table(store: RunStore, bench_id: str, report: dict | None = None) -> pd.DataFrame:
+    """One line an entry: the store's rows, or ``report``'s (a written ``results.json``)."""
     cols = ["entry", "seeds", "total_steps", "measure", "per_seed", "n_finite", "mean",
-            "mean_ci_low", "mean_ci_high", "iqm", "ci_low", "ci_high", "reference", "verdict", "wall_seconds", "compile_seconds", "env_steps_per_second",
-            "devices", "status", "run_id"]
-    return pd.DataFrame([{c: r[c] for c in cols} for r in results(store, bench_id)["entries"]],
-                        columns=cols)
+            "mean_ci_low", "mean_ci_high", "iqm", "ci_low", "ci_high", "reference", "verdict",
+            "wall_seconds", "compile_seconds", "env_steps_per_second", "devices", "status", "run_id"]
+    rows = (report or results(store, bench_id))["entries"]
+    return pd.DataFrame([{c: r.get(c) for c in cols} for r in rows], columns=cols)
 
 
 def merged(report: dict, earlier: dict) -> dict:
@@ -336,17 +337,16 @@ def merged(report: dict, earlier: dict) -> dict:
     row. A row this store ran keeps ``earlier``'s split evidence (`split_evidence.kept`)."""
     old = {r["entry"]: r for r in earlier.get("entries", [])
            if any(v is not None and np.isfinite(v) for v in r.get("per_seed") or [])}
-    rows = []
+    rows, smoke = [], report.get("budget_scale", 1.0) != 1.0
     for row in report["entries"]:
         before = old.get(row["entry"])
         if row["status"] == "not run" and before is not None:
             before = {**before, "carried_from": before.get("carried_from", earlier.get("bench_id"))}
             row = judge({**before, **{k: row.get(k) for k in (
                 "reference", "reference_source", "reference_budget", "reference_note",
-                "reference_uncertainty", "measure")}},
-                        smoke=report.get("budget_scale", 1.0) != 1.0)
+                "reference_uncertainty", "measure")}}, smoke=smoke)
         elif before is not None:
-            row = split_evidence.kept(row, before, report.get("budget_scale", 1.0) != 1.0)
+            row = split_evidence.kept(row, before, smoke)
         rows.append(row)
     suite = suite_entries(report.get("suite"), report.get("suite_path"))
     return {**report, **_summary_fields(rows), "entries": rows,

@@ -70,11 +70,13 @@ def test_the_cli_records_the_split_and_later_reports_keep_it(bench, tmp_path, ca
     store, folder = bench
     first = json.loads((folder / "results.json").read_text())["entries"][0]
     path = _evidence(tmp_path, first["run_id"])
-    rc, _, err = cli(capsys, "runs", "--runs-dir", store.root, "bench", "synth-1",
-                     "--split-evidence", path)
+    rc, out, err = cli(capsys, "runs", "--runs-dir", store.root, "bench", "synth-1",
+                       "--split-evidence", path)
     assert rc == 0, err
     written = json.loads((folder / "results.json").read_text())
     row = written["entries"][0]
+    assert row["verdict"] == "split (2 of 8 seeds below reference; by posture)"
+    assert "by posture" in out  # the table printed is the report written
     assert row["split_evidence"] == {"source": path, "by": "posture", "rule": POSTURE["rule"],
                                      "failing": [0, 3]}
     assert row["split"]["by"] == "posture" and row["split"]["succeeding"] == 6
