@@ -198,7 +198,9 @@ def test_the_thread_samples_are_their_files():
 def test_the_thread_sampler_reads_a_command(tmp_path):
     script = load("thread_cpu")
     out = tmp_path / "threads.json"
-    code = "import time; t = time.time()\nwhile time.time() - t < 0.6: pass"
+    # 0.6 s of the child's own CPU, not of wall time: on a loaded machine a wall-time loop gets
+    # too little CPU for the sampler to see
+    code = "import time\nwhile time.process_time() < 0.6: pass"
     assert script.main([str(out), "--every", "0.2", "--", sys.executable, "-c", code]) == 0
     record = json.loads(out.read_text())
     assert record["exit"] == 0 and record["intervals"]
