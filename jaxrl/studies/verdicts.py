@@ -12,7 +12,8 @@ Three readings of the same seeds must agree before a direction is called:
   them, so one failed seed cannot drag a cluster of good ones across the line;
 * **the shape**: whether the seeds split into a failing and a succeeding group (`seed_split`),
   reported as what it is: the share that succeeds with its exact (Clopper-Pearson) interval,
-  and the mean among those that succeed.
+  and the mean among those that succeed; or the split a file records from what the seeds'
+  policies do, where their scores blur it (`labelled_split`, `jaxrl.studies.bench.split_evidence`).
 
 `call` combines them: the interval and the rank test agreeing on a side give ``above`` or
 ``below``; the interval holding the reference with the rank test finding nothing gives
