@@ -102,10 +102,15 @@ def split_summary(x, confidence: float = 0.95) -> dict | None:
     cut = seed_split(v)
     if cut is None:
         return None
-    k = int(v.size - cut)
-    low, high = clopper_pearson(k, int(v.size), confidence)
-    return {"succeeding": k, "n": int(v.size), "share_low": low, "share_high": high,
-            "success_mean": float(v[cut:].mean())}
+    return _succeeding(v[cut:], int(v.size), confidence)
+
+
+def _succeeding(high_group: np.ndarray, n: int, confidence: float) -> dict:
+    """A split's numbers from its succeeding seeds' scores ``[k]`` among ``n``."""
+    k = int(high_group.size)
+    low, high = clopper_pearson(k, n, confidence)
+    return {"succeeding": k, "n": n, "share_low": low, "share_high": high,
+            "success_mean": float(high_group.mean())}
 
 
 def labelled_split(x, failing, by: str, confidence: float = 0.95) -> dict | None:
@@ -120,10 +125,7 @@ def labelled_split(x, failing, by: str, confidence: float = 0.95) -> dict | None
     succeeding = v[ok & ~low_group]
     if not succeeding.size or not (ok & low_group).any():
         return None
-    k, n = int(succeeding.size), int(ok.sum())
-    low, high = clopper_pearson(k, n, confidence)
-    return {"succeeding": k, "n": n, "share_low": low, "share_high": high,
-            "success_mean": float(succeeding.mean()), "by": by}
+    return {**_succeeding(succeeding, int(ok.sum()), confidence), "by": by}
 
 
 def call(reference: float, low: float, high: float, x, split: bool | None = None,
