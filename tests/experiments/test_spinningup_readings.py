@@ -69,7 +69,9 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "vpg-3M/brax:walker2d": MUJOCO / "progress-spinningup"
             / "20261201-073901-vpg-brax-walker2d-b5a6be",
             "trpo-3M/brax:halfcheetah": MUJOCO / "progress-spinningup"
-            / "20261201-094635-trpo-brax-halfcheetah-49de48"}
+            / "20261201-094635-trpo-brax-halfcheetah-49de48",
+            "vpg-3M/brax:halfcheetah": MUJOCO / "progress-spinningup"
+            / "20261201-150050-vpg-brax-halfcheetah-470149"}
 
 
 def _report_row(entry: str) -> dict:
@@ -233,3 +235,60 @@ def test_the_trpo_halfcheetah_seeds_turned_over_early():
     assert min(at) == 98_304 and sorted(at)[2:4] == [1_081_344, 1_671_168]
     speeds = {r["seed"]: r["mean_speed"] for r in posture["seeds"] if r["seed"] not in flipped}
     assert min(speeds, key=speeds.get) == 4 and "slowest of the upright four" in flat
+
+
+def _pct(values) -> str:
+    return _span([100 * v for v in values], ".1f").replace(" to", "% to") + "%"
+
+
+def test_the_vpg_halfcheetah_low_seeds_run_on_their_backs():
+    """The notes' posture split of VPG halfcheetah, from the committed posture file: the three
+    seeds upside down most of the time are the three low ones, and the report's verdict stays
+    the side both readings find."""
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    posture = json.loads((MUJOCO / "posture/vpg-halfcheetah-3M.json").read_text())
+    assert posture["run_id"] == FINISHED["vpg-3M/brax:halfcheetah"].name
+    assert posture["episodes"] == 4 and posture["deterministic"]
+    seeds = {r["seed"]: r for r in posture["seeds"]}
+    flipped = sorted(s for s, r in seeds.items() if r["upside_down_share"] > 0.5)
+    upright = sorted(set(seeds) - set(flipped))
+    assert flipped == [1, 2, 4] and "seeds 1, 2 and 4 run on their backs" in flat
+    assert "Seeds 0, 3, 5, 6 and 7 run upright" in flat
+    share = [seeds[s]["upside_down_share"] for s in flipped]
+    assert f"upside down on {_pct(share)} of their steps" in flat
+    assert f"at {_span([seeds[s]['mean_speed'] for s in flipped], '.2f')} m/s" in flat
+    assert f"returns of {_span([seeds[s]['return'] for s in flipped], ',.1f')}" in flat
+    up = [seeds[s]["upside_down_share"] for s in upright]
+    assert f"(upside down on {_pct(up)} of their steps)" in flat
+    assert f"at {_span([seeds[s]['mean_speed'] for s in upright], '.2f')} m/s" in flat
+    assert f"for {_span([seeds[s]['return'] for s in upright], ',.1f')}" in flat
+    row = _report_row("vpg-3M/brax:halfcheetah")
+    assert sorted(sorted(range(8), key=lambda s: row["per_seed"][s])[:3]) == flipped
+    assert "The three low seeds are the three on their backs" in flat
+    assert posture["split"]["failing"] == flipped and posture["split"]["by"] == "posture"
+    assert row["split_evidence"] == {"source": "benchmarks/mujoco-cpu/posture/"
+                                     "vpg-halfcheetah-3M.json", **posture["split"]}
+    assert row["verdict"] == "above reference" and min(row["per_seed"]) > row["reference"]
+    assert f'its verdict stays "{row["verdict"]}"' in flat
+
+
+def test_the_vpg_halfcheetah_flipped_seeds_mostly_turned_back():
+    """The notes' account of when VPG halfcheetah's seeds turned over and back, from the
+    checkpoints' postures in the committed file."""
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    posture = json.loads((MUJOCO / "posture/vpg-halfcheetah-3M.json").read_text())
+    at = {c["env_steps"]: {r["seed"]: r["upside_down_share"] for r in c["seeds"]}
+          for c in posture["checkpoints"]}
+    assert sorted(at) == [98_304, 884_736, 983_040, 1_130_496, 2_850_816]
+    assert f"no seed was upside down on more than {100 * max(at[98_304].values()):.1f}%" in flat
+    flipped = sorted(s for s, v in at[884_736].items() if v > 0.5)
+    assert flipped == [0, 1, 2, 3, 4, 5, 7] and at[884_736][6] == 0
+    assert f"seven of the 8 ran on their backs ({_pct([at[884_736][s] for s in flipped])})" in flat
+    assert (f"Seeds 0 and 3 had turned back by 1,130,496 env steps ({100 * at[1_130_496][0]:.1f}% "
+            f"and {100 * at[1_130_496][3]:.1f}%)") in flat
+    assert (f"seeds 5 and 7 by 2,850,816 ({100 * at[2_850_816][5]:.1f}% and "
+            f"{100 * at[2_850_816][7]:.1f}%)") in flat
+    assert all(at[steps][5] > 0.5 and at[steps][7] > 0.5 for steps in (884_736, 1_130_496))
+    stayed = [s for s in flipped if all(at[steps][s] > 0.5 for steps in at if steps >= 884_736)]
+    assert stayed == [1, 2, 4] and "seeds 1, 2 and 4 stayed on their backs" in flat
+    assert "four of VPG's seven flipped seeds left the posture" in flat

@@ -140,3 +140,23 @@ def test_the_trpo_halfcheetah_rate_and_the_hours_for_the_cells_left():
     row = _report_row("trpo-3M/brax:halfcheetah")
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
             f"its {row['wall_seconds']:,.0f} s of wall") in flat
+
+
+VPG_CHEETAH = (ROOT / "benchmarks/mujoco-cpu/progress-spinningup"
+               / "20261201-150050-vpg-brax-halfcheetah-470149")
+
+
+def test_the_vpg_halfcheetah_rate_and_the_hours_for_the_cells_left():
+    """VPG halfcheetah's rate in the notes is the median of its 61 chunks' own rates, beside
+    TRPO halfcheetah's; the hours for the five cells left run from VPG walker2d's rate to this
+    one's; its run s and wall are the report's."""
+    flat = _notes()
+    _, cell = _assert_median_beside(flat, VPG_CHEETAH, TRPO_CHEETAH,
+                                    "TRPO halfcheetah's {beside}")
+    fastest = _hours_a_cell(float(np.median(_chunk_rates(VPG_WALKER, 61))))
+    assert f"a VPG halfcheetah cell takes about {cell:.1f} hours of training here" in flat
+    assert (f"the five cells left between about {5 * fastest:.0f} hours (at VPG walker2d's "
+            f"rate) and {5 * cell:.0f} hours (at this one's)") in flat
+    row = _report_row("vpg-3M/brax:halfcheetah")
+    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
+            f"its {row['wall_seconds']:,.0f} s of wall") in flat
