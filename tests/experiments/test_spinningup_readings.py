@@ -179,15 +179,21 @@ def _span(values, fmt: str) -> str:
     return f"{format(min(values), fmt)} to {format(max(values), fmt)}"
 
 
+def _final_postures(name: str, entry: str) -> tuple[dict, dict]:
+    """The committed posture file ``posture/NAME.json`` of ``entry``'s finished run (4 episodes
+    a seed, each policy played by its mode) and its final policies' rows by seed."""
+    posture = json.loads((MUJOCO / f"posture/{name}.json").read_text())
+    assert posture["run_id"] == FINISHED[entry].name
+    assert posture["episodes"] == 4 and posture["deterministic"]
+    return posture, {r["seed"]: r for r in posture["seeds"]}
+
+
 def test_the_trpo_halfcheetah_seeds_split_by_posture():
     """The notes' posture split of TRPO halfcheetah, from the committed posture file: the seeds
     upside down most of the time are named, with their shares, speeds and returns beside the
     upright seeds', and they are exactly the seeds below the reference."""
     flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
-    posture = json.loads((MUJOCO / "posture/trpo-halfcheetah-3M.json").read_text())
-    assert posture["run_id"] == FINISHED["trpo-3M/brax:halfcheetah"].name
-    assert posture["episodes"] == 4 and posture["deterministic"]
-    seeds = {r["seed"]: r for r in posture["seeds"]}
+    posture, seeds = _final_postures("trpo-halfcheetah-3M", "trpo-3M/brax:halfcheetah")
     flipped = sorted(s for s, r in seeds.items() if r["upside_down_share"] > 0.5)
     upright = sorted(s for s, r in seeds.items() if r["upside_down_share"] == 0)
     assert len(flipped) == len(upright) == 4
@@ -246,10 +252,7 @@ def test_the_vpg_halfcheetah_low_seeds_run_on_their_backs():
     seeds upside down most of the time are the three low ones, and the report's verdict stays
     the side both readings find."""
     flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
-    posture = json.loads((MUJOCO / "posture/vpg-halfcheetah-3M.json").read_text())
-    assert posture["run_id"] == FINISHED["vpg-3M/brax:halfcheetah"].name
-    assert posture["episodes"] == 4 and posture["deterministic"]
-    seeds = {r["seed"]: r for r in posture["seeds"]}
+    posture, seeds = _final_postures("vpg-halfcheetah-3M", "vpg-3M/brax:halfcheetah")
     flipped = sorted(s for s, r in seeds.items() if r["upside_down_share"] > 0.5)
     upright = sorted(set(seeds) - set(flipped))
     assert flipped == [1, 2, 4] and "seeds 1, 2 and 4 run on their backs" in flat

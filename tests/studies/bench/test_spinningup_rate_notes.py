@@ -127,19 +127,32 @@ TRPO_CHEETAH = (ROOT / "benchmarks/mujoco-cpu/progress-spinningup"
                 / "20261201-094635-trpo-brax-halfcheetah-49de48")
 
 
+
+def _assert_a_cell_and_the_cells_left(flat: str, run: Path, other: Path, other_words: str,
+                                      cell_words: str, left: tuple[int, str],
+                                      entry: str) -> None:
+    """Asserts a finished cell's rate paragraph: its median beside ``other``'s, the hours a
+    cell takes at it (``cell_words``: how the notes name the cell), the hours for the ``left``
+    cells (their count and its word) from VPG walker2d's rate to this one's, and the report's
+    run s and wall for ``entry``."""
+    _, cell = _assert_median_beside(flat, run, other, other_words)
+    fastest = _hours_a_cell(float(np.median(_chunk_rates(VPG_WALKER, 61))))
+    count, word = left
+    assert f"a {cell_words} cell takes about {cell:.1f} hours of training here" in flat
+    assert (f"the {word} cells left between about {count * fastest:.0f} hours (at VPG "
+            f"walker2d's rate) and {count * cell:.0f} hours (at this one's)") in flat
+    row = _report_row(entry)
+    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
+            f"its {row['wall_seconds']:,.0f} s of wall") in flat
+
+
 def test_the_trpo_halfcheetah_rate_and_the_hours_for_the_cells_left():
     """TRPO halfcheetah's rate in the notes is the median of its 61 chunks' own rates, beside
     TRPO walker2d's; the hours for the six cells left run from VPG walker2d's rate to this one's;
     its run s and wall are the report's."""
-    flat = _notes()
-    _, cell = _assert_median_beside(flat, TRPO_CHEETAH, TRPO_WALKER, "TRPO walker2d's {beside}")
-    fastest = _hours_a_cell(float(np.median(_chunk_rates(VPG_WALKER, 61))))
-    assert f"a halfcheetah cell takes about {cell:.1f} hours of training here" in flat
-    assert (f"the six cells left between about {6 * fastest:.0f} hours (at VPG walker2d's rate) "
-            f"and {6 * cell:.0f} hours (at this one's)") in flat
-    row = _report_row("trpo-3M/brax:halfcheetah")
-    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
-            f"its {row['wall_seconds']:,.0f} s of wall") in flat
+    _assert_a_cell_and_the_cells_left(_notes(), TRPO_CHEETAH, TRPO_WALKER,
+                                      "TRPO walker2d's {beside}", "halfcheetah", (6, "six"),
+                                      "trpo-3M/brax:halfcheetah")
 
 
 VPG_CHEETAH = (ROOT / "benchmarks/mujoco-cpu/progress-spinningup"
@@ -150,13 +163,6 @@ def test_the_vpg_halfcheetah_rate_and_the_hours_for_the_cells_left():
     """VPG halfcheetah's rate in the notes is the median of its 61 chunks' own rates, beside
     TRPO halfcheetah's; the hours for the five cells left run from VPG walker2d's rate to this
     one's; its run s and wall are the report's."""
-    flat = _notes()
-    _, cell = _assert_median_beside(flat, VPG_CHEETAH, TRPO_CHEETAH,
-                                    "TRPO halfcheetah's {beside}")
-    fastest = _hours_a_cell(float(np.median(_chunk_rates(VPG_WALKER, 61))))
-    assert f"a VPG halfcheetah cell takes about {cell:.1f} hours of training here" in flat
-    assert (f"the five cells left between about {5 * fastest:.0f} hours (at VPG walker2d's "
-            f"rate) and {5 * cell:.0f} hours (at this one's)") in flat
-    row = _report_row("vpg-3M/brax:halfcheetah")
-    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
-            f"its {row['wall_seconds']:,.0f} s of wall") in flat
+    _assert_a_cell_and_the_cells_left(_notes(), VPG_CHEETAH, TRPO_CHEETAH,
+                                      "TRPO halfcheetah's {beside}", "VPG halfcheetah",
+                                      (5, "five"), "vpg-3M/brax:halfcheetah")
