@@ -71,7 +71,9 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "trpo-3M/brax:halfcheetah": MUJOCO / "progress-spinningup"
             / "20261201-094635-trpo-brax-halfcheetah-49de48",
             "vpg-3M/brax:halfcheetah": MUJOCO / "progress-spinningup"
-            / "20261201-150050-vpg-brax-halfcheetah-470149"}
+            / "20261201-150050-vpg-brax-halfcheetah-470149",
+            "trpo-3M/brax:ant": MUJOCO / "progress-spinningup"
+            / "20261201-204052-trpo-brax-ant-255898"}
 
 
 def _report_row(entry: str) -> dict:
@@ -295,3 +297,41 @@ def test_the_vpg_halfcheetah_flipped_seeds_mostly_turned_back():
     stayed = [s for s in flipped if all(at[steps][s] > 0.5 for steps in at if steps >= 884_736)]
     assert stayed == [1, 2, 4] and "seeds 1, 2 and 4 stayed on their backs" in flat
     assert "four of VPG's seven flipped seeds left the posture" in flat
+
+
+def test_the_trpo_ant_stays_up_late_and_the_noise_alone_does_not_explain_it():
+    """The notes' account of TRPO ant's slow start, from the run's committed chunk metrics, and
+    the random-action episode lengths from the committed noise file."""
+    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
+                                "trpo-3M/brax:ant")
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    run = FINISHED["trpo-3M/brax:ant"]
+    rows = pd.concat([pd.read_parquet(f).assign(chunk=i) for i, f in
+                      enumerate(sorted((run / "metrics").glob("chunk-*.parquet")))])
+    chunks = rows.groupby("chunk").agg(steps=("env_steps", "max"),
+                                       length=("episode_length_mean", "mean"),
+                                       ret=("episode_return_mean", "mean"),
+                                       log_std=("log_std_mean", "mean"))
+    early = chunks[chunks.steps <= 884_736]
+    assert len(early) == 18
+    assert (f"lasted {early.length.min():.1f} to {early.length.max():.1f} steps on average"
+            in flat)
+    assert (f"log std fell from {early.log_std.iloc[0]:.2f} to {early.log_std.iloc[-1]:.2f}"
+            in flat)
+    first = chunks[chunks.length > 100].iloc[0]
+    assert f"passed 100 steps first in the chunk ending at {first.steps:,.0f} env steps" in flat
+    assert f"reached {chunks.length.iloc[-1]:.1f} in the last chunk" in flat
+    before = chunks.iloc[-7]
+    assert (f"({before.ret:,.1f} over the chunk ending at {before.steps:,.0f} env steps, "
+            f"{chunks.ret.iloc[-1]:,.1f} over the last)") in flat
+    noise = json.loads((MUJOCO / "ant-noise-lengths.json").read_text())
+    by_std = {r["log_std"]: r for r in noise["rows"]}
+    assert noise["envs"] == 64 and noise["healthy_z_range"] == [0.2, 1.0]
+    assert (f"after a median of {by_std[0.0]['median_length']:.1f} and "
+            f"{by_std[-0.5]['median_length']:.1f} steps") in flat
+    assert (f"jumping above the range ({by_std[0.0]['ended_above']} and "
+            f"{by_std[-0.5]['ended_above']} of 64)") in flat
+    assert f"and -1.0 after {by_std[-1.0]['median_length']:.1f}" in flat
+    row = _report_row("trpo-3M/brax:ant")
+    assert row["verdict"] == "below reference" and "**below the reference**" in notes
+    assert f"the mean is {row['mean'] / row['reference']:.2f}x the reference" in notes

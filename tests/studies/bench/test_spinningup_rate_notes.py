@@ -166,3 +166,22 @@ def test_the_vpg_halfcheetah_rate_and_the_hours_for_the_cells_left():
     _assert_a_cell_and_the_cells_left(_notes(), VPG_CHEETAH, TRPO_CHEETAH,
                                       "TRPO halfcheetah's {beside}", "VPG halfcheetah",
                                       (5, "five"), "vpg-3M/brax:halfcheetah")
+
+
+TRPO_ANT = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261201-204052-trpo-brax-ant-255898"
+
+
+def test_the_trpo_ant_rate_and_the_hours_for_the_four_cells_left():
+    """TRPO ant's rate in the notes is the median of its 61 chunks' own rates, beside TRPO
+    halfcheetah's; the four cells left are estimated at the rates of their nearest finished
+    cells (ant at this one's, PPO walker2d at VPG walker2d's, PPO halfcheetah at VPG
+    halfcheetah's); its run s and wall are the report's."""
+    flat = _notes()
+    _, cell = _assert_median_beside(flat, TRPO_ANT, TRPO_CHEETAH, "TRPO halfcheetah's {beside}")
+    walker, cheetah = (_hours_a_cell(float(np.median(_chunk_rates(run, 61))))
+                       for run in (VPG_WALKER, VPG_CHEETAH))
+    assert f"an ant cell takes about {cell:.1f} hours of training here" in flat
+    assert f"the four cells left take about {2 * cell + walker + cheetah:.1f} hours" in flat
+    row = _report_row("trpo-3M/brax:ant")
+    assert (f"The report's run s ({row['run_seconds']:,.0f} s) and wall "
+            f"({row['wall_seconds']:,.0f} s) are the cell's") in flat
