@@ -335,3 +335,22 @@ def test_the_trpo_ant_stays_up_late_and_the_noise_alone_does_not_explain_it():
     row = _report_row("trpo-3M/brax:ant")
     assert row["verdict"] == "below reference" and "**below the reference**" in notes
     assert f"the mean is {row['mean'] / row['reference']:.2f}x the reference" in notes
+
+
+def test_the_trpo_ant_modes_clear_the_reference():
+    """The notes' reading of TRPO ant's final policies played by their mode, from the committed
+    posture file: every seed above the reference, the episodes' lengths, the largest upside-down
+    share."""
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    _, seeds = _final_postures("trpo-ant-3M", "trpo-3M/brax:ant")
+    row = _report_row("trpo-3M/brax:ant")
+    played = [r["return"] for r in seeds.values()]
+    assert min(played) > row["reference"]
+    assert f"the final policies score {_span(played, ',.1f')} a seed" in flat
+    lengths = [n for r in seeds.values() for n in r["episode_lengths"]]
+    short = [n for n in lengths if n < 1000]
+    assert len(lengths) == 32 and short == [923]
+    assert "31 of the 32 episodes reach the time limit (the other ends after 923 steps)" in flat
+    most = max(r["upside_down_share"] for r in seeds.values())
+    assert f"upside down on more than {100 * most:.1f}% of its steps" in flat
+    assert f"policies that score {row['mean']:,.1f} in training" in flat
