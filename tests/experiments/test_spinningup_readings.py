@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from jaxrl.studies.bench.suite import load_suite
 
@@ -354,3 +355,24 @@ def test_the_trpo_ant_modes_clear_the_reference():
     most = max(r["upside_down_share"] for r in seeds.values())
     assert f"upside down on more than {100 * most:.1f}% of its steps" in flat
     assert f"policies that score {row['mean']:,.1f} in training" in flat
+
+
+def test_the_trpo_settings_the_ant_notes_compare_are_the_presets():
+    """The notes' list of how jaxrl's brax TRPO defaults differ from Spinning Up's TRPO settings
+    is read from the two committed presets."""
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    presets = Path(__file__).resolve().parents[2] / "presets" / "trpo"
+    ours, theirs = (yaml.safe_load((presets / f"{name}.yaml").read_text())
+                    for name in ("brax", "spinningup-mujoco"))
+    assert f"hidden layers {ours['hidden']} against {theirs['hidden']}" in flat
+    assert f"GAE lambda {ours['gae_lambda']} against {theirs['gae_lambda']}" in flat
+    assert (f"a starting log std of {ours['init_log_std']} against {theirs['init_log_std']}"
+            in flat)
+    assert ours["normalize_obs"] and ours["normalize_reward"]
+    assert not (theirs["normalize_obs"] or theirs["normalize_reward"])
+    assert "running observation and reward normalization against none" in flat
+    assert (f"{ours['num_envs']} envs of {ours['num_steps']} steps against one env of "
+            f"{theirs['num_steps']:,}") in flat and theirs["num_envs"] == 1
+    assert (f"{ours['value_epochs']} value passes in {ours['value_minibatches']} minibatches "
+            f"against {theirs['value_epochs']} full-batch steps") in flat
+    assert theirs["value_minibatches"] == 1
