@@ -300,19 +300,24 @@ def test_the_vpg_halfcheetah_flipped_seeds_mostly_turned_back():
     assert "four of VPG's seven flipped seeds left the posture" in flat
 
 
+def _chunk_means(entry: str) -> pd.DataFrame:
+    """A finished cell's chunks: the last env step, and the means over seeds of the episode
+    length, the episode return and the log std; one row a chunk."""
+    rows = pd.concat([pd.read_parquet(f).assign(chunk=i) for i, f in
+                      enumerate(sorted((FINISHED[entry] / "metrics").glob("chunk-*.parquet")))])
+    return rows.groupby("chunk").agg(steps=("env_steps", "max"),
+                                     length=("episode_length_mean", "mean"),
+                                     ret=("episode_return_mean", "mean"),
+                                     log_std=("log_std_mean", "mean"))
+
+
 def test_the_trpo_ant_stays_up_late_and_the_noise_alone_does_not_explain_it():
     """The notes' account of TRPO ant's slow start, from the run's committed chunk metrics, and
     the random-action episode lengths from the committed noise file."""
     notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
                                 "trpo-3M/brax:ant")
     flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
-    run = FINISHED["trpo-3M/brax:ant"]
-    rows = pd.concat([pd.read_parquet(f).assign(chunk=i) for i, f in
-                      enumerate(sorted((run / "metrics").glob("chunk-*.parquet")))])
-    chunks = rows.groupby("chunk").agg(steps=("env_steps", "max"),
-                                       length=("episode_length_mean", "mean"),
-                                       ret=("episode_return_mean", "mean"),
-                                       log_std=("log_std_mean", "mean"))
+    chunks = _chunk_means("trpo-3M/brax:ant")
     early = chunks[chunks.steps <= 884_736]
     assert len(early) == 18
     assert (f"lasted {early.length.min():.1f} to {early.length.max():.1f} steps on average"
@@ -376,3 +381,35 @@ def test_the_trpo_settings_the_ant_notes_compare_are_the_presets():
     assert (f"{ours['value_epochs']} value passes in {ours['value_minibatches']} minibatches "
             f"against {theirs['value_epochs']} full-batch steps") in flat
     assert theirs["value_minibatches"] == 1
+
+
+def test_the_trpo_ant_slow_start_is_the_rewards_answer_to_its_spread():
+    """The notes' per-step worth of random ant episodes from the committed noise file (the
+    reward weights read off the env), and the run's shortening episodes and the chunk where its
+    return per step turned positive, from its committed chunk metrics."""
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    noise = json.loads((MUJOCO / "ant-noise-lengths.json").read_text())
+    assert noise["healthy_reward"] == 1.0 and noise["ctrl_cost_weight"] == 0.5
+    rows = sorted(noise["rows"], key=lambda r: -r["log_std"])
+    assert [r["log_std"] for r in rows] == [0.0, -0.5, -0.7, -1.0]
+    costs = [f"{r['ctrl_cost_per_step']:.2f}" for r in rows]
+    assert (f"the control cost is {costs[0]} a step at log std 0.0, {costs[1]} at -0.5, "
+            f"{costs[2]} at -0.7 and {costs[3]} at -1.0") in flat
+    worth = [f"{r['reward_per_step']:+.2f}" for r in rows]
+    assert f"a step is worth {worth[0]}, {worth[1]}, {worth[2]} and {worth[3]}" in flat
+    assert rows[0]["reward_per_step"] < rows[1]["reward_per_step"] < 0 < rows[2]["reward_per_step"]
+    for r in rows:  # a step's worth is its healthy reward less its control cost (forward ~ 0)
+        assert abs(r["reward_per_step"] - (1.0 - r["ctrl_cost_per_step"])) < 0.1
+    ratio = rows[0]["reward_per_step"] / rows[1]["reward_per_step"]
+    assert f"{ratio:.1f} times what a step loses from Spinning Up's" in flat
+    chunks = _chunk_means("trpo-3M/brax:ant")
+    shortest = chunks.iloc[: chunks.length.idxmin() + 1]
+    assert (f"fell from {chunks.length.iloc[0]:.1f} steps in the first chunk to "
+            f"{shortest.length.iloc[-1]:.1f} in the chunk ending at "
+            f"{shortest.steps.iloc[-1]:,.0f} env steps") in flat
+    per_step = chunks.ret / chunks.length
+    assert f"rose from {per_step.iloc[0]:.2f}" in flat
+    first = chunks[per_step > 0].iloc[0]
+    assert (per_step.loc[: first.name - 1] < 0).all()
+    assert (f"turned positive first in the chunk ending at {first.steps:,.0f} env steps, at a "
+            f"log std of {first.log_std:.2f}") in flat
