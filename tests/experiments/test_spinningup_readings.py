@@ -74,7 +74,9 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "vpg-3M/brax:halfcheetah": MUJOCO / "progress-spinningup"
             / "20261201-150050-vpg-brax-halfcheetah-470149",
             "trpo-3M/brax:ant": MUJOCO / "progress-spinningup"
-            / "20261201-204052-trpo-brax-ant-255898"}
+            / "20261201-204052-trpo-brax-ant-255898",
+            "vpg-3M/brax:ant": MUJOCO / "progress-spinningup"
+            / "20261201-222929-vpg-brax-ant-f9bbbb"}
 
 
 def _report_row(entry: str) -> dict:
@@ -104,8 +106,10 @@ def test_a_finished_cell_is_its_report_row(entry):
     assert f"Spinning Up's {row['reference']:,.1f}" in notes
     below = sum(v < row["reference"] for v in row["per_seed"])
     assert below == row["seeds_below"] and f"{below} of 8 below the reference" in notes
-    if entry.startswith("vpg"):
+    if entry.startswith("vpg") and row["mean"] > 0:
         assert f"the mean is {row['mean'] / row['reference']:.2f}x the reference" in notes
+    elif entry.startswith("vpg"):  # a ratio to a positive reference would be negative
+        assert f"The mean is {row['reference'] - row['mean']:.1f} under the reference" in notes
 
 
 def test_the_ppo_hopper_cells_wall_and_run_seconds():
@@ -413,3 +417,51 @@ def test_the_trpo_ant_slow_start_is_the_rewards_answer_to_its_spread():
     assert (per_step.loc[: first.name - 1] < 0).all()
     assert (f"turned positive first in the chunk ending at {first.steps:,.0f} env steps, at a "
             f"log std of {first.log_std:.2f}") in flat
+
+
+def test_the_vpg_ant_is_below_its_reference_and_never_found_staying_up_worth_it():
+    """VPG ant's verdict, its distance under the reference, and the notes' account of its run
+    from the committed chunk metrics: the shortest episodes, the return per step below 0 in every
+    chunk, the log std's small fall; the spread it compares with from the noise file."""
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    notes = _finished_paragraph(flat, "vpg-3M/brax:ant")
+    row = _report_row("vpg-3M/brax:ant")
+    assert row["verdict"] == "below reference" and "**below the reference**" in notes
+    edge = row["reference"] - row["reference_uncertainty"]
+    assert max(row["per_seed"]) < edge and f"under its lower edge ({edge:.1f}) too" in notes
+    chunks = _chunk_means("vpg-3M/brax:ant")
+    shortest = chunks.iloc[: chunks.length.idxmin() + 1]
+    assert (f"fell from {chunks.length.iloc[0]:.1f} steps in the first chunk to "
+            f"{shortest.length.iloc[-1]:.1f} in the chunk ending at "
+            f"{shortest.steps.iloc[-1]:,.0f} env steps, and was {chunks.length.iloc[-1]:.1f} "
+            "in the last") in flat
+    per_step = chunks.ret / chunks.length
+    assert (per_step < 0).all()
+    assert (f"rose from {per_step.iloc[0]:.2f} to {per_step.iloc[-1]:.2f} and stayed below 0 in "
+            "every chunk") in flat
+    assert (f"log std fell only from {chunks.log_std.iloc[0]:.2f} to "
+            f"{chunks.log_std.iloc[-1]:.2f}") in flat
+    assert chunks.log_std.iloc[-1] > -0.5
+    noise = {r["log_std"]: r for r in json.loads((MUJOCO / "ant-noise-lengths.json")
+                                                 .read_text())["rows"]}
+    assert noise[-0.5]["ctrl_cost_per_step"] > 1.0
+    assert f"is already {noise[-0.5]['ctrl_cost_per_step']:.2f} a step against the 1.0" in flat
+
+
+def test_the_vpg_ant_modes_lunge_and_end_the_episode():
+    """The notes' reading of VPG ant's final policies played by their mode, from the committed
+    posture file: their returns, how many clear the reference, their speeds, and every episode
+    ending early."""
+    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    _, seeds = _final_postures("vpg-ant-3M", "vpg-3M/brax:ant")
+    row = _report_row("vpg-3M/brax:ant")
+    played = [r["return"] for r in seeds.values()]
+    above = sum(v > row["reference"] for v in played)
+    assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
+            f"{statistics.mean(played):.1f}; {above} of 8 above the reference's "
+            f"{row['reference']:.1f})") in flat
+    assert f"moving forward at {_span([r['mean_speed'] for r in seeds.values()], '.2f')} m/s" in flat
+    lengths = [n for r in seeds.values() for n in r["episode_lengths"]]
+    assert len(lengths) == 32 and max(lengths) < 1000
+    assert (f"every one of the 32 episodes still ends early, after {min(lengths)} to "
+            f"{max(lengths)} steps") in flat

@@ -185,3 +185,22 @@ def test_the_trpo_ant_rate_and_the_hours_for_the_four_cells_left():
     row = _report_row("trpo-3M/brax:ant")
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) and wall "
             f"({row['wall_seconds']:,.0f} s) are the cell's") in flat
+
+
+VPG_ANT = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261201-222929-vpg-brax-ant-f9bbbb"
+
+
+def test_the_vpg_ant_rate_and_the_hours_for_the_three_cells_left():
+    """VPG ant's rate in the notes is the median of its 61 chunks' own rates, beside TRPO ant's;
+    the three cells left are estimated at the rates of their nearest finished cells (PPO walker2d
+    at VPG walker2d's, PPO halfcheetah at VPG halfcheetah's, PPO ant at this one's); its run s
+    and wall are the report's."""
+    flat = _notes()
+    _, cell = _assert_median_beside(flat, VPG_ANT, TRPO_ANT, "TRPO ant's {beside}")
+    walker, cheetah = (_hours_a_cell(float(np.median(_chunk_rates(run, 61))))
+                       for run in (VPG_WALKER, VPG_CHEETAH))
+    assert f"a VPG ant cell takes about {cell:.1f} hours of training here" in flat
+    assert f"the three cells left take about {cell + walker + cheetah:.1f} hours" in flat
+    row = _report_row("vpg-3M/brax:ant")
+    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
+            f"its {row['wall_seconds']:,.0f} s of wall") in flat
