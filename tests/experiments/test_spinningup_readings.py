@@ -465,3 +465,24 @@ def test_the_vpg_ant_modes_lunge_and_end_the_episode():
     assert len(lengths) == 32 and max(lengths) < 1000
     assert (f"every one of the 32 episodes still ends early, after {min(lengths)} to "
             f"{max(lengths)} steps") in flat
+
+
+def test_the_ant_spread_suite_changes_only_the_starting_log_std():
+    """Each ant_spread entry is its mujoco entry (algorithm, body, budget, reference) with the
+    starting log std of Spinning Up's preset for that algorithm, and the suite's note quotes the
+    noise file's control costs."""
+    spread, mujoco = load_suite("ant_spread"), load_suite("mujoco")
+    by_name = {e.name: e for e in mujoco.entries}
+    presets = Path(__file__).resolve().parents[2] / "presets"
+    for e in spread.entries:
+        base = by_name[e.name.replace("-logstd-0.5", "")]
+        assert (e.algo, e.env, e.total_steps, e.seeds) == (base.algo, base.env, base.total_steps,
+                                                           base.seeds)
+        assert e.reference == {**base.reference, "note": e.reference["note"]}
+        theirs = yaml.safe_load((presets / e.algo / "spinningup-mujoco.yaml").read_text())
+        assert base.config == {} and e.config == {"init_log_std": theirs["init_log_std"]}
+    noise = {r["log_std"]: r for r in json.loads((MUJOCO / "ant-noise-lengths.json")
+                                                 .read_text())["rows"]}
+    note = " ".join(spread.note.split())
+    assert (f"the clipped noise costs {noise[0.0]['ctrl_cost_per_step']:.2f} a step at log std "
+            f"0.0 and {noise[-0.5]['ctrl_cost_per_step']:.2f} at -0.5") in note

@@ -201,6 +201,8 @@ def test_the_vpg_ant_rate_and_the_hours_for_the_three_cells_left():
                        for run in (VPG_WALKER, VPG_CHEETAH))
     assert f"a VPG ant cell takes about {cell:.1f} hours of training here" in flat
     assert f"the three cells left take about {cell + walker + cheetah:.1f} hours" in flat
+    trpo = _hours_a_cell(float(np.median(_chunk_rates(TRPO_ANT, 61))))
+    assert f"8 seeds at 3M (about {cell + trpo:.0f} hours here)" in flat  # the ant_spread suite
     row = _report_row("vpg-3M/brax:ant")
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
             f"its {row['wall_seconds']:,.0f} s of wall") in flat
