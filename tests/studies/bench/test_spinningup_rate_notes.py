@@ -36,6 +36,11 @@ def _hours_a_cell(rate: float) -> float:
     return 3_000_000 * 8 / rate / 3600
 
 
+def _cell_hours(run: Path) -> float:
+    """Hours of training for a 3M cell of 8 seeds at ``run``'s median rate over its 61 chunks."""
+    return _hours_a_cell(float(np.median(_chunk_rates(run, 61))))
+
+
 def _assert_median_beside(flat: str, run: Path, other: Path,
                           other_words: str) -> tuple[list[float], float]:
     """Asserts the notes' median sentence for ``run``'s 61 chunks, with its ratio to ``other``'s
@@ -136,7 +141,7 @@ def _assert_a_cell_and_the_cells_left(flat: str, run: Path, other: Path, other_w
     cells (their count and its word) from VPG walker2d's rate to this one's, and the report's
     run s and wall for ``entry``."""
     _, cell = _assert_median_beside(flat, run, other, other_words)
-    fastest = _hours_a_cell(float(np.median(_chunk_rates(VPG_WALKER, 61))))
+    fastest = _cell_hours(VPG_WALKER)
     count, word = left
     assert f"a {cell_words} cell takes about {cell:.1f} hours of training here" in flat
     assert (f"the {word} cells left between about {count * fastest:.0f} hours (at VPG "
@@ -178,8 +183,7 @@ def test_the_trpo_ant_rate_and_the_hours_for_the_four_cells_left():
     halfcheetah's); its run s and wall are the report's."""
     flat = _notes()
     _, cell = _assert_median_beside(flat, TRPO_ANT, TRPO_CHEETAH, "TRPO halfcheetah's {beside}")
-    walker, cheetah = (_hours_a_cell(float(np.median(_chunk_rates(run, 61))))
-                       for run in (VPG_WALKER, VPG_CHEETAH))
+    walker, cheetah = _cell_hours(VPG_WALKER), _cell_hours(VPG_CHEETAH)
     assert f"an ant cell takes about {cell:.1f} hours of training here" in flat
     assert f"the four cells left take about {2 * cell + walker + cheetah:.1f} hours" in flat
     row = _report_row("trpo-3M/brax:ant")
@@ -197,12 +201,11 @@ def test_the_vpg_ant_rate_and_the_hours_for_the_three_cells_left():
     and wall are the report's."""
     flat = _notes()
     _, cell = _assert_median_beside(flat, VPG_ANT, TRPO_ANT, "TRPO ant's {beside}")
-    walker, cheetah = (_hours_a_cell(float(np.median(_chunk_rates(run, 61))))
-                       for run in (VPG_WALKER, VPG_CHEETAH))
+    walker, cheetah = _cell_hours(VPG_WALKER), _cell_hours(VPG_CHEETAH)
     assert f"a VPG ant cell takes about {cell:.1f} hours of training here" in flat
     assert f"the three cells left take about {cell + walker + cheetah:.1f} hours" in flat
-    trpo = _hours_a_cell(float(np.median(_chunk_rates(TRPO_ANT, 61))))
-    assert f"8 seeds at 3M (about {cell + trpo:.0f} hours here)" in flat  # the ant_spread suite
+    # the ant_spread suite: TRPO and VPG ant again
+    assert f"8 seeds at 3M (about {cell + _cell_hours(TRPO_ANT):.0f} hours here)" in flat
     row = _report_row("vpg-3M/brax:ant")
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
             f"its {row['wall_seconds']:,.0f} s of wall") in flat
