@@ -42,7 +42,7 @@ def test_the_notes_rates_of_the_cells_are_their_files():
     """The mujoco notes' rates for Spinning Up's cells: the 1% timings (spinningup_rates.json)
     and PPO hopper's own chunks on the 2026-11-30 host (its metrics in the progress folder, the
     first 21 chunks), with the hours each rate gives for a cell and for the twelve."""
-    notes = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    notes = _flat_notes()
     timed = {r["algo"]: r["env_steps_per_second"]
              for r in json.loads((MUJOCO / "spinningup_rates.json").read_text())["runs"]}
     assert (f"PPO {timed['ppo']:,.0f}, VPG {timed['vpg']:,.0f} and TRPO {timed['trpo']:,.0f} "
@@ -79,6 +79,17 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             / "20261201-222929-vpg-brax-ant-f9bbbb"}
 
 
+def _flat_notes() -> str:
+    """The mujoco notes with their line breaks and indents folded into single spaces."""
+    return " ".join((MUJOCO / "NOTES.md").read_text().split())
+
+
+def _noise_rows() -> dict[float, dict]:
+    """The committed random-action ant file's rows by log std."""
+    rows = json.loads((MUJOCO / "ant-noise-lengths.json").read_text())["rows"]
+    return {r["log_std"]: r for r in rows}
+
+
 def _report_row(entry: str) -> dict:
     """The mujoco report's row of ``entry``."""
     rows = json.loads((MUJOCO / "results.json").read_text())["entries"]
@@ -94,7 +105,7 @@ def _finished_paragraph(notes: str, entry: str) -> str:
 
 @pytest.mark.parametrize("entry", sorted(FINISHED))
 def test_a_finished_cell_is_its_report_row(entry):
-    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()), entry)
+    notes = _finished_paragraph(_flat_notes(), entry)
     row = _report_row(entry)
     assert row["status"] == "finished" and len(row["per_seed"]) == 8
     assert f"run `{FINISHED[entry].name}`" in notes
@@ -113,7 +124,7 @@ def test_a_finished_cell_is_its_report_row(entry):
 
 
 def test_the_ppo_hopper_cells_wall_and_run_seconds():
-    notes = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    notes = _flat_notes()
     row = _report_row("ppo-3M/brax:hopper")
     assert f"its {row['wall_seconds']:,.0f} s of wall" in notes
     run = json.loads((PPO_HOPPER.parent / "run.json").read_text())
@@ -121,7 +132,7 @@ def test_the_ppo_hopper_cells_wall_and_run_seconds():
 
 
 def test_the_trpo_hopper_rate_and_wall_are_its_files():
-    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
+    notes = _finished_paragraph(_flat_notes(),
                                 "trpo-3M/brax:hopper")
     run = FINISHED["trpo-3M/brax:hopper"]
     rates = [float(pd.read_parquet(f)["env_steps_per_second"].median())
@@ -137,7 +148,7 @@ def test_the_trpo_hopper_rate_and_wall_are_its_files():
 def test_the_vpg_walker2d_low_seeds_fall_early():
     """The notes' words on VPG walker2d's three low seeds: their episode lengths and return a
     step over the updates past 2.5M env steps, from the run's committed metrics."""
-    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
+    notes = _finished_paragraph(_flat_notes(),
                                 "vpg-3M/brax:walker2d")
     run = FINISHED["vpg-3M/brax:walker2d"]
     rows = pd.concat([pd.read_parquet(f)
@@ -165,7 +176,7 @@ def test_the_vpg_walker2d_low_seeds_fall_early():
 def test_the_vpg_walker2d_low_seeds_final_policies_fall():
     """The notes' episode lengths of VPG walker2d's final policies, from the committed
     posture file (experiments/posture.py on the run's stored policy)."""
-    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
+    notes = _finished_paragraph(_flat_notes(),
                                 "vpg-3M/brax:walker2d")
     posture = json.loads((MUJOCO / "posture/vpg-walker2d-3M.json").read_text())
     assert posture["run_id"] == FINISHED["vpg-3M/brax:walker2d"].name
@@ -199,7 +210,7 @@ def test_the_trpo_halfcheetah_seeds_split_by_posture():
     """The notes' posture split of TRPO halfcheetah, from the committed posture file: the seeds
     upside down most of the time are named, with their shares, speeds and returns beside the
     upright seeds', and they are exactly the seeds below the reference."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     posture, seeds = _final_postures("trpo-halfcheetah-3M", "trpo-3M/brax:halfcheetah")
     flipped = sorted(s for s, r in seeds.items() if r["upside_down_share"] > 0.5)
     upright = sorted(s for s, r in seeds.items() if r["upside_down_share"] == 0)
@@ -227,7 +238,7 @@ def test_the_trpo_halfcheetah_seeds_split_by_posture():
 def test_the_trpo_halfcheetah_seeds_turned_over_early():
     """The notes' account of when TRPO halfcheetah's seeds turned over, from the checkpoints'
     postures in the committed file."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     posture = json.loads((MUJOCO / "posture/trpo-halfcheetah-3M.json").read_text())
     at = {c["env_steps"]: {r["seed"]: r["upside_down_share"] for r in c["seeds"]}
           for c in posture["checkpoints"]}
@@ -258,7 +269,7 @@ def test_the_vpg_halfcheetah_low_seeds_run_on_their_backs():
     """The notes' posture split of VPG halfcheetah, from the committed posture file: the three
     seeds upside down most of the time are the three low ones, and the report's verdict stays
     the side both readings find."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     posture, seeds = _final_postures("vpg-halfcheetah-3M", "vpg-3M/brax:halfcheetah")
     flipped = sorted(s for s, r in seeds.items() if r["upside_down_share"] > 0.5)
     upright = sorted(set(seeds) - set(flipped))
@@ -285,7 +296,7 @@ def test_the_vpg_halfcheetah_low_seeds_run_on_their_backs():
 def test_the_vpg_halfcheetah_flipped_seeds_mostly_turned_back():
     """The notes' account of when VPG halfcheetah's seeds turned over and back, from the
     checkpoints' postures in the committed file."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     posture = json.loads((MUJOCO / "posture/vpg-halfcheetah-3M.json").read_text())
     at = {c["env_steps"]: {r["seed"]: r["upside_down_share"] for r in c["seeds"]}
           for c in posture["checkpoints"]}
@@ -318,9 +329,9 @@ def _chunk_means(entry: str) -> pd.DataFrame:
 def test_the_trpo_ant_stays_up_late_and_the_noise_alone_does_not_explain_it():
     """The notes' account of TRPO ant's slow start, from the run's committed chunk metrics, and
     the random-action episode lengths from the committed noise file."""
-    notes = _finished_paragraph(" ".join((MUJOCO / "NOTES.md").read_text().split()),
+    notes = _finished_paragraph(_flat_notes(),
                                 "trpo-3M/brax:ant")
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     chunks = _chunk_means("trpo-3M/brax:ant")
     early = chunks[chunks.steps <= 884_736]
     assert len(early) == 18
@@ -335,7 +346,7 @@ def test_the_trpo_ant_stays_up_late_and_the_noise_alone_does_not_explain_it():
     assert (f"({before.ret:,.1f} over the chunk ending at {before.steps:,.0f} env steps, "
             f"{chunks.ret.iloc[-1]:,.1f} over the last)") in flat
     noise = json.loads((MUJOCO / "ant-noise-lengths.json").read_text())
-    by_std = {r["log_std"]: r for r in noise["rows"]}
+    by_std = _noise_rows()
     assert noise["envs"] == 64 and noise["healthy_z_range"] == [0.2, 1.0]
     assert (f"after a median of {by_std[0.0]['median_length']:.1f} and "
             f"{by_std[-0.5]['median_length']:.1f} steps") in flat
@@ -351,7 +362,7 @@ def test_the_trpo_ant_modes_clear_the_reference():
     """The notes' reading of TRPO ant's final policies played by their mode, from the committed
     posture file: every seed above the reference, the episodes' lengths, the largest upside-down
     share."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     _, seeds = _final_postures("trpo-ant-3M", "trpo-3M/brax:ant")
     row = _report_row("trpo-3M/brax:ant")
     played = [r["return"] for r in seeds.values()]
@@ -369,7 +380,7 @@ def test_the_trpo_ant_modes_clear_the_reference():
 def test_the_trpo_settings_the_ant_notes_compare_are_the_presets():
     """The notes' list of how jaxrl's brax TRPO defaults differ from Spinning Up's TRPO settings
     is read from the two committed presets."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     presets = Path(__file__).resolve().parents[2] / "presets" / "trpo"
     ours, theirs = (yaml.safe_load((presets / f"{name}.yaml").read_text())
                     for name in ("brax", "spinningup-mujoco"))
@@ -391,7 +402,7 @@ def test_the_trpo_ant_slow_start_is_the_rewards_answer_to_its_spread():
     """The notes' per-step worth of random ant episodes from the committed noise file (the
     reward weights read off the env), and the run's shortening episodes and the chunk where its
     return per step turned positive, from its committed chunk metrics."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     noise = json.loads((MUJOCO / "ant-noise-lengths.json").read_text())
     assert noise["healthy_reward"] == 1.0 and noise["ctrl_cost_weight"] == 0.5
     rows = sorted(noise["rows"], key=lambda r: -r["log_std"])
@@ -423,7 +434,7 @@ def test_the_vpg_ant_is_below_its_reference_and_never_found_staying_up_worth_it(
     """VPG ant's verdict, its distance under the reference, and the notes' account of its run
     from the committed chunk metrics: the shortest episodes, the return per step below 0 in every
     chunk, the log std's small fall; the spread it compares with from the noise file."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     notes = _finished_paragraph(flat, "vpg-3M/brax:ant")
     row = _report_row("vpg-3M/brax:ant")
     assert row["verdict"] == "below reference" and "**below the reference**" in notes
@@ -442,8 +453,7 @@ def test_the_vpg_ant_is_below_its_reference_and_never_found_staying_up_worth_it(
     assert (f"log std fell only from {chunks.log_std.iloc[0]:.2f} to "
             f"{chunks.log_std.iloc[-1]:.2f}") in flat
     assert chunks.log_std.iloc[-1] > -0.5
-    noise = {r["log_std"]: r for r in json.loads((MUJOCO / "ant-noise-lengths.json")
-                                                 .read_text())["rows"]}
+    noise = _noise_rows()
     assert noise[-0.5]["ctrl_cost_per_step"] > 1.0
     assert f"is already {noise[-0.5]['ctrl_cost_per_step']:.2f} a step against the 1.0" in flat
 
@@ -452,7 +462,7 @@ def test_the_vpg_ant_modes_lunge_and_end_the_episode():
     """The notes' reading of VPG ant's final policies played by their mode, from the committed
     posture file: their returns, how many clear the reference, their speeds, and every episode
     ending early."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = _flat_notes()
     _, seeds = _final_postures("vpg-ant-3M", "vpg-3M/brax:ant")
     row = _report_row("vpg-3M/brax:ant")
     played = [r["return"] for r in seeds.values()]
@@ -481,8 +491,7 @@ def test_the_ant_spread_suite_changes_only_the_starting_log_std():
         assert e.reference == {**base.reference, "note": e.reference["note"]}
         theirs = yaml.safe_load((presets / e.algo / "spinningup-mujoco.yaml").read_text())
         assert base.config == {} and e.config == {"init_log_std": theirs["init_log_std"]}
-    noise = {r["log_std"]: r for r in json.loads((MUJOCO / "ant-noise-lengths.json")
-                                                 .read_text())["rows"]}
+    noise = _noise_rows()
     note = " ".join(spread.note.split())
     assert (f"the clipped noise costs {noise[0.0]['ctrl_cost_per_step']:.2f} a step at log std "
             f"0.0 and {noise[-0.5]['ctrl_cost_per_step']:.2f} at -0.5") in note
