@@ -76,7 +76,9 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "trpo-3M/brax:ant": MUJOCO / "progress-spinningup"
             / "20261201-204052-trpo-brax-ant-255898",
             "vpg-3M/brax:ant": MUJOCO / "progress-spinningup"
-            / "20261201-222929-vpg-brax-ant-f9bbbb"}
+            / "20261201-222929-vpg-brax-ant-f9bbbb",
+            "ppo-3M/brax:walker2d": MUJOCO / "progress-spinningup"
+            / "20261202-004519-ppo-brax-walker2d-0e623d"}
 
 
 def _flat_notes() -> str:
@@ -495,3 +497,52 @@ def test_the_ant_spread_suite_changes_only_the_starting_log_std():
     note = " ".join(spread.note.split())
     assert (f"the clipped noise costs {noise[0.0]['ctrl_cost_per_step']:.2f} a step at log std "
             f"0.0 and {noise[-0.5]['ctrl_cost_per_step']:.2f} at -0.5") in note
+
+
+def test_the_ppo_walker2d_passes_its_reference_early_and_ends_highest_of_the_three():
+    """The notes' account of PPO walker2d's run from the committed chunk metrics (where its
+    training return first passed the reference, its rise at the end, its last episodes' length,
+    its log std) and its margins and the three walker2d means from the report."""
+    flat = _flat_notes()
+    notes = _finished_paragraph(flat, "ppo-3M/brax:walker2d")
+    row = _report_row("ppo-3M/brax:walker2d")
+    assert row["verdict"] == "above reference" and "**above the reference**" in notes
+    assert (f"The mean is {row['mean'] / row['reference']:.2f}x the reference and the weakest "
+            f"seed, {min(row['per_seed']):,.1f}, is {min(row['per_seed']) / row['reference']:.2f}x"
+            ) in notes
+    chunks = _chunk_means("ppo-3M/brax:walker2d")
+    first = chunks[chunks.ret > row["reference"]].iloc[0]
+    assert first.steps / 3_000_000 == pytest.approx(0.25, abs=0.02)  # "about a quarter"
+    assert f"passed the reference first in the chunk ending at {first.steps:,.0f} env steps" in flat
+    late, last = chunks.iloc[48], chunks.iloc[-1]
+    assert late.ret < last.ret
+    assert (f"({late.ret:,.1f} in the chunk ending at {late.steps:,.0f} env steps, "
+            f"{last.ret:,.1f} in the last)") in flat
+    assert f"its episodes lasted {last.length:.1f} steps on average" in flat
+    assert (f"its log std had fallen from {chunks.log_std.iloc[0]:.2f} to "
+            f"{last.log_std:.2f}") in flat
+    trpo, vpg = _report_row("trpo-3M/brax:walker2d"), _report_row("vpg-3M/brax:walker2d")
+    assert row["mean"] > max(trpo["mean"], vpg["mean"])
+    assert f"TRPO's mean is {trpo['mean']:,.1f} and VPG's {vpg['mean']:,.1f}" in flat
+
+
+def test_the_ppo_walker2d_modes_walk_the_whole_episode():
+    """The notes' reading of PPO walker2d's final policies played by their mode, from the
+    committed posture file: their returns against each seed's training return, their speeds,
+    the episodes short of the time limit, no seed upside down."""
+    flat = _flat_notes()
+    _, seeds = _final_postures("ppo-walker2d-3M", "ppo-3M/brax:walker2d")
+    row = _report_row("ppo-3M/brax:walker2d")
+    played = [seeds[i]["return"] for i in range(8)]
+    gains = [p - t for p, t in zip(played, row["per_seed"])]
+    assert min(gains) > 0
+    assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
+            f"{statistics.mean(played):,.1f}), every seed above its training return (by "
+            f"{_span(gains, ',.1f')}), moving forward at "
+            f"{_span([r['mean_speed'] for r in seeds.values()], '.2f')} m/s") in flat
+    lengths = [n for r in seeds.values() for n in r["episode_lengths"]]
+    short = sorted(n for n in lengths if n < 1000)
+    assert len(lengths) == 32 and len(short) == 2
+    assert (f"30 of the 32 episodes reach the time limit (the other two end after {short[0]} "
+            f"and {short[1]} steps)") in flat
+    assert max(r["upside_down_share"] for r in seeds.values()) == 0.0

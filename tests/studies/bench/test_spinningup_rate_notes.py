@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 RUN = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261130-141824-vpg-brax-hopper-ee973e"
@@ -207,5 +208,34 @@ def test_the_vpg_ant_rate_and_the_hours_for_the_three_cells_left():
     # the ant_spread suite: TRPO and VPG ant again
     assert f"8 seeds at 3M (about {cell + _cell_hours(TRPO_ANT):.0f} hours here)" in flat
     row = _report_row("vpg-3M/brax:ant")
+    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
+            f"its {row['wall_seconds']:,.0f} s of wall") in flat
+
+
+PPO_WALKER = (ROOT / "benchmarks/mujoco-cpu/progress-spinningup"
+              / "20261202-004519-ppo-brax-walker2d-0e623d")
+
+
+def test_the_ppo_walker2d_rate_and_the_hours_for_the_two_cells_left():
+    """PPO walker2d's rate in the notes is the median of its 61 chunks' own rates, beside VPG
+    walker2d's, with the two presets' update shapes that explain it; the two PPO cells left are
+    estimated at their VPG cells' rates times the same ratio; its run s and wall are the
+    report's."""
+    flat = _notes()
+    rates, cell = _assert_median_beside(flat, PPO_WALKER, VPG_WALKER, "VPG walker2d's {beside}")
+    ratio = float(np.median(rates)) / float(np.median(_chunk_rates(VPG_WALKER, 61)))
+    presets = {a: yaml.safe_load((ROOT / f"presets/{a}/brax.yaml").read_text())
+               for a in ("ppo", "vpg")}
+    ppo, vpg = presets["ppo"], presets["vpg"]
+    assert (f"a PPO update takes {ppo['update_epochs']} epochs of {ppo['num_minibatches']} "
+            f"minibatches over its rollout where VPG's takes one policy step and "
+            f"{vpg['value_epochs']} value passes of {vpg['value_minibatches']} minibatches"
+            ) in flat and vpg["policy_epochs"] == 1
+    assert f"a PPO walker2d cell takes about {cell:.1f} hours of training here" in flat
+    cheetah, ant = _cell_hours(VPG_CHEETAH) / ratio, _cell_hours(VPG_ANT) / ratio
+    assert (f"If PPO keeps that {ratio:.2f}x of VPG's rate on the other bodies, PPO halfcheetah "
+            f"takes about {cheetah:.1f} hours and PPO ant about {ant:.1f}, "
+            f"{cheetah + ant:.1f} hours for the two cells left") in flat
+    row = _report_row("ppo-3M/brax:walker2d")
     assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
             f"its {row['wall_seconds']:,.0f} s of wall") in flat
