@@ -60,6 +60,14 @@ def _report_row(entry: str) -> dict:
     return {r["entry"]: r for r in rows}[entry]
 
 
+def _assert_run_and_wall(flat: str, entry: str) -> None:
+    """Asserts the notes' sentence giving ``entry``'s run s and wall as the report's, for a cell
+    whose wall holds more than its training (checkpoints, evaluations, a session's gap)."""
+    row = _report_row(entry)
+    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
+            f"its {row['wall_seconds']:,.0f} s of wall") in flat
+
+
 def test_the_vpg_hopper_rate_is_its_first_32_chunks_median():
     notes = (ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text()
     (quoted,) = re.findall(r"<!-- vpg-rate -->([\d,]+)<!-- /vpg-rate -->", notes)
@@ -109,9 +117,7 @@ def test_the_trpo_walker2d_rate_and_the_estimate_for_the_cells_left():
     assert (f"its first 51 chunks ran at a median of {first:,.0f} and its last 10 (51-60, after "
             f"the resume, on the same machine and as quiet) at {last:,.0f} (from "
             f"{min(rates[51:]):,.0f} to {max(rates[51:]):,.0f}), {last / first:.2f}x") in flat
-    row = _report_row("trpo-3M/brax:walker2d")
-    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
-            f"its {row['wall_seconds']:,.0f} s of wall") in flat
+    _assert_run_and_wall(flat, "trpo-3M/brax:walker2d")
 
 
 VPG_WALKER = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261201-073901-vpg-brax-walker2d-b5a6be"
@@ -147,9 +153,7 @@ def _assert_a_cell_and_the_cells_left(flat: str, run: Path, other: Path, other_w
     assert f"a {cell_words} cell takes about {cell:.1f} hours of training here" in flat
     assert (f"the {word} cells left between about {count * fastest:.0f} hours (at VPG "
             f"walker2d's rate) and {count * cell:.0f} hours (at this one's)") in flat
-    row = _report_row(entry)
-    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
-            f"its {row['wall_seconds']:,.0f} s of wall") in flat
+    _assert_run_and_wall(flat, entry)
 
 
 def test_the_trpo_halfcheetah_rate_and_the_hours_for_the_cells_left():
@@ -207,9 +211,7 @@ def test_the_vpg_ant_rate_and_the_hours_for_the_three_cells_left():
     assert f"the three cells left take about {cell + walker + cheetah:.1f} hours" in flat
     # the ant_spread suite: TRPO and VPG ant again
     assert f"8 seeds at 3M (about {cell + _cell_hours(TRPO_ANT):.0f} hours here)" in flat
-    row = _report_row("vpg-3M/brax:ant")
-    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
-            f"its {row['wall_seconds']:,.0f} s of wall") in flat
+    _assert_run_and_wall(flat, "vpg-3M/brax:ant")
 
 
 PPO_WALKER = (ROOT / "benchmarks/mujoco-cpu/progress-spinningup"
@@ -236,6 +238,4 @@ def test_the_ppo_walker2d_rate_and_the_hours_for_the_two_cells_left():
     assert (f"If PPO keeps that {ratio:.2f}x of VPG's rate on the other bodies, PPO halfcheetah "
             f"takes about {cheetah:.1f} hours and PPO ant about {ant:.1f}, "
             f"{cheetah + ant:.1f} hours for the two cells left") in flat
-    row = _report_row("ppo-3M/brax:walker2d")
-    assert (f"The report's run s ({row['run_seconds']:,.0f} s) is its training programs' time; "
-            f"its {row['wall_seconds']:,.0f} s of wall") in flat
+    _assert_run_and_wall(flat, "ppo-3M/brax:walker2d")
