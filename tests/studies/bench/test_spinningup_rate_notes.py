@@ -226,9 +226,8 @@ def test_the_ppo_walker2d_rate_and_the_hours_for_the_two_cells_left():
     flat = _notes()
     rates, cell = _assert_median_beside(flat, PPO_WALKER, VPG_WALKER, "VPG walker2d's {beside}")
     ratio = float(np.median(rates)) / float(np.median(_chunk_rates(VPG_WALKER, 61)))
-    presets = {a: yaml.safe_load((ROOT / f"presets/{a}/brax.yaml").read_text())
-               for a in ("ppo", "vpg")}
-    ppo, vpg = presets["ppo"], presets["vpg"]
+    ppo, vpg = (yaml.safe_load((ROOT / f"presets/{a}/brax.yaml").read_text())
+                for a in ("ppo", "vpg"))
     assert (f"a PPO update takes {ppo['update_epochs']} epochs of {ppo['num_minibatches']} "
             f"minibatches over its rollout where VPG's takes one policy step and "
             f"{vpg['value_epochs']} value passes of {vpg['value_minibatches']} minibatches"
