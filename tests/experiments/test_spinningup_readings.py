@@ -78,7 +78,9 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "vpg-3M/brax:ant": MUJOCO / "progress-spinningup"
             / "20261201-222929-vpg-brax-ant-f9bbbb",
             "ppo-3M/brax:walker2d": MUJOCO / "progress-spinningup"
-            / "20261202-004519-ppo-brax-walker2d-0e623d"}
+            / "20261202-004519-ppo-brax-walker2d-0e623d",
+            "ppo-3M/brax:halfcheetah": MUJOCO / "progress-spinningup"
+            / "20261202-043507-ppo-brax-halfcheetah-d2261d"}
 
 
 def _flat_notes() -> str:
@@ -546,3 +548,80 @@ def test_the_ppo_walker2d_modes_walk_the_whole_episode():
     assert (f"30 of the 32 episodes reach the time limit (the other two end after {short[0]} "
             f"and {short[1]} steps)") in flat
     assert max(r["upside_down_share"] for r in seeds.values()) == 0.0
+
+
+def _seed_returns(entry: str, chunk: int) -> tuple[int, list[float]]:
+    """A finished cell's chunk ``chunk``: its last env step and each seed's mean training return."""
+    rows = pd.read_parquet(FINISHED[entry] / "metrics" / f"chunk-{chunk:05d}.parquet")
+    return int(rows["env_steps"].max()), rows.groupby("seed")["episode_return_mean"].mean().tolist()
+
+
+def test_the_ppo_halfcheetah_split_is_the_returns_and_the_posture_file_agrees_but_for_two():
+    """The notes' account of PPO halfcheetah's split: the report's split from the returns (seeds
+    2 and 3 succeed), the final modes' postures from the committed file (four on their backs,
+    two upright, two between) and the late rise of the two between, from the chunk metrics."""
+    entry = "ppo-3M/brax:halfcheetah"
+    flat = _flat_notes()
+    row = _report_row(entry)
+    assert row["verdict"] == "split (6 of 8 seeds below reference)" and "split_evidence" not in row
+    succeeding = [s for s in range(8) if row["per_seed"][s] > row["reference"]]
+    assert succeeding == [2, 3] and row["split"]["succeeding"] == 2
+    others = [row["per_seed"][s] for s in range(8) if s not in succeeding]
+    assert (f"2 of 8 succeed, seeds 2 and 3, their mean {row['split']['success_mean']:,.1f}, "
+            f"{row['split']['success_mean'] / row['reference']:.2f}x the reference, while the "
+            f"other six sit at {_span(others, ',.1f')}") in flat
+    posture, seeds = _final_postures("ppo-halfcheetah-3M", entry)
+    flipped = sorted(s for s, r in seeds.items() if r["upside_down_share"] > 0.5)
+    upright = sorted(s for s, r in seeds.items() if r["upside_down_share"] == 0)
+    between = sorted(set(seeds) - set(flipped) - set(upright))
+    assert (flipped, upright, between) == ([0, 1, 6, 7], [2, 3], [4, 5])
+    assert posture["split"]["failing"] == flipped
+    assert "seeds 0, 1, 6 and 7 run on their backs" in flat
+    assert (f"upside down on {_pct([seeds[s]['upside_down_share'] for s in flipped])} of their "
+            f"steps, at {_span([seeds[s]['mean_speed'] for s in flipped], '.2f')} m/s, for "
+            f"returns of {_span([seeds[s]['return'] for s in flipped], ',.1f')}") in flat
+    assert (f"Seeds 2 and 3 run upright (never upside down), at "
+            f"{_span([seeds[s]['mean_speed'] for s in upright], '.2f')} m/s, for "
+            f"{_span([seeds[s]['return'] for s in upright], ',.1f')}") in flat
+    four, five = seeds[4], seeds[5]
+    assert (f"upside down on {100 * four['upside_down_share']:.1f}% and "
+            f"{100 * five['upside_down_share']:.1f}% of their steps, for {four['return']:,.1f} "
+            f"and {five['return']:,.1f}") in flat
+    (late, before), (last, after) = _seed_returns(entry, 48), _seed_returns(entry, 59)
+    assert (f"from {before[4]:,.1f} and {before[5]:,.1f} in the chunk ending at {late:,} env "
+            f"steps to {after[4]:,.1f} and {after[5]:,.1f} in the chunk ending at {last:,}") in flat
+    assert all(0 < after[s] - before[s] < 100 for s in flipped)
+    assert "the four on their backs rose by less than 100" in flat
+
+
+def test_the_ppo_halfcheetah_seeds_all_ran_on_their_backs_first():
+    """The notes' account of when PPO halfcheetah's seeds turned over and back, from the
+    checkpoints' postures in the committed file, and the upright speeds of the three algorithms
+    on the body."""
+    flat = _flat_notes()
+    posture = json.loads((MUJOCO / "posture/ppo-halfcheetah-3M.json").read_text())
+    at = {c["env_steps"]: {r["seed"]: r for r in c["seeds"]} for c in posture["checkpoints"]}
+    assert sorted(at) == [540_672, 737_280, 1_277_952, 1_916_928, 2_359_296]
+    first = at[540_672]
+    backs = [s for s in range(8) if first[s]["upside_down_share"] > 0.5]
+    assert backs == [0, 1, 2, 3, 4, 5, 7]
+    assert (f"seven of the 8 ran on their backs "
+            f"({_pct([first[s]['upside_down_share'] for s in backs])} of their steps)") in flat
+    six = first[6]
+    assert six["upside_down_share"] == 0 and abs(six["mean_speed"]) < 0.005
+    assert f"for {six['return']:,.1f}); by 737,280 seed 6 was on its back too" in flat
+    assert f"({100 * at[737_280][6]['upside_down_share']:.1f}%)" in flat
+    assert (f"turning over then ({100 * at[737_280][2]['upside_down_share']:.1f}% and "
+            f"{100 * at[737_280][3]['upside_down_share']:.1f}%)") in flat
+    assert all(at[steps][s]["upside_down_share"] == 0 for steps in at if steps >= 1_277_952
+               for s in (2, 3))
+    assert all(at[steps][s]["upside_down_share"] > 0.5 for steps in at for s in (4, 5))
+    assert (f"({100 * at[2_359_296][4]['upside_down_share']:.1f}% and "
+            f"{100 * at[2_359_296][5]['upside_down_share']:.1f}% there)") in flat
+    fastest = {}
+    for name in ("ppo", "vpg", "trpo"):
+        seeds = json.loads((MUJOCO / f"posture/{name}-halfcheetah-3M.json").read_text())["seeds"]
+        fastest[name] = max(r["mean_speed"] for r in seeds if r["upside_down_share"] <= 0.5)
+    assert fastest["ppo"] > max(fastest["vpg"], fastest["trpo"])
+    assert (f"reach {fastest['ppo']:.2f} m/s, against VPG's {fastest['vpg']:.2f} and TRPO's "
+            f"{fastest['trpo']:.2f}") in flat

@@ -238,3 +238,28 @@ def test_the_ppo_walker2d_rate_and_the_hours_for_the_two_cells_left():
             f"takes about {cheetah:.1f} hours and PPO ant about {ant:.1f}, "
             f"{cheetah + ant:.1f} hours for the two cells left") in flat
     _assert_run_and_wall(flat, "ppo-3M/brax:walker2d")
+
+
+PPO_CHEETAH = (ROOT / "benchmarks/mujoco-cpu/progress-spinningup"
+               / "20261202-043507-ppo-brax-halfcheetah-d2261d")
+
+
+def test_the_ppo_halfcheetah_rate_by_machine_and_the_hours_for_ppo_ant():
+    """PPO halfcheetah's rate in the notes is the median of its 61 chunks' own rates, beside VPG
+    halfcheetah's, and split by the machine that ran them (the first 15 chunks on the machine that
+    was lost, the rest on the one that resumed from checkpoint 15); PPO ant is estimated at VPG
+    ant's rate times this cell's ratio to VPG; its run s and wall are the report's."""
+    flat = _notes()
+    rates, cell = _assert_median_beside(flat, PPO_CHEETAH, VPG_CHEETAH,
+                                        "VPG halfcheetah's {beside}")
+    assert (f"the 15 chunks the first machine ran had a median of {np.median(rates[:15]):,.0f}, "
+            f"the 46 of the second {np.median(rates[15:]):,.0f}") in flat
+    assert f"a PPO halfcheetah cell takes about {cell:.1f} hours of training here" in flat
+    ratio = float(np.median(rates)) / float(np.median(_chunk_rates(VPG_CHEETAH, 61)))
+    walker = float(np.median(_chunk_rates(PPO_WALKER, 61))) / float(
+        np.median(_chunk_rates(VPG_WALKER, 61)))
+    assert (f"against the {_cell_hours(VPG_CHEETAH) / walker:.1f} estimated from PPO walker2d's "
+            f"ratio to VPG") in flat
+    assert (f"If PPO ant keeps this cell's {ratio:.2f}x of VPG's rate, it takes about "
+            f"{_cell_hours(VPG_ANT) / ratio:.1f} hours") in flat
+    _assert_run_and_wall(flat, "ppo-3M/brax:halfcheetah")
