@@ -17,7 +17,9 @@ hand. The blocks:
   (``benchmarks/throughput-cpu/results.json``);
 * ``throughput-gpu``: the GPU ladder's points (``benchmarks/throughput-gpu``);
 * ``gpu-benches`` (docs/performance.md): the GPU plan's bench entries with their expected GPU
-  minutes (`experiments/gpu_plan.py`'s ``BENCHES``).
+  minutes (`experiments/gpu_plan.py`'s ``BENCHES``);
+* ``spinningup-cells`` (benchmarks/mujoco-cpu/NOTES.md): Spinning Up's twelve on-policy cells
+  (VPG, TRPO and PPO at 3M on four bodies) from the mujoco report, one row a cell.
 """
 
 from __future__ import annotations
@@ -311,12 +313,43 @@ def gpu_benches() -> str:
     return "\n".join(lines)
 
 
+SPINNING_UP_BODIES = ("hopper", "walker2d", "halfcheetah", "ant")
+SPINNING_UP_ALGOS = ("vpg", "trpo", "ppo")
+
+
+def spinningup_cells() -> str:
+    """Spinning Up's twelve on-policy cells (the mujoco report's ``ALGO-3M/brax:BODY`` entries),
+    one row a cell: the mean over seeds with its 95% interval, the seeds under the reference,
+    the reference with its reading's uncertainty, their ratio (where both are positive) and the
+    verdict; a cell not finished says so."""
+    report = json.loads((BENCH / "mujoco-cpu" / "results.json").read_text())
+    rows = {r["entry"]: r for r in report["entries"]}
+    lines = ["| body | algorithm | jaxrl, mean [95% CI] | seeds below | Spinning Up at 3M "
+             "(read off its plot) | mean / reference | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for body in SPINNING_UP_BODIES:
+        for algo in SPINNING_UP_ALGOS:
+            r = rows[f"{algo}-3M/brax:{body}"]
+            reference = f"{r['reference']:,g} \u00b1 {r['reference_uncertainty']:,g}"
+            if r["status"] != "finished":
+                lines.append(f"| {body} | {algo.upper()} | {r['status']} | | {reference} | | |")
+                continue
+            share = (ratio(r["mean"] / r["reference"]) if min(r["mean"], r["reference"]) > 0
+                     else "\u2013")
+            lines.append(f"| {body} | {algo.upper()} | {num(r['mean'])} [{num(r['mean_ci_low'])}, "
+                         f"{num(r['mean_ci_high'])}] | {r['seeds_below']} of {r['seeds']} | "
+                         f"{reference} | {share} | {r['verdict']} |")
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"bench-table": bench_table,
                                          "throughput-equal": throughput_equal,
                                          "throughput-cpu": throughput_cpu,
                                          "throughput-gpu": throughput_gpu,
-                                         "gpu-benches": gpu_benches}
-FILES = (ROOT / "README.md", ROOT / "docs" / "performance.md")
+                                         "gpu-benches": gpu_benches,
+                                         "spinningup-cells": spinningup_cells}
+FILES = (ROOT / "README.md", ROOT / "docs" / "performance.md",
+         ROOT / "benchmarks" / "mujoco-cpu" / "NOTES.md")
 
 
 # -- rendering ----------------------------------------------------------------------------------

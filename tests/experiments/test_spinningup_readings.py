@@ -625,3 +625,24 @@ def test_the_ppo_halfcheetah_seeds_all_ran_on_their_backs_first():
     assert fastest["ppo"] > max(fastest["vpg"], fastest["trpo"])
     assert (f"reach {fastest['ppo']:.2f} m/s, against VPG's {fastest['vpg']:.2f} and TRPO's "
             f"{fastest['trpo']:.2f}") in flat
+
+
+def test_the_notes_table_holds_the_twelve_cells_from_the_report():
+    """The rendered table of Spinning Up's cells in the notes: one row a cell (3 algorithms on
+    4 bodies), each finished row's mean and verdict the report's, and no ratio where the mean
+    is negative."""
+    from tests.experiments.scripts import load
+
+    table = load("readme_tables").spinningup_cells().splitlines()[2:]
+    assert len(table) == 12
+    notes = (MUJOCO / "NOTES.md").read_text()
+    for line in table:
+        body, algo = (cell.strip() for cell in line.split("|")[1:3])
+        assert line in notes
+        row = _report_row(f"{algo.lower()}-3M/brax:{body}")
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        if row["status"] != "finished":
+            assert cells[2] == row["status"]
+            continue
+        assert cells[6] == row["verdict"] and cells[3] == f"{row['seeds_below']} of 8"
+        assert (cells[5] == "\u2013") == (row["mean"] < 0)
