@@ -80,7 +80,9 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             "ppo-3M/brax:walker2d": MUJOCO / "progress-spinningup"
             / "20261202-004519-ppo-brax-walker2d-0e623d",
             "ppo-3M/brax:halfcheetah": MUJOCO / "progress-spinningup"
-            / "20261202-043507-ppo-brax-halfcheetah-d2261d"}
+            / "20261202-043507-ppo-brax-halfcheetah-d2261d",
+            "ppo-3M/brax:ant": MUJOCO / "progress-spinningup"
+            / "20261202-104709-ppo-brax-ant-ddb2dc"}
 
 
 def _flat_notes() -> str:
@@ -646,3 +648,74 @@ def test_the_notes_table_holds_the_twelve_cells_from_the_report():
             continue
         assert cells[6] == row["verdict"] and cells[3] == f"{row['seeds_below']} of 8"
         assert (cells[5] == "\u2013") == (row["mean"] < 0)
+
+
+def _per_step_turn(entry: str) -> pd.Series:
+    """The first chunk of ``entry`` whose mean return per step (its mean return over its mean
+    episode length) is positive."""
+    chunks = _chunk_means(entry)
+    return chunks[chunks.ret / chunks.length > 0].iloc[0]
+
+
+def test_the_ppo_ant_slow_start_is_trpo_ants():
+    """The notes' account of PPO ant's start and curve from the committed chunk metrics, beside
+    TRPO ant's, and its margins from the report."""
+    flat = _flat_notes()
+    entry = "ppo-3M/brax:ant"
+    row = _report_row(entry)
+    assert row["verdict"] == "below reference"
+    assert (f"The mean is {row['mean'] / row['reference']:.2f}x the reference and the best "
+            f"seed, {max(row['per_seed']):,.1f}, is {max(row['per_seed']) / row['reference']:.2f}x"
+            ) in flat
+    chunks = _chunk_means(entry)
+    shortest = chunks.iloc[:9].length.idxmin()
+    assert (f"from a mean of {chunks.length.iloc[0]:.1f} steps in the first chunk to "
+            f"{chunks.length[shortest]:.1f} in the chunk ending at "
+            f"{chunks.steps[shortest]:,.0f} env steps") in flat
+    assert f"rose from {chunks.ret.iloc[0] / chunks.length.iloc[0]:.2f}; it turned" in flat
+    ours, trpo = _per_step_turn(entry), _per_step_turn("trpo-3M/brax:ant")
+    assert (f"first in the chunk ending at {ours.steps:,.0f} env steps, at a log std of "
+            f"{ours.log_std:.2f}, where TRPO ant's turned at {trpo.log_std:.2f}") in flat
+    trpo_chunks = _chunk_means("trpo-3M/brax:ant")
+    passed, trpo_passed = (c[c.length > 100].iloc[0].steps for c in (chunks, trpo_chunks))
+    assert (f"passed 100 steps first in the chunk ending at {passed:,.0f} env steps (TRPO ant's "
+            f"at {trpo_passed:,.0f})") in flat
+    last = chunks.iloc[-1]
+    assert f"was {last.length:.1f} in the last, at a log std of {last.log_std:.2f}" in flat
+    assert (f"({chunks.ret.iloc[48]:,.1f} over the chunk ending at {chunks.steps.iloc[48]:,.0f} "
+            f"env steps, {last.ret:,.1f} over the last)") in flat
+    assert f"(TRPO's mean is {_report_row('trpo-3M/brax:ant')['mean']:,.1f})" in flat
+
+
+def test_the_ppo_ant_modes_walk_near_the_reference():
+    """The notes' reading of PPO ant's final policies played by their mode, from the committed
+    posture file."""
+    flat = _flat_notes()
+    _, seeds = _final_postures("ppo-ant-3M", "ppo-3M/brax:ant")
+    row = _report_row("ppo-3M/brax:ant")
+    played = [r["return"] for r in seeds.values()]
+    above = sum(p > row["reference"] for p in played)
+    assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
+            f"{statistics.mean(played):,.1f}; {above} of 8 above the reference's "
+            f"{row['reference']:,.0f}), moving forward at "
+            f"{_span([r['mean_speed'] for r in seeds.values()], '.2f')} m/s") in flat
+    lengths = [n for r in seeds.values() for n in r["episode_lengths"]]
+    short = [n for n in lengths if n < 1000]
+    assert len(lengths) == 32 and len(short) == 1
+    assert f"(the other ends after {short[0]} steps)" in flat
+    worst = max(r["upside_down_share"] for r in seeds.values())
+    assert f"upside down on more than {100 * worst:.1f}% of its steps" in flat
+
+
+def test_the_twelve_read_together_are_the_reports_verdicts():
+    """The notes' summary of the twelve cells by body is the report's verdicts."""
+    flat = _flat_notes()
+    kinds = {(algo, body): _report_row(f"{algo}-3M/brax:{body}")["verdict"]
+             for algo in ("vpg", "trpo", "ppo") for body in BODIES}
+    easy = [k for k in kinds if k[1] in ("hopper", "walker2d")]
+    assert sum(kinds[k] == "above reference" for k in easy) == 5
+    assert kinds["ppo", "hopper"] == "reference inside CI"
+    assert kinds["vpg", "halfcheetah"] == "above reference"
+    assert all(kinds[a, "halfcheetah"].startswith("split") for a in ("trpo", "ppo"))
+    assert all(kinds[a, "ant"] == "below reference" for a in ("vpg", "trpo", "ppo"))
+    assert "(5 of the 6 cells) or the reference is inside their interval (PPO hopper)" in flat

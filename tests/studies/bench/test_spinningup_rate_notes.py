@@ -263,3 +263,37 @@ def test_the_ppo_halfcheetah_rate_by_machine_and_the_hours_for_ppo_ant():
     assert (f"If PPO ant keeps this cell's {ratio:.2f}x of VPG's rate, it takes about "
             f"{_cell_hours(VPG_ANT) / ratio:.1f} hours") in flat
     _assert_run_and_wall(flat, "ppo-3M/brax:halfcheetah")
+
+
+PPO_ANT = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261202-104709-ppo-brax-ant-ddb2dc"
+
+
+def _lengths_and_rates(run: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Each of a run's 61 chunks' mean episode length (over its rows) and own rate."""
+    lengths = [float(pd.read_parquet(run / "metrics" / f"chunk-{i:05d}.parquet")[
+        "episode_length_mean"].mean()) for i in range(61)]
+    return np.array(lengths), np.array(_chunk_rates(run, 61))
+
+
+def test_the_ppo_ant_rate_and_what_short_episodes_cost():
+    """PPO ant's rate in the notes is the median of its 61 chunks' own rates, beside VPG ant's;
+    its chunks of short and of long episodes, and VPG ant's episode lengths, are the files';
+    its run s and wall are the report's."""
+    flat = _notes()
+    rates, _ = _assert_median_beside(flat, PPO_ANT, VPG_ANT, "VPG ant's {beside}")
+    walker = float(np.median(_chunk_rates(PPO_WALKER, 61))) / float(
+        np.median(_chunk_rates(VPG_WALKER, 61)))
+    cheetah = float(np.median(_chunk_rates(PPO_CHEETAH, 61))) / float(
+        np.median(_chunk_rates(VPG_CHEETAH, 61)))
+    assert f"PPO ran {walker:.2f}x and {cheetah:.2f}x VPG" in flat
+    lengths, rates = _lengths_and_rates(PPO_ANT)
+    short, long = rates[lengths < 30], rates[lengths > 300]
+    assert (f"this run's {len(short)} chunks whose episodes averaged under 30 steps ran at a "
+            f"median of {np.median(short):,.0f}, its {len(long)} chunks over 300 steps at "
+            f"{np.median(long):,.0f}") in flat
+    vpg_lengths, _ = _lengths_and_rates(VPG_ANT)
+    assert (f"VPG ant's episodes averaged {vpg_lengths.min():.1f} to {vpg_lengths.max():.1f} "
+            f"steps in every chunk") in flat
+    row = _report_row("ppo-3M/brax:ant")
+    assert (f"The report's run s ({row['run_seconds']:,.0f} s) and wall "
+            f"({row['wall_seconds']:,.0f} s) are the cell's") in flat
