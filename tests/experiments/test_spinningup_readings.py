@@ -212,6 +212,15 @@ def _final_postures(name: str, entry: str) -> tuple[dict, dict]:
     return posture, {r["seed"]: r for r in posture["seeds"]}
 
 
+def _modes_against_reference(name: str, entry: str) -> tuple[dict, dict, list[float], int]:
+    """``entry``'s final policies played by their mode (``posture/NAME.json``): their rows by
+    seed, the report's row, their returns and how many of those clear the reference."""
+    _, seeds = _final_postures(name, entry)
+    row = _report_row(entry)
+    played = [r["return"] for r in seeds.values()]
+    return seeds, row, played, sum(v > row["reference"] for v in played)
+
+
 def test_the_trpo_halfcheetah_seeds_split_by_posture():
     """The notes' posture split of TRPO halfcheetah, from the committed posture file: the seeds
     upside down most of the time are named, with their shares, speeds and returns beside the
@@ -469,10 +478,7 @@ def test_the_vpg_ant_modes_lunge_and_end_the_episode():
     posture file: their returns, how many clear the reference, their speeds, and every episode
     ending early."""
     flat = _flat_notes()
-    _, seeds = _final_postures("vpg-ant-3M", "vpg-3M/brax:ant")
-    row = _report_row("vpg-3M/brax:ant")
-    played = [r["return"] for r in seeds.values()]
-    above = sum(v > row["reference"] for v in played)
+    seeds, row, played, above = _modes_against_reference("vpg-ant-3M", "vpg-3M/brax:ant")
     assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
             f"{statistics.mean(played):.1f}; {above} of 8 above the reference's "
             f"{row['reference']:.1f})") in flat
@@ -691,10 +697,7 @@ def test_the_ppo_ant_modes_walk_near_the_reference():
     """The notes' reading of PPO ant's final policies played by their mode, from the committed
     posture file."""
     flat = _flat_notes()
-    _, seeds = _final_postures("ppo-ant-3M", "ppo-3M/brax:ant")
-    row = _report_row("ppo-3M/brax:ant")
-    played = [r["return"] for r in seeds.values()]
-    above = sum(p > row["reference"] for p in played)
+    seeds, row, played, above = _modes_against_reference("ppo-ant-3M", "ppo-3M/brax:ant")
     assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
             f"{statistics.mean(played):,.1f}; {above} of 8 above the reference's "
             f"{row['reference']:,.0f}), moving forward at "
