@@ -300,6 +300,8 @@ def _draw_strip(ax, panel: dict, rows: dict[str, dict]) -> None:
 
 LEGEND_COLUMNS = 1
 LEGEND_ROW_INCHES = 0.13  # a legend row at 6.5 pt, under its panel
+LEGEND_DROP_INCHES = 0.42  # from the panel's bottom edge to its legend: clear of the tick
+#                            labels, the x label and an axis offset ("1e6") at 7-8 pt
 
 
 def _legend_rows(panel: dict) -> int:
@@ -318,6 +320,7 @@ def draw(report: dict):
     """The matplotlib ``Figure`` of `figure_spec` of ``report``, drawn from its rows alone. A
     report with nothing to draw gets a figure that says so."""
     from matplotlib.figure import Figure
+    from matplotlib.transforms import ScaledTranslation
 
     spec = figure_spec(report)
     rows = {r["entry"]: r for r in report["entries"]}
@@ -338,8 +341,10 @@ def draw(report: dict):
         ax.set_ylabel("return (per seed; bar: their IQM)" if panel["layout"] == "strip"
                       else f"return (IQM; 95% CI at {MIN_BAND_SEEDS}+ seeds)", fontsize=8)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14),
-                  ncol=LEGEND_COLUMNS, frameon=False)  # under the panel: it never covers data
+        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, 0),
+                  bbox_transform=ax.transAxes + ScaledTranslation(0, -LEGEND_DROP_INCHES,
+                                                                  fig.dpi_scale_trans),
+                  ncol=LEGEND_COLUMNS, frameon=False)  # under the x label: covers no data
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     if not panels:
