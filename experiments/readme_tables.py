@@ -57,6 +57,8 @@ REPORTS = (
     ("mujoco-cpu", "PPO and TRPO on brax/MJX bodies against reading 002's MuJoCo table, in "
                    "jaxrl's brax defaults and in baselines' configuration, and PPO, VPG and "
                    "TRPO against Spinning Up's 3M curves"),
+    ("ant-spread-cpu", "TRPO and VPG on brax's ant from Spinning Up's starting log std of -0.5, "
+                       "the one setting changed from the mujoco suite's ant cells"),
     ("mujoco-smoke-cpu", "every entry of the `mujoco` suite compiles and runs"),
     ("playground-cpu", "PPO and SAC on MuJoCo Playground's DM Control tasks, beside a random "
                        "policy (no published figure at these budgets)"),
@@ -154,6 +156,9 @@ def _result(report: dict) -> str:
     rows = _ran(report)
     total = len(report["entries"])
     head = f"{len(rows)} of {total} entries run" if len(rows) < total else f"{total} entries"
+    unfinished = sum(r.get("status") != "finished" for r in rows)
+    if unfinished:
+        head += f" ({unfinished} of them not finished)"
     if report.get("budget_scale", 1.0) != 1.0:
         return f"{head}; a smoke run: no verdict"
     kinds = {r["entry"]: verdict_kind(r["verdict"]) for r in rows}

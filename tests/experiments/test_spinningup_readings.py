@@ -331,10 +331,15 @@ def test_the_vpg_halfcheetah_flipped_seeds_mostly_turned_back():
 
 
 def _chunk_means(entry: str) -> pd.DataFrame:
-    """A finished cell's chunks: the last env step, and the means over seeds of the episode
+    """A finished cell's chunks (`run_chunk_means` of its committed run)."""
+    return run_chunk_means(FINISHED[entry])
+
+
+def run_chunk_means(run: Path) -> pd.DataFrame:
+    """A committed run's chunks: the last env step, and the means over seeds of the episode
     length, the episode return and the log std; one row a chunk."""
     rows = pd.concat([pd.read_parquet(f).assign(chunk=i) for i, f in
-                      enumerate(sorted((FINISHED[entry] / "metrics").glob("chunk-*.parquet")))])
+                      enumerate(sorted((run / "metrics").glob("chunk-*.parquet")))])
     return rows.groupby("chunk").agg(steps=("env_steps", "max"),
                                      length=("episode_length_mean", "mean"),
                                      ret=("episode_return_mean", "mean"),

@@ -1,0 +1,107 @@
+"""benchmarks/ant-spread-cpu/NOTES.md: every number in it is its committed file's (the report,
+the runs' chunk metrics in the progress folders, the posture files), beside the mujoco suite's
+ant cells it changes one setting of."""
+
+import json
+import statistics
+from pathlib import Path
+
+from scipy.stats import mannwhitneyu
+
+from tests.experiments.test_spinningup_readings import _span, run_chunk_means
+
+ROOT = Path(__file__).resolve().parents[2]
+SPREAD = ROOT / "benchmarks/ant-spread-cpu"
+MUJOCO = ROOT / "benchmarks/mujoco-cpu"
+TRPO = SPREAD / "progress/20261202-115653-trpo-brax-ant-ff7522"
+TRPO_BASE = MUJOCO / "progress-spinningup/20261201-204052-trpo-brax-ant-255898"
+
+
+def _notes() -> str:
+    """The notes with their line breaks and indents folded into single spaces."""
+    return " ".join((SPREAD / "NOTES.md").read_text().split())
+
+
+def _row(folder: Path, entry: str) -> dict:
+    return {r["entry"]: r for r in json.loads((folder / "results.json").read_text())["entries"]
+            }[entry]
+
+
+def test_the_trpo_entry_is_its_report_row_and_above_the_log_std_0_cell():
+    flat = _notes()
+    row = _row(SPREAD, "trpo-3M-logstd-0.5/brax:ant")
+    base = _row(MUJOCO, "trpo-3M/brax:ant")
+    assert row["status"] == "finished" and row["run_id"] == TRPO.name and len(row["per_seed"]) == 8
+    assert row["config"] == {"init_log_std": -0.5} and base["verdict"] == "below reference"
+    assert f"run `{TRPO.name}`" in flat
+    assert (f"mean {row['mean']:,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] "
+            f"over 8 seeds against Spinning Up's {row['reference']:,.1f} ± "
+            f"{row['reference_uncertainty']:.0f}") in flat
+    assert row["verdict"] == "reference inside CI" and "**the reference inside the interval**" in flat
+    assert f"IQM {row['iqm']:,.1f}; per seed {', '.join(f'{v:,.1f}' for v in row['per_seed'])}" \
+        in flat
+    assert f"{row['seeds_below']} of 8 below the reference, signed-rank p {row['rank_p']:.3f}" \
+        in flat
+    assert f"at {row['total_steps']:,} env steps a seed ({row['total_steps'] / 3e6:.4f}x" in flat
+    assert f"the mujoco cell scored {base['mean']:,.1f}, below the reference" in flat
+    test = mannwhitneyu(row["per_seed"], base["per_seed"], alternative="two-sided")
+    assert (f"in {test.statistic:.0f} of the 64 pairs of a seed here and a seed there this run's "
+            f"is the higher (Mann-Whitney U {test.statistic:.0f}, two-sided p "
+            f"{test.pvalue:.4f})") in flat
+    assert (f"run s ({row['run_seconds']:,.0f} s) is its training programs' time; its "
+            f"{row['wall_seconds']:,.0f} s of wall") in flat
+    assert f"its rate ({row['env_steps_per_second']:,.0f} env-steps/s of run s" in flat
+
+
+def test_the_trpo_entry_had_no_slow_start():
+    """The chunk readings beside the log std 0.0 cell's, from both runs' committed metrics."""
+    flat = _notes()
+    spread, base = run_chunk_means(TRPO), run_chunk_means(TRPO_BASE)
+    assert len(spread) == len(base) == 61
+    assert spread.length.idxmin() == 0 and base.length.iloc[0] > base.length.min()
+    assert (f"{spread.length.iloc[0]:.1f} steps on average in the first chunk, the shortest of "
+            f"the run, where the log std 0.0 cell's fell from {base.length.iloc[0]:.1f} to "
+            f"{base.length.min():.1f}") in flat
+
+    def first(chunks, mask) -> str:
+        return f"{chunks[mask].steps.iloc[0]:,.0f}"
+
+    assert (f"positive first in the chunk ending at {first(spread, spread.ret > 0)} env steps "
+            f"(the other cell's at {first(base, base.ret > 0)})") in flat
+    assert (f"passed 100 steps on average in the chunk ending at "
+            f"{first(spread, spread.length > 100)} (the other's at "
+            f"{first(base, base.length > 100)})") in flat
+    final = _row(MUJOCO, "trpo-3M/brax:ant")["mean"]
+    assert (f"passed the other cell's final {final:,.1f} in the chunk ending at "
+            f"{first(spread, spread.ret > final)} env steps") in flat
+    assert (f"log std fell from {spread.log_std.iloc[0]:.2f} to {spread.log_std.iloc[-1]:.2f} "
+            f"(the other's from {base.log_std.iloc[0]:.2f} to {base.log_std.iloc[-1]:.2f})"
+            ) in flat
+    assert (f"episodes lasted {spread.length.iloc[-1]:.1f} steps on average (the other's "
+            f"{base.length.iloc[-1]:.1f})") in flat
+
+
+def test_the_trpo_entry_modes_walk():
+    """Its final policies played by their mode, from the committed posture file, beside the log
+    std 0.0 cell's."""
+    flat = _notes()
+    posture = json.loads((SPREAD / "posture/trpo-ant-logstd-0.5-3M.json").read_text())
+    assert posture["run_id"] == TRPO.name and posture["episodes"] == 4
+    assert posture["deterministic"]
+    seeds = posture["seeds"]
+    played = [s["return"] for s in seeds]
+    reference = _row(SPREAD, "trpo-3M-logstd-0.5/brax:ant")["reference"]
+    above = sum(v > reference for v in played)
+    assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
+            f"{statistics.mean(played):,.1f}; {above} of 8 above the reference), moving forward "
+            f"at {_span([s['mean_speed'] for s in seeds], '.2f')} m/s") in flat
+    lengths = [n for s in seeds for n in s["episode_lengths"]]
+    short = sorted(n for n in lengths if n < 1000)
+    assert len(lengths) == 32 and len(short) == 4
+    assert (f"{32 - len(short)} of the 32 episodes reach the time limit (the others end after "
+            f"{short[0]}, {short[1]}, {short[2]} and {short[3]} steps)") in flat
+    assert max(s["upside_down_share"] for s in seeds) < 0.002
+    base = [s["return"] for s in json.loads(
+        (MUJOCO / "posture/trpo-ant-3M.json").read_text())["seeds"]]
+    assert (f"The log std 0.0 cell's modes scored {_span(base, ',.1f')} (mean "
+            f"{statistics.mean(base):,.1f})") in flat
