@@ -33,6 +33,12 @@ Variants (overrides of the suite entry's config; ``_`` keys are patches):
 * ``relu_obsnorm``, ``rejax_like_obsnorm`` (PQN): those with normalized observations (and
   flax's default initialization, rejax's); ``relu_obsnorm_orthogonal``: normalized
   observations with jaxrl's orthogonal initialization;
+* ``obs_noclip``: normalized observations not clipped (jaxrl clips them at 10, rejax does not);
+* ``rejax_net``: rejax's DQN network as a whole Q-network (flax's default initialization);
+* ``grad_noclip_termination``: ``noclip_termination`` again, on the entry as it is since it
+  normalizes its observations (``noclip_termination`` ran before);
+* ``dqn_rejax_like`` (DQN): rejax's network, no observation clip, no gradient clipping, time
+  limits as terminations: every difference from rejax's DQN this study knows of at once;
 * ``relu_normalize_obs`` (PQN): normalize_obs (running statistics), jaxrl's option
   (`jaxrl.algos.obs_normalization`: per member, updated from every rollout, read by acting,
   evaluation and learning) in place of the fixed statistics, with ReLU; the network is jaxrl's
@@ -70,6 +76,10 @@ VARIANTS = {
     "rejax_like_obsnorm": {**RELU, **NO_CLIP, **TERMINATION, "_targets": "rejax",
                            "_obsnorm": True},
     "relu_normalize_obs": {**RELU, "normalize_obs": True},
+    "obs_noclip": {"_obs_clip": None},
+    "rejax_net": {"_network": "rejax"},
+    "dqn_rejax_like": {**NO_CLIP, **TERMINATION, "_network": "rejax", "_obs_clip": None},
+    "grad_noclip_termination": {**NO_CLIP, **TERMINATION},
 }
 OBS_STAT_ENVS, OBS_STAT_STEPS, STD_FLOOR = 64, 512, 0.1
 
@@ -127,6 +137,39 @@ def register_normalized_torso(env_name: str, init: str = "flax", hidden=(64, 64)
     return "obsnorm_relu_ln"
 
 
+def register_rejax_q_network() -> str:
+    """Register (in this process) rejax 613bd7a's DQN network as a whole Q-network: two Dense
+    layers of 64 with SiLU and a linear output, flax's default initialization (jaxrl's: the
+    same shape, orthogonal); returns its name."""
+    import flax.linen as nn
+
+    from jaxrl.parts.user_networks import register_network
+
+    class RejaxQ(nn.Module):
+        num_actions: int
+
+        @nn.compact
+        def __call__(self, x):
+            for width in (64, 64):
+                x = nn.silu(nn.Dense(width)(x))
+            return nn.Dense(self.num_actions)(x)
+
+    register_network("rejax_q", lambda num_actions: RejaxQ(num_actions))
+    return "rejax_q"
+
+
+def patch_obs_clip(clip: float | None) -> None:
+    """Normalized observations clipped at ``clip`` (None: not clipped, as rejax's running
+    statistics leave them) in place of jaxrl's ``OBS_CLIP`` of 10."""
+    from jaxrl.algos import obs_normalization
+    from jaxrl.ops import normalize
+
+    def normalize_with(stats, obs):
+        return obs if stats is None else normalize(stats, obs, clip=clip)
+
+    obs_normalization.normalize_with = normalize_with  # read by normalize_obs / _transitions
+
+
 def patch_rejax_targets() -> None:
     """jaxrl's PQN with rejax 613bd7a's targets: step ``t`` bootstraps from ``max_a Q`` of the
     observation after step ``t + 1`` (the last step's for the last two steps)."""
@@ -159,6 +202,10 @@ def worker(algo: str, env: str, variant: str, seeds: int, steps: int | None, out
     overrides = dict(VARIANTS[variant])
     if overrides.pop("_targets", None) == "rejax":
         patch_rejax_targets()
+    if "_obs_clip" in overrides:
+        patch_obs_clip(overrides.pop("_obs_clip"))
+    if overrides.pop("_network", None) == "rejax":
+        overrides["network"] = register_rejax_q_network()
     obsnorm = overrides.pop("_obsnorm", False)
     if obsnorm:
         overrides["torso"] = register_normalized_torso(

@@ -63,3 +63,111 @@ def test_the_q_config_study_figures_the_notes_quote():
     running = returns("relu_normalize_obs")
     assert round(running.mean(), 2) == 0.79 and (running >= 0.5).sum() == 7
     assert np.allclose(running, [0.95, 0.95, 0.85, 0.60, 0.75, 0.80, 1.00, 0.45])
+
+
+def _flat_notes() -> str:
+    return " ".join((ROOT / "NOTES.md").read_text().split())
+
+
+def _peer(key: str) -> dict:
+    return json.loads((ROOT / "rejax_peer.json").read_text())[key]
+
+
+def _p(a, b) -> float:
+    """Mann-Whitney's two-sided p of two sets of evaluation returns, each read to 4 decimals (the
+    files hold some as float32, 0.949999988 for 0.95, which would break the ties)."""
+    from scipy.stats import mannwhitneyu
+
+    return float(mannwhitneyu(np.round(a, 4), np.round(b, 4), alternative="two-sided").pvalue)
+
+
+def _seeds(values) -> str:
+    return ", ".join(str(round(float(v), 2)) for v in values)
+
+
+def test_rejax_itself_on_this_navix_the_figures_the_notes_quote():
+    """rejax's PQN and DQN at the table's pin, on jaxrl's Navix (rejax_peer.json), beside
+    jaxrl's entries (results.json) and the table's seeds (navix_rejax_configs.json)."""
+    flat = _flat_notes()
+    table = {(f["algo"], f["task"]): f["final_return_per_seed"] for f in json.loads(
+        (ROOT.parents[1] / "experiments/benchmarks/navix_rejax_configs.json").read_text()
+    )["result_files"] if f["matches_table"] and f["num_seeds"] == 5}  # the table's own runs
+    for algo, words, digits in (("pqn", "rejax's scores", 3), ("dqn", "rejax's DQN scores", 2)):
+        peer = _peer(f"{algo}/LavaGapS6")
+        assert peer["versions"]["Navix"] == "0.7.4" and peer["rejax_commit"] == "613bd7a"
+        assert peer["seeds"] == 8 and peer["eval_steps"][-1] >= 1_048_576  # its last evaluation
+        ours = per_seed(f"{algo}/navix:Navix-LavaGapS6-v0")
+        seeds = peer["final_return_per_seed"]
+        assert f"{words} {peer['final_mean']:.{digits}f} (per seed {_seeds(seeds)}" in flat
+        theirs = table[(algo, "LavaGapS6")]
+        assert len(theirs) == 5
+        p_ours, p_table = _p(seeds, ours), _p(seeds, theirs)
+        if algo == "pqn":
+            assert (f"where jaxrl's entry scores {ours.mean():.2f} (Mann-Whitney p "
+                    f"{p_ours:.2f}, two-sided") in flat
+            assert f"from the table's 5 (p {p_table:.2f})" in flat and p_table > 0.05
+        else:
+            assert sum(v > 0 for v in seeds) == 6 and "6 of 8 seeds find the goal" in flat
+            assert f"above jaxrl's entry's {ours.mean():.2f} (p {p_ours:.3f})" in flat
+            assert p_ours < 0.05 < p_table
+            assert f"from the table's {np.mean(theirs):.2f} (p {p_table:.2f})" in flat
+            curve = dict(zip(peer["eval_steps"], peer["mean_return_per_point"]))
+            assert max(v for k, v in curve.items() if k <= 262_160) == 0.0
+            assert (f"0.0125 at 393,240, {curve[786_480]:g} at 786,480, "
+                    f"{round(curve[917_560], 2):g} at 917,560") in flat
+
+
+def test_the_dqn_variants_against_rejax_the_figures_the_notes_quote():
+    flat = _flat_notes()
+    study = json.loads((ROOT / "q_config_study.json").read_text())
+    entry = per_seed("dqn/navix:Navix-LavaGapS6-v0")
+    rejax = _peer("dqn/LavaGapS6")["final_return_per_seed"]
+
+    def returns(variant):
+        record = study[f"dqn/navix:Navix-LavaGapS6-v0/{variant}"]
+        assert record["config"]["normalize_obs"] and record["seeds"] == 8
+        assert record["total_steps"] == 1_048_576
+        return np.asarray([s["final_eval_return"] for s in record["per_seed"]])
+
+    like = returns("dqn_rejax_like")
+    assert (f"DQN scores **{like.mean():.2f}** (per seed {_seeds(like)}: "
+            f"{(like > 0).sum()} of 8 find the goal), above the entry (p {_p(like, entry):.4f}) "
+            f"and not told apart from rejax's own {np.mean(rejax):.2f} (p "
+            f"{_p(like, rejax):.3f})") in flat
+    assert _p(like, entry) < 0.05 < _p(like, rejax)
+    unclipped = returns("obs_noclip")
+    assert (f"observations not clipped, {unclipped.mean():.4f} ({(unclipped > 0).sum()} of 8 "
+            f"find the goal; against the entry p {_p(unclipped, entry):.2f})") in flat
+
+
+def test_the_network_is_dqns_difference_from_rejax():
+    """rejax's network alone closes DQN's gap to rejax's own on this Navix; gradient clipping
+    and time limits, on the entry as it now is, do not."""
+    flat = _flat_notes()
+    study = json.loads((ROOT / "q_config_study.json").read_text())
+    returns = lambda variant: np.asarray([s["final_eval_return"] for s in study[
+        f"dqn/navix:Navix-LavaGapS6-v0/{variant}"]["per_seed"]])
+    entry = per_seed("dqn/navix:Navix-LavaGapS6-v0")
+    rejax = _peer("dqn/LavaGapS6")["final_return_per_seed"]
+    net, like = returns("rejax_net"), returns("dqn_rejax_like")
+    assert (f"**{net.mean():.2f}** (per seed {_seeds(net)}: {(net > 0).sum()} of 8 find the "
+            f"goal; against the entry p {_p(net, entry):.3f}, against rejax's own p "
+            f"{_p(net, rejax):.2f}, against all of them at once p {_p(net, like):.2f})") in flat
+    assert _p(net, entry) < 0.05 < min(_p(net, rejax), _p(net, like))
+    grad = returns("grad_noclip_termination")
+    assert (f"(`grad_noclip_termination`), {grad.mean():.3f} ({(grad > 0).sum()} of 8; against "
+            f"the entry p {_p(grad, entry):.1f})") in flat
+    august = [f for f in json.loads((ROOT.parents[1] / "experiments/benchmarks/"
+                                     "navix_rejax_configs.json").read_text())["result_files"]
+              if f["algo"] == "dqn" and f["task"] == "LavaGapS6" and "results.bkp.2/" in f["path"]]
+    assert len(august) == 1 and august[0]["config_equals_yaml_at_250d46e9"]
+    assert f"(the authors' August run: {august[0]['final_mean']:.2f})" in flat
+    assert (f"same config (August 2025, `results.bkp.2/`) scored "
+            f"{august[0]['final_mean']:.2f}") in flat
+    (pqn,) = [f for f in json.loads((ROOT.parents[1] / "experiments/benchmarks/"
+                                     "navix_rejax_configs.json").read_text())["result_files"]
+              if f["algo"] == "pqn" and f["task"] == "LavaGapS6" and f["num_seeds"] == 5
+              and "results.additional/" in f["path"]]
+    assert pqn["config_equals_yaml_at_250d46e9"]
+    assert (f"same config (August 2025, `results.additional/`, 5 seeds) scored "
+            f"{pqn['final_mean']:.2f}") in flat
