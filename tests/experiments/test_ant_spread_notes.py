@@ -6,6 +6,7 @@ import json
 import statistics
 from pathlib import Path
 
+import pandas as pd
 from scipy.stats import mannwhitneyu
 
 from tests.experiments.test_spinningup_readings import _span, run_chunk_means
@@ -105,3 +106,90 @@ def test_the_trpo_entry_modes_walk():
         (MUJOCO / "posture/trpo-ant-3M.json").read_text())["seeds"]]
     assert (f"The log std 0.0 cell's modes scored {_span(base, ',.1f')} (mean "
             f"{statistics.mean(base):,.1f})") in flat
+
+
+VPG = SPREAD / "progress/20261202-135445-vpg-brax-ant-0b057c"
+VPG_BASE = MUJOCO / "progress-spinningup/20261201-222929-vpg-brax-ant-f9bbbb"
+
+
+def _chunk_rates(run: Path) -> list[float]:
+    """Each chunk's median over seeds of the env-steps/s its metrics record."""
+    return [float(pd.read_parquet(f)["env_steps_per_second"].median())
+            for f in sorted((run / "metrics").glob("chunk-*.parquet"))]
+
+
+def test_the_vpg_entry_is_its_report_row_and_above_the_reference():
+    flat = _notes()
+    row = _row(SPREAD, "vpg-3M-logstd-0.5/brax:ant")
+    base = _row(MUJOCO, "vpg-3M/brax:ant")
+    assert row["status"] == "finished" and row["run_id"] == VPG.name and len(row["per_seed"]) == 8
+    assert row["config"] == {"init_log_std": -0.5} and base["verdict"] == "below reference"
+    assert f"run `{VPG.name}`" in flat
+    assert (f"mean {row['mean']:,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] "
+            f"over 8 seeds against Spinning Up's {row['reference']:,.1f} ± "
+            f"{row['reference_uncertainty']:.0f}") in flat
+    assert row["verdict"] == "above reference" and "**above the reference**" in flat
+    assert f"IQM {row['iqm']:,.1f}; per seed {', '.join(f'{v:,.1f}' for v in row['per_seed'])}" \
+        in flat
+    assert f"{row['seeds_below']} of 8 below the reference, signed-rank p {row['rank_p']:.3f}" \
+        in flat
+    upper = row["reference"] + row["reference_uncertainty"]
+    assert min(row["per_seed"]) > upper
+    assert f"Every seed is above the reference's upper edge ({upper:.1f})" in flat
+    assert f"From log std 0.0 the mujoco cell scored {base['mean']:,.1f}, below the reference" \
+        in flat
+    test = mannwhitneyu(row["per_seed"], base["per_seed"], alternative="two-sided")
+    assert (f"in {test.statistic:.0f} of the 64 pairs of a seed here and a seed there this run's "
+            f"is the higher (Mann-Whitney U {test.statistic:.0f}, two-sided p "
+            f"{test.pvalue:.4f})") in flat
+    assert (f"run s ({row['run_seconds']:,.0f} s) is its training programs' time; its "
+            f"{row['wall_seconds']:,.0f} s of wall") in flat
+    assert f"its rate ({row['env_steps_per_second']:,.0f} env-steps/s of run s" in flat
+    rates = _chunk_rates(VPG)
+    assert len(rates) == 61
+    assert (f"Its first 38 chunks, partly beside other work on the 2 cores, ran at a median of "
+            f"{statistics.median(rates[:38]):,.0f} env-steps/s over 8 seeds, its last 23, alone "
+            f"on the new machine, at {statistics.median(rates[38:]):,.0f} "
+            f"({min(rates[38:]):,.0f} to {max(rates[38:]):,.0f})") in flat
+
+
+def test_the_vpg_entry_learned_to_stay_up():
+    """The chunk readings beside the log std 0.0 cell's, from both runs' committed metrics."""
+    flat = _notes()
+    spread, base = run_chunk_means(VPG), run_chunk_means(VPG_BASE)
+    assert len(spread) == len(base) == 61
+    shortest = spread.length.idxmin()
+    assert (spread.ret > 0).idxmax() == shortest and (base.ret <= 0).all()
+    assert (f"from {spread.length.iloc[0]:.1f} steps on average in the first chunk to "
+            f"{spread.length.min():.1f} in the chunk ending at "
+            f"{spread.steps.iloc[shortest]:,.0f} env steps, the chunk in which its return per "
+            f"step was first positive (the log std 0.0 cell's never was)") in flat
+    assert (f"passing 100 steps on average in the chunk ending at "
+            f"{spread[spread.length > 100].steps.iloc[0]:,.0f} and lasting "
+            f"{spread.length.iloc[-1]:.1f} in the last (the other cell's "
+            f"{base.length.iloc[-1]:.1f})") in flat
+    assert (f"log std fell from {spread.log_std.iloc[0]:.2f} to {spread.log_std.iloc[-1]:.2f} "
+            f"(the other's from {base.log_std.iloc[0]:.2f} to {base.log_std.iloc[-1]:.2f})"
+            ) in flat
+    assert (f"{spread.ret.iloc[40]:.1f} over the chunk ending at {spread.steps.iloc[40]:,.0f} "
+            f"env steps, {spread.ret.iloc[-1]:.1f} over the last") in flat
+    assert spread.ret.iloc[-1] > spread.ret.iloc[40]
+
+
+def test_the_vpg_entry_modes_stand_still():
+    """Its final policies played by their mode, from the committed posture file, beside the log
+    std 0.0 cell's."""
+    flat = _notes()
+    posture = json.loads((SPREAD / "posture/vpg-ant-logstd-0.5-3M.json").read_text())
+    assert posture["run_id"] == VPG.name and posture["episodes"] == 4
+    assert posture["deterministic"]
+    seeds = posture["seeds"]
+    played = [s["return"] for s in seeds]
+    assert all(n == 1000 for s in seeds for n in s["episode_lengths"])
+    assert (f"every one of the 32 episodes reaches the time limit, at {_span(played, ',.1f')} a "
+            f"seed (mean {statistics.mean(played):,.1f}), moving forward at "
+            f"{_span([s['mean_speed'] for s in seeds], '.2f')} m/s") in flat
+    base = json.loads((MUJOCO / "posture/vpg-ant-3M.json").read_text())["seeds"]
+    longest = max(n for s in base for n in s["episode_lengths"])
+    assert f"The log std 0.0 cell's modes lunged and ended every episode within {longest} steps" \
+        in flat
