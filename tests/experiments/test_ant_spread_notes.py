@@ -28,23 +28,25 @@ def _row(folder: Path, entry: str) -> dict:
             }[entry]
 
 
-def test_the_trpo_entry_is_its_report_row_and_above_the_log_std_0_cell():
-    flat = _notes()
-    row = _row(SPREAD, "trpo-3M-logstd-0.5/brax:ant")
-    base = _row(MUJOCO, "trpo-3M/brax:ant")
-    assert row["status"] == "finished" and row["run_id"] == TRPO.name and len(row["per_seed"]) == 8
+def _check_report_paragraph(flat: str, entry: str, run: Path, verdict: str, words: str,
+                            cell_words: str) -> tuple[dict, dict]:
+    """The notes' paragraph on ``entry`` (run ``run``) is its report row, beside the log std 0.0
+    cell of the mujoco suite (below its reference); returns both rows."""
+    row = _row(SPREAD, f"{entry.split('/')[0]}-logstd-0.5/brax:ant")
+    base = _row(MUJOCO, entry)
+    assert row["status"] == "finished" and row["run_id"] == run.name and len(row["per_seed"]) == 8
     assert row["config"] == {"init_log_std": -0.5} and base["verdict"] == "below reference"
-    assert f"run `{TRPO.name}`" in flat
+    assert f"run `{run.name}`" in flat
     assert (f"mean {row['mean']:,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] "
             f"over 8 seeds against Spinning Up's {row['reference']:,.1f} ± "
             f"{row['reference_uncertainty']:.0f}") in flat
-    assert row["verdict"] == "reference inside CI" and "**the reference inside the interval**" in flat
+    assert row["verdict"] == verdict and f"**{words}**" in flat
     assert f"IQM {row['iqm']:,.1f}; per seed {', '.join(f'{v:,.1f}' for v in row['per_seed'])}" \
         in flat
     assert f"{row['seeds_below']} of 8 below the reference, signed-rank p {row['rank_p']:.3f}" \
         in flat
     assert f"at {row['total_steps']:,} env steps a seed ({row['total_steps'] / 3e6:.4f}x" in flat
-    assert f"the mujoco cell scored {base['mean']:,.1f}, below the reference" in flat
+    assert f"{cell_words} {base['mean']:,.1f}, below the reference" in flat
     test = mannwhitneyu(row["per_seed"], base["per_seed"], alternative="two-sided")
     assert (f"in {test.statistic:.0f} of the 64 pairs of a seed here and a seed there this run's "
             f"is the higher (Mann-Whitney U {test.statistic:.0f}, two-sided p "
@@ -52,6 +54,12 @@ def test_the_trpo_entry_is_its_report_row_and_above_the_log_std_0_cell():
     assert (f"run s ({row['run_seconds']:,.0f} s) is its training programs' time; its "
             f"{row['wall_seconds']:,.0f} s of wall") in flat
     assert f"its rate ({row['env_steps_per_second']:,.0f} env-steps/s of run s" in flat
+    return row, base
+
+
+def test_the_trpo_entry_is_its_report_row_and_above_the_log_std_0_cell():
+    _check_report_paragraph(_notes(), "trpo-3M/brax:ant", TRPO, "reference inside CI",
+                            "the reference inside the interval", "the mujoco cell scored")
 
 
 def test_the_trpo_entry_had_no_slow_start():
@@ -82,14 +90,20 @@ def test_the_trpo_entry_had_no_slow_start():
             f"{base.length.iloc[-1]:.1f})") in flat
 
 
+def _posture_seeds(name: str, run: Path) -> list[dict]:
+    """The committed posture file ``posture/NAME.json`` of ``run`` (4 episodes a seed, each
+    final policy played by its mode): its rows by seed."""
+    posture = json.loads((SPREAD / f"posture/{name}.json").read_text())
+    assert posture["run_id"] == run.name and posture["episodes"] == 4
+    assert posture["deterministic"]
+    return posture["seeds"]
+
+
 def test_the_trpo_entry_modes_walk():
     """Its final policies played by their mode, from the committed posture file, beside the log
     std 0.0 cell's."""
     flat = _notes()
-    posture = json.loads((SPREAD / "posture/trpo-ant-logstd-0.5-3M.json").read_text())
-    assert posture["run_id"] == TRPO.name and posture["episodes"] == 4
-    assert posture["deterministic"]
-    seeds = posture["seeds"]
+    seeds = _posture_seeds("trpo-ant-logstd-0.5-3M", TRPO)
     played = [s["return"] for s in seeds]
     reference = _row(SPREAD, "trpo-3M-logstd-0.5/brax:ant")["reference"]
     above = sum(v > reference for v in played)
@@ -120,31 +134,12 @@ def _chunk_rates(run: Path) -> list[float]:
 
 def test_the_vpg_entry_is_its_report_row_and_above_the_reference():
     flat = _notes()
-    row = _row(SPREAD, "vpg-3M-logstd-0.5/brax:ant")
-    base = _row(MUJOCO, "vpg-3M/brax:ant")
-    assert row["status"] == "finished" and row["run_id"] == VPG.name and len(row["per_seed"]) == 8
-    assert row["config"] == {"init_log_std": -0.5} and base["verdict"] == "below reference"
-    assert f"run `{VPG.name}`" in flat
-    assert (f"mean {row['mean']:,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] "
-            f"over 8 seeds against Spinning Up's {row['reference']:,.1f} ± "
-            f"{row['reference_uncertainty']:.0f}") in flat
-    assert row["verdict"] == "above reference" and "**above the reference**" in flat
-    assert f"IQM {row['iqm']:,.1f}; per seed {', '.join(f'{v:,.1f}' for v in row['per_seed'])}" \
-        in flat
-    assert f"{row['seeds_below']} of 8 below the reference, signed-rank p {row['rank_p']:.3f}" \
-        in flat
+    row, _ = _check_report_paragraph(flat, "vpg-3M/brax:ant", VPG, "above reference",
+                                     "above the reference",
+                                     "From log std 0.0 the mujoco cell scored")
     upper = row["reference"] + row["reference_uncertainty"]
     assert min(row["per_seed"]) > upper
     assert f"Every seed is above the reference's upper edge ({upper:.1f})" in flat
-    assert f"From log std 0.0 the mujoco cell scored {base['mean']:,.1f}, below the reference" \
-        in flat
-    test = mannwhitneyu(row["per_seed"], base["per_seed"], alternative="two-sided")
-    assert (f"in {test.statistic:.0f} of the 64 pairs of a seed here and a seed there this run's "
-            f"is the higher (Mann-Whitney U {test.statistic:.0f}, two-sided p "
-            f"{test.pvalue:.4f})") in flat
-    assert (f"run s ({row['run_seconds']:,.0f} s) is its training programs' time; its "
-            f"{row['wall_seconds']:,.0f} s of wall") in flat
-    assert f"its rate ({row['env_steps_per_second']:,.0f} env-steps/s of run s" in flat
     rates = _chunk_rates(VPG)
     assert len(rates) == 61
     assert (f"Its first 38 chunks, partly beside other work on the 2 cores, ran at a median of "
@@ -180,10 +175,7 @@ def test_the_vpg_entry_modes_stand_still():
     """Its final policies played by their mode, from the committed posture file, beside the log
     std 0.0 cell's."""
     flat = _notes()
-    posture = json.loads((SPREAD / "posture/vpg-ant-logstd-0.5-3M.json").read_text())
-    assert posture["run_id"] == VPG.name and posture["episodes"] == 4
-    assert posture["deterministic"]
-    seeds = posture["seeds"]
+    seeds = _posture_seeds("vpg-ant-logstd-0.5-3M", VPG)
     played = [s["return"] for s in seeds]
     assert all(n == 1000 for s in seeds for n in s["episode_lengths"])
     assert (f"every one of the 32 episodes reaches the time limit, at {_span(played, ',.1f')} a "
