@@ -161,8 +161,9 @@ BENCHES = [
       for task in ("CartpoleBalance", "CartpoleSwingup", "FingerSpin", "PointMass", "BallInCup",
                    "ReacherEasy", "CheetahRun", "WalkerWalk")],
     Bench("navix", "iqn/navix:Navix-DoorKey-8x8-v0", 8, False, 4.0,
-          "estimated: 8 seeds x 1M env steps, about 9 hours on the 2-core CPU "
-          "(benchmarks/navix-cpu/q_rates.json), taken 200x faster; its replay buffer "
+          "estimated: 8 seeds x 1M env steps, about 9 hours on the 2-core CPU beside "
+          "other work (benchmarks/navix-cpu/q_rates.json; 4.1 alone, and running there "
+          "across sessions: benchmarks/navix-cpu/NOTES.md), taken 200x faster; its replay buffer "
           "(131,072 transitions a seed) cannot come back from a call: must fit one"),
     Bench("navix", "iqn/navix:Navix-LavaGapS6-v0", 8, False, 4.0,
           "estimated as DoorKey-8x8's"),

@@ -171,3 +171,29 @@ def test_the_network_is_dqns_difference_from_rejax():
     assert pqn["config_equals_yaml_at_250d46e9"]
     assert (f"same config (August 2025, `results.additional/`, 5 seeds) scored "
             f"{pqn['final_mean']:.2f}") in flat
+
+
+IQN_DOORKEY = ROOT / "progress" / "20261202-172724-iqn-navix-Navix-DoorKey-8x8-v0-f3bc44"
+
+
+def test_the_iqn_entry_on_this_cpu_the_figures_the_notes_quote():
+    """IQN DoorKey-8x8's rate alone, its checkpoint's weight and its training returns to
+    checkpoint 70, from the run's committed metrics and checkpoint_sizes.json."""
+    import pandas as pd
+
+    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    chunks = [pd.read_parquet(f) for f in sorted((IQN_DOORKEY / "metrics").glob("chunk-*.parquet"))
+              ][:70]
+    assert len(chunks) == 70
+    rate = float(np.median([c["env_steps_per_second"].median() for c in chunks[1:]]))
+    assert (f"chunks 2 to 70 ran at a median of {rate:,.0f} env-steps/s over 8 seeds, "
+            f"{1_048_576 * 8 / rate / 3600:.1f} hours an entry") in flat
+    rows = pd.concat(chunks)
+    won = rows[rows["episode_return_mean"] > 0]
+    assert int(chunks[-1]["env_steps"].max()) == 470_400 and "(470,400 env steps a seed)" in flat
+    assert (f"reached the goal in {len(won)} of its {len(rows):,} logged intervals, all before "
+            "77,000 env steps a seed") in flat and won["env_steps"].max() < 77_000
+    sizes = json.loads((ROOT / "checkpoint_sizes.json").read_text())["entries"]
+    iqn = sizes["iqn/navix:Navix-DoorKey-8x8-v0"]
+    assert iqn["run_id"] == IQN_DOORKEY.name and iqn["checkpoint_step"] == 70
+    assert f"{iqn['checkpoint_bytes'] / 1e6:.1f} MB on DoorKey-8x8 at 8 seeds" in flat
