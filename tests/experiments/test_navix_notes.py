@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "navix-cpu"
 
@@ -179,8 +180,6 @@ IQN_DOORKEY = ROOT / "progress" / "20261202-172724-iqn-navix-Navix-DoorKey-8x8-v
 def test_the_iqn_entry_on_this_cpu_the_figures_the_notes_quote():
     """IQN DoorKey-8x8's rate alone, its checkpoint's weight and its training returns to
     checkpoint 70, from the run's committed metrics and checkpoint_sizes.json."""
-    import pandas as pd
-
     flat = " ".join((ROOT / "NOTES.md").read_text().split())
     chunks = [pd.read_parquet(f) for f in sorted((IQN_DOORKEY / "metrics").glob("chunk-*.parquet"))
               ][:70]
