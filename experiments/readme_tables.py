@@ -64,7 +64,7 @@ REPORTS = (
                        "policy (no published figure at these budgets)"),
     ("playground-sac-cpu", "SAC at one update per env step on the same Playground tasks"),
     ("jaxenvs-cpu", "PPO on Navix, XLand-MiniGrid and Jumanji, beside a random policy"),
-    ("navix-cpu", "PPO, DQN and PQN against Navix's published rejax baseline table, measured "
+    ("navix-cpu", "PPO, DQN, PQN and IQN against Navix's published rejax baseline table, measured "
                   "as the table was"),
     ("craftax-cpu", "PPO and PPO-GRU on Craftax-Symbolic against the Craftax scoreboard"),
     ("atari-gpu/pong-10m", "PPO on Atari Pong against reading 002's Atari table"),

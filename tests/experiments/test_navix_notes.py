@@ -196,3 +196,40 @@ def test_the_iqn_entry_on_this_cpu_the_figures_the_notes_quote():
     iqn = sizes["iqn/navix:Navix-DoorKey-8x8-v0"]
     assert iqn["run_id"] == IQN_DOORKEY.name and iqn["checkpoint_step"] == 70
     assert f"{iqn['checkpoint_bytes'] / 1e6:.1f} MB on DoorKey-8x8 at 8 seeds" in flat
+
+
+def test_the_iqn_doorkey_verdict_and_the_tables_walkable_walls():
+    """IQN DoorKey-8x8 scores 0 on every seed, below the table, whose run walked through walls
+    (its own result files, read into navix_rejax_configs.json and doorkey_study.json); the
+    training episodes that reached the goal, counted from the run's committed metrics."""
+    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    assert (per_seed("iqn/navix:Navix-DoorKey-8x8-v0") == 0).all()
+    results = json.loads((ROOT / "results.json").read_text())["entries"]
+    (row,) = [e for e in results if e["entry"] == "iqn/navix:Navix-DoorKey-8x8-v0"]
+    assert row["verdict"] == "below reference" and row["run_id"] == IQN_DOORKEY.name
+    assert (f"{row['run_seconds']:,.0f} s of training ({row['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds") in flat and f"({row['wall_seconds']:,.0f} s of wall)" in flat
+    configs = Path(__file__).resolve().parents[2] / "experiments" / "benchmarks" / "navix_rejax_configs.json"
+    files = {f["path"]: f for f in json.loads(configs.read_text())["result_files"]
+             if f["algo"] == "iqn" and f["task"] == "DoorKey-8x8"}
+    table = files["baselines/rejax/results/navix_Navix-DoorKey-8x8-v0_iqn_5_0_1760742454.1812055.json"]
+    august = files["baselines/rejax/results.additional/navix_Navix-DoorKey-8x8-v0_iqn_5_0_1754041485.1390102.json"]
+    assert table["final_return_per_seed"] == [1.0] * 5 and table["matches_table"]
+    assert august["final_return_per_seed"] == [0.0] * 5 and august["config_equals_yaml_at_250d46e9"]
+    reference = json.loads((ROOT / "doorkey_study.json").read_text())["reference"]
+    assert "shortest evaluation episode 11 steps" in reference["iqn_table_run"]
+    assert "0.0 on all 5 seeds" in reference["iqn_earlier_run_same_config"]
+    rows = pd.concat(pd.read_parquet(f) for f in sorted((IQN_DOORKEY / "metrics").glob("chunk-*.parquet")))
+    assert int(rows["env_steps"].max()) == 1_048_320  # the report's steps a seed
+    won = rows[rows["episode_return_mean"] > 0]
+    early, late = won[won["env_steps"] < 77_000], won[won["env_steps"] > 800_000]
+    assert len(early) + len(late) == len(won)
+    assert (f"reached the goal in {len(won)} of the run's {len(rows):,} logged intervals: "
+            f"{len(early)} before 77,000 env steps a seed (epsilon still "
+            f"{early['epsilon'].min():.2f} or more) and {len(late)} after 800,000 (seeds "
+            f"{' and '.join(str(s) for s in sorted(set(late['seed'])))}, at the final epsilon of "
+            f"{late['epsilon'].max():.2f})") in flat
+    assert (f"each by a path of {won['episode_length_min'].min():.0f} to "
+            f"{won['episode_length_min'].max():.0f} steps") in flat
+    last = rows.dropna(subset=["episode_length_mean"]).sort_values("update").groupby("seed").tail(5)
+    assert last["seed"].nunique() == 8 and (last["episode_length_mean"] == 100).all()
