@@ -9,10 +9,15 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "navix-cpu"
 
 
-def per_seed(entry: str) -> np.ndarray:
+def _row(entry: str) -> dict:
+    """The report's row of ``entry`` (results.json)."""
     results = json.loads((ROOT / "results.json").read_text())
     (found,) = [e for e in results["entries"] if e["entry"] == entry]
-    return np.asarray(found["per_seed"], dtype=float)
+    return found
+
+
+def per_seed(entry: str) -> np.ndarray:
+    return np.asarray(_row(entry)["per_seed"], dtype=float)
 
 
 def test_the_ppo_figures_the_notes_quote():
@@ -47,8 +52,7 @@ def test_the_q_learner_figures_the_notes_quote():
     pqn_lava = per_seed("pqn/navix:Navix-LavaGapS6-v0")  # since normalize_obs and ReLU
     assert round(pqn_lava.mean(), 2) == 0.79 and (pqn_lava >= 0.6).sum() == 7
     assert np.allclose(pqn_lava, [0.95, 0.95, 0.85, 0.60, 0.75, 0.80, 1.00, 0.45])
-    results = json.loads((ROOT / "results.json").read_text())["entries"]
-    (row,) = [e for e in results if e["entry"] == "pqn/navix:Navix-LavaGapS6-v0"]
+    row = _row("pqn/navix:Navix-LavaGapS6-v0")
     assert row["mean_ci_high"] < 0.96 and round(row["mean_ci_high"], 1) == 0.9
     before = json.loads((ROOT / "q_eval_epsilon.json").read_text())[
         "pqn/navix:Navix-LavaGapS6-v0"]["suite_measure_final_eval_per_seed"]
@@ -177,12 +181,16 @@ def test_the_network_is_dqns_difference_from_rejax():
 IQN_DOORKEY = ROOT / "progress" / "20261202-172724-iqn-navix-Navix-DoorKey-8x8-v0-f3bc44"
 
 
+def _iqn_doorkey_chunks() -> list[pd.DataFrame]:
+    """The IQN DoorKey-8x8 run's committed chunk metrics, in order."""
+    return [pd.read_parquet(f) for f in sorted((IQN_DOORKEY / "metrics").glob("chunk-*.parquet"))]
+
+
 def test_the_iqn_entry_on_this_cpu_the_figures_the_notes_quote():
     """IQN DoorKey-8x8's rate alone, its checkpoint's weight and its training returns to
     checkpoint 70, from the run's committed metrics and checkpoint_sizes.json."""
     flat = " ".join((ROOT / "NOTES.md").read_text().split())
-    chunks = [pd.read_parquet(f) for f in sorted((IQN_DOORKEY / "metrics").glob("chunk-*.parquet"))
-              ][:70]
+    chunks = _iqn_doorkey_chunks()[:70]
     assert len(chunks) == 70
     rate = float(np.median([c["env_steps_per_second"].median() for c in chunks[1:]]))
     assert (f"chunks 2 to 70 ran at a median of {rate:,.0f} env-steps/s over 8 seeds, "
@@ -204,8 +212,7 @@ def test_the_iqn_doorkey_verdict_and_the_tables_walkable_walls():
     training episodes that reached the goal, counted from the run's committed metrics."""
     flat = " ".join((ROOT / "NOTES.md").read_text().split())
     assert (per_seed("iqn/navix:Navix-DoorKey-8x8-v0") == 0).all()
-    results = json.loads((ROOT / "results.json").read_text())["entries"]
-    (row,) = [e for e in results if e["entry"] == "iqn/navix:Navix-DoorKey-8x8-v0"]
+    row = _row("iqn/navix:Navix-DoorKey-8x8-v0")
     assert row["verdict"] == "below reference" and row["run_id"] == IQN_DOORKEY.name
     assert (f"{row['run_seconds']:,.0f} s of training ({row['env_steps_per_second']:,.0f} "
             f"env-steps/s over 8 seeds") in flat and f"({row['wall_seconds']:,.0f} s of wall)" in flat
@@ -219,7 +226,7 @@ def test_the_iqn_doorkey_verdict_and_the_tables_walkable_walls():
     reference = json.loads((ROOT / "doorkey_study.json").read_text())["reference"]
     assert "shortest evaluation episode 11 steps" in reference["iqn_table_run"]
     assert "0.0 on all 5 seeds" in reference["iqn_earlier_run_same_config"]
-    rows = pd.concat(pd.read_parquet(f) for f in sorted((IQN_DOORKEY / "metrics").glob("chunk-*.parquet")))
+    rows = pd.concat(_iqn_doorkey_chunks())
     assert int(rows["env_steps"].max()) == 1_048_320  # the report's steps a seed
     won = rows[rows["episode_return_mean"] > 0]
     early, late = won[won["env_steps"] < 77_000], won[won["env_steps"] > 800_000]
