@@ -5,13 +5,19 @@ never ends an episode, where one random action in two hundred breaks the loop.
 
     .venv/bin/python experiments/navix_q_eval.py [--algo pqn] [--env navix:Navix-LavaGapS6-v0]
         [--seeds 8] [--episodes 20] [--epsilons 0 0.005 0.05] [--out FILE] [--walls-passable]
+        [--total-steps N] [--set KEY=VALUE ...] [--tag NAME]
 
 Trains the navix suite's entry (its config, 8 seeds, the full 1,048,576 steps), then evaluates
 each seed's final parameters at each epsilon (``episodes`` episodes, the env's 100-step limit:
 an episode that does not reach the goal in time returns 0) and records, per seed and epsilon,
 the mean return; beside them the mean return of the last training episodes (epsilon at its
 final value) and the suite's own measure. The JSON (default
-benchmarks/navix-cpu/q_eval_epsilon.json) is merged with what is there, keyed by algo and env.
+benchmarks/navix-cpu/q_eval_epsilon.json) is merged with what is there, keyed by algo and env
+(``@walls_passable`` and ``@TAG`` appended when given).
+
+``--total-steps`` cuts the run short; ``--set`` overrides an entry of the config (each
+given as YAML, e.g. ``--set eps_decay_fraction=0.4`` keeps the full run's exploration schedule
+in env steps when ``--total-steps`` is a quarter of it). The record holds the config as run.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+import yaml
 
 import jaxrl
 from jaxrl.algos import acting
@@ -45,6 +52,18 @@ def epsilon_greedy(policy: acting.Policy, epsilon: float, actions: int) -> actin
     return acting.Policy(policy.initial, step, policy.mode, policy.value)
 
 
+def _overrides(pairs: list[str], config: dict) -> dict:
+    """``KEY=VALUE`` pairs as a dict, each value read as YAML; a key the entry's config lacks
+    is an error naming it."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in config:
+            raise SystemExit(f"--set {pair!r}: want KEY=VALUE with KEY one of {sorted(config)}")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algo", default="pqn")
@@ -56,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/navix-cpu/q_eval_epsilon.json"))
     parser.add_argument("--walls-passable", action="store_true",
                         help="Navix <= 0.6.16's wall bug put back (navix_doorkey_study.py's patch)")
+    parser.add_argument("--set", dest="overrides", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="override a config entry of the suite's entry (value read as YAML)")
+    parser.add_argument("--tag", default=None, help="appended to the record's key as @TAG")
     args = parser.parse_args(argv)
     if args.walls_passable:
         import importlib.util
@@ -68,11 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     entry = next(e for e in load_suite("navix").entries
                  if e.algo == args.algo and e.env == args.env)
     steps = args.total_steps or entry.total_steps
+    config = {**entry.config, **_overrides(args.overrides, entry.config)}
     started = time.time()
     result = jaxrl.train(args.algo, env=args.env, seeds=args.seeds, total_steps=steps,
-                         progress=False, eval_episodes=entry.eval_episodes, **entry.config)
+                         progress=False, eval_episodes=entry.eval_episodes, **config)
     train_seconds = time.time() - started
-    r = resolve_group(single_spec(args.algo, args.env, args.seeds, steps, **entry.config))
+    r = resolve_group(single_spec(args.algo, args.env, args.seeds, steps, **config))
     policy = r.algorithm.policy(r.config.static(), r.env, r.env_params)
     actions = int(r.env.action_space(r.env_params).n)
     horizon = int(getattr(r.env_params, "max_steps", 0) or 100) + 1
@@ -94,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         per_epsilon[str(eps)] = values
     last = result.metrics.sort_values("update").groupby("seed").tail(5)
     record = {"algo": args.algo, "env": args.env, "seeds": args.seeds, "total_steps": steps,
-              "episodes": args.episodes, "config": entry.config,
+              "episodes": args.episodes, "config": config,
               "suite_measure_final_eval_per_seed": [float(x) for x in result.final_eval_return],
               "mean_return_by_eval_epsilon_per_seed": per_epsilon,
               "training_return_last_updates_per_seed": [
@@ -103,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
               "date": time.strftime("%Y-%m-%d"), "jax": jax.__version__}
     data = json.loads(args.out.read_text()) if args.out.is_file() else {}
     record["walls_passable"] = args.walls_passable
-    data[f"{args.algo}/{args.env}" + ("@walls_passable" if args.walls_passable else "")] = record
+    record["overrides"] = sorted(args.overrides)
+    key = f"{args.algo}/{args.env}" + ("@walls_passable" if args.walls_passable else "")
+    data[key + (f"@{args.tag}" if args.tag else "")] = record
     args.out.write_text(json.dumps(data, indent=1) + "\n")
     print(json.dumps({k: record[k] for k in ("mean_return_by_eval_epsilon_per_seed",
                                              "training_return_last_updates_per_seed")}))
