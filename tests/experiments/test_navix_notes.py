@@ -5,6 +5,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
+
+from tests.experiments.scripts import load
 
 ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "navix-cpu"
 
@@ -240,3 +243,16 @@ def test_the_iqn_doorkey_verdict_and_the_tables_walkable_walls():
             f"{won['episode_length_min'].max():.0f} steps") in flat
     last = rows.dropna(subset=["episode_length_mean"]).sort_values("update").groupby("seed").tail(5)
     assert last["seed"].nunique() == 8 and (last["episode_length_mean"] == 100).all()
+
+
+def test_the_q_eval_overrides_read_yaml_and_name_an_unknown_key():
+    """``navix_q_eval.py --set``: a value is read as YAML; a key the entry lacks stops the
+    script with a line naming it, before any training."""
+    overrides = load("navix_q_eval")._overrides
+    config = {"eps_decay_fraction": 0.1, "hidden": [64, 64]}
+    assert overrides(["eps_decay_fraction=0.4", "hidden=[32]"], config) == {
+        "eps_decay_fraction": 0.4, "hidden": [32]}
+    with pytest.raises(SystemExit, match="'eps_decay=0.4'.*eps_decay_fraction"):
+        overrides(["eps_decay=0.4"], config)
+    with pytest.raises(SystemExit, match="want KEY=VALUE"):
+        overrides(["eps_decay_fraction"], config)
