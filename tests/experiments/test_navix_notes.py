@@ -252,7 +252,7 @@ def test_the_q_eval_overrides_read_yaml_and_name_an_unknown_key():
     config = {"eps_decay_fraction": 0.1, "hidden": [64, 64]}
     assert overrides(["eps_decay_fraction=0.4", "hidden=[32]"], config) == {
         "eps_decay_fraction": 0.4, "hidden": [32]}
-    with pytest.raises(SystemExit, match="'eps_decay=0.4'.*eps_decay_fraction"):
+    with pytest.raises(SystemExit, match=r"'eps_decay=0\.4'.*eps_decay_fraction"):
         overrides(["eps_decay=0.4"], config)
     with pytest.raises(SystemExit, match="want KEY=VALUE"):
         overrides(["eps_decay_fraction"], config)
