@@ -31,6 +31,7 @@ import jax.numpy as jnp
 from jaxrl.algos import offpolicy, q_learner
 from jaxrl.algos.action_masks import allowed_q
 from jaxrl.algos.families import family_defaults
+from jaxrl.algos.obs_normalization import normalize_obs
 from jaxrl.config import AlgoConfig, ConfigError, static
 from jaxrl.ops import quantile_huber_loss, quantile_midpoints
 from jaxrl.parts import memory
@@ -104,10 +105,12 @@ def q_values(params, hp: q_learner.QuantileHparams, obs: jax.Array, static: IQNS
 
 
 def explore(state, obs: jax.Array, key, static: IQNStatic, space) -> jax.Array:
-    """``[N]`` epsilon-greedy at the mean over K sampled fractions per observation."""
+    """``[N]`` epsilon-greedy at the mean over K sampled fractions per raw observation ``obs
+    [N, obs_dim]``, read as the network learns from it (`normalize_obs`)."""
     tau_key, action_key = jax.random.split(key)
     taus = fractions(tau_key, obs.shape[0], static.num_action_quantiles)
-    q = mean_values(make_network(static, space), state.params, obs, taus)
+    q = mean_values(make_network(static, space), state.params,
+                    normalize_obs(state, obs, static), taus)
     return q_learner.epsilon_greedy(action_key, q, q_learner.epsilon(state),
                                     q_learner.allowed_actions(space, obs))
 

@@ -198,3 +198,33 @@ def test_the_replay_learner_reads_a_sampled_batch_normalized_by_the_current_stat
         np.testing.assert_allclose(np.asarray(out.metrics[name]),
                                    normalized(state.obs_stats, np.asarray(getattr(batch, name))),
                                    rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("algo", ["dqn", "c51", "qrdqn", "iqn"])
+def test_the_exploring_action_reads_the_normalized_observation(algo):
+    """Training's epsilon-greedy action (the policy's step when not deterministic: IQN's
+    samples its fractions) at epsilon 0 is the one the same network takes, without
+    normalization, at the hand-normalized observation: the behaviour policy reads what
+    the learner reads (IQN's once read the raw observation)."""
+    state, _, config, _ = state_and_batch(algo, "CartPole-v1", normalize_obs=True)
+    data = np.random.default_rng(1).normal(3.0, 0.5, size=(64, 4)).astype(np.float32)
+    leaves, tree = jax.tree.flatten(state.params)  # a fresh C51 net picks one action anywhere
+    noisy = [x + jax.random.normal(jax.random.key(i), x.shape, x.dtype)
+             for i, x in enumerate(leaves)]
+    state = state.replace(obs_stats=running_stats_update(state.obs_stats, data),
+                          params=jax.tree.unflatten(tree, noisy),
+                          hparams=state.hparams.replace(eps_start=0.0, eps_end=0.0))
+    env, params = envs.make("CartPole-v1")
+    algorithm = algos.get(algo)
+    on = algorithm.make_policy(config.static(), env, params)
+    off = algorithm.make_policy(config.replace(normalize_obs=False).static(), env, params)
+    obs = probe_obs(4) + 3.0
+    hand = jnp.asarray(normalized(state.obs_stats, obs))
+    raw_actions, hand_actions, unnormalized = [], [], []
+    for i in range(8):
+        key = jax.random.key(i)
+        raw_actions.append(np.asarray(on.step(state, (), jnp.asarray(obs), key, False)[1]))
+        hand_actions.append(np.asarray(off.step(state, (), hand, key, False)[1]))
+        unnormalized.append(np.asarray(off.step(state, (), jnp.asarray(obs), key, False)[1]))
+    np.testing.assert_array_equal(np.stack(raw_actions), np.stack(hand_actions))
+    assert not np.array_equal(np.stack(raw_actions), np.stack(unnormalized))
