@@ -307,8 +307,10 @@ per relayed bench entry not yet finished (`jaxrl.studies.bench.carry`)."""
 def finished_elsewhere(benchmarks: Path, bench: Bench) -> str | None:
     """The committed report (a ``benchmarks/*/results.json`` of ``bench``'s suite at its full
     budget) that already holds ``bench``'s entry finished with at least its seeds, such as a
-    Spinning Up cell the CPU ran: its path relative to ``benchmarks``, else None. A file that
-    is not a bench's results is passed over, never fatal."""
+    Spinning Up cell the CPU ran: its path relative to ``benchmarks``, else None. A row whose
+    run was set aside (its folder moved to ``superseded/`` beside the report: trained with a
+    bug since fixed) does not count. A file that is not a bench's results is passed over, never
+    fatal."""
     for path in sorted(benchmarks.glob("*/results.json")):
         try:
             report = read_results(path)
@@ -318,8 +320,9 @@ def finished_elsewhere(benchmarks: Path, bench: Bench) -> str | None:
             continue
         for row in report["entries"]:
             values = [v for v in row.get("per_seed") or [] if v is not None]
+            set_aside = (path.parent / "superseded" / str(row.get("run_id"))).is_dir()
             if (row["entry"] == bench.entry and row.get("status") == "finished"
-                    and len(values) >= bench.seeds):
+                    and len(values) >= bench.seeds and not set_aside):
                 return str(path.relative_to(benchmarks))
     return None
 

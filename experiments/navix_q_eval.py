@@ -6,6 +6,7 @@ never ends an episode, where one random action in two hundred breaks the loop.
     .venv/bin/python experiments/navix_q_eval.py [--algo pqn] [--env navix:Navix-LavaGapS6-v0]
         [--seeds 8] [--episodes 20] [--epsilons 0 0.005 0.05] [--out FILE] [--walls-passable]
         [--total-steps N] [--set KEY=VALUE ...] [--tag NAME]
+    .venv/bin/python experiments/navix_q_eval.py --amend KEY [--out FILE]
 
 Trains the navix suite's entry (its config, 8 seeds, the full 1,048,576 steps), then evaluates
 each seed's final parameters at each epsilon (``episodes`` episodes, the env's 100-step limit:
@@ -17,7 +18,10 @@ benchmarks/navix-cpu/q_eval_epsilon.json) is merged with what is there, keyed by
 
 ``--total-steps`` cuts the run short; ``--set`` overrides an entry of the config (each
 given as YAML, e.g. ``--set eps_decay_fraction=0.4`` keeps the full run's exploration schedule
-in env steps when ``--total-steps`` is a quarter of it). The record holds the config as run.
+in env steps when ``--total-steps`` is a quarter of it). The record holds the config as run,
+and per seed how often training episodes reached the goal once epsilon was at its final value
+(`goal_reached_after_decay`); ``--amend KEY`` adds those counts to a record written without
+them, from its run's metrics in the run store.
 """
 
 from __future__ import annotations
@@ -64,6 +68,41 @@ def _overrides(pairs: list[str], config: dict) -> dict:
     return out
 
 
+def goal_reached_after_decay(metrics, decay_steps: float, seeds: int) -> dict:
+    """Per seed, of the logged intervals (``metrics``: a run's rows, one per seed and update)
+    from the step epsilon reached its final value (``decay_steps`` env steps a seed) on: how
+    many had a training episode reach the goal (a return above 0), and the shortest such
+    episode (its length, None where none did)."""
+    late = metrics[metrics["env_steps"] >= decay_steps]
+    won = late[late["episode_return_max"] > 0]
+    return {"from_env_steps": round(decay_steps),
+            "intervals_per_seed": [int((late["seed"] == s).sum()) for s in range(seeds)],
+            "intervals_reaching_goal_per_seed": [int((won["seed"] == s).sum())
+                                                 for s in range(seeds)],
+            "shortest_goal_episode_per_seed": [
+                None if (won["seed"] == s).sum() == 0
+                else int(won.loc[won["seed"] == s, "episode_length_min"].min())
+                for s in range(seeds)]}
+
+
+def amend(out: Path, key: str) -> int:
+    """Add `goal_reached_after_decay` to the record ``key`` of ``out`` from its run's metrics in
+    the run store (a record written before the script recorded it)."""
+    from jaxrl.runs.query import load_metrics
+
+    data = json.loads(out.read_text())
+    if key not in data:
+        raise SystemExit(f"--amend {key!r}: no such record in {out}; records: {sorted(data)}")
+    record = data[key]
+    config = record["config"]
+    decay = config["eps_decay_fraction"] * record["total_steps"]
+    record["training_goal_after_decay"] = goal_reached_after_decay(
+        load_metrics(record["run_id"]), decay, record["seeds"])
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    print(json.dumps(record["training_goal_after_decay"]))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algo", default="pqn")
@@ -78,7 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="overrides", nargs="+", default=[], metavar="KEY=VALUE",
                         help="override a config entry of the suite's entry (value read as YAML)")
     parser.add_argument("--tag", default=None, help="appended to the record's key as @TAG")
+    parser.add_argument("--amend", default=None, metavar="KEY",
+                        help="train nothing: add the goal-reaching counts to record KEY of --out "
+                             "from its run's metrics in the run store")
     args = parser.parse_args(argv)
+    if args.amend is not None:
+        return amend(args.out, args.amend)
     if args.walls_passable:
         import importlib.util
 
@@ -122,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
               "mean_return_by_eval_epsilon_per_seed": per_epsilon,
               "training_return_last_updates_per_seed": [
                   float(x) for x in last.groupby("seed")["episode_return_mean"].mean()],
+              "training_goal_after_decay": goal_reached_after_decay(
+                  result.metrics, config["eps_decay_fraction"] * steps, args.seeds),
               "train_seconds": round(train_seconds, 1), "run_id": result.run_id,
               "date": time.strftime("%Y-%m-%d"), "jax": jax.__version__}
     data = json.loads(args.out.read_text()) if args.out.is_file() else {}

@@ -4,6 +4,7 @@ the plan's dry sizes on the CPU)."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -260,6 +261,10 @@ def test_an_entry_a_committed_report_holds_finished_is_not_run_again(tmp_path, m
     (tmp_path / "benchmarks" / "damaged").mkdir()
     (tmp_path / "benchmarks" / "damaged" / "results.json").write_text("{not json")
     assert plan.finished_elsewhere(tmp_path / "benchmarks", done) == "mujoco-cpu/results.json"
+    superseded = tmp_path / "benchmarks" / "mujoco-cpu" / "superseded"
+    (superseded / rows["trpo-3M/brax:hopper"]["run_id"]).mkdir(parents=True)
+    assert plan.finished_elsewhere(tmp_path / "benchmarks", done) is None  # set aside: runs again
+    shutil.rmtree(superseded)
     assert [plan.finished_elsewhere(tmp_path / "benchmarks", b) for b in (short, cut, smoke)] \
         == [None, None, None]
     ran = []
@@ -422,8 +427,6 @@ def test_rejax_sac_with_jaxrls_draw_runs_once_per_plan_and_a_failure_is_one_line
 def test_the_sac_patches_apply_as_patch_applies_them(tmp_path):
     """`apply_diff` (the lent machine has neither `patch` nor `git`) leaves the files as `patch
     -p1` does, and a hunk that does not match names its file."""
-    import shutil
-
     from tests.experiments.scripts import load
 
     plan = load("gpu_plan")
