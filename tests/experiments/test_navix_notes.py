@@ -296,3 +296,21 @@ def test_the_iqn_walls_passable_study_before_the_fix_the_figures_the_notes_quote
             f"{shortest[b]} steps)") in flat
     assert all(h <= 2 for s, h in enumerate(hits) if s not in top)
     assert f"`{key}`" in flat
+
+
+def test_the_iqn_walls_passable_study_after_the_fix_the_figures_the_notes_quote():
+    """Fixed, IQN's first quarter with walkable walls still reaches the goal on one seed only."""
+    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    key = "iqn/navix:Navix-DoorKey-8x8-v0@walls_passable@first-quarter"
+    record = json.loads((ROOT / "q_eval_epsilon.json").read_text())[key]
+    assert record["walls_passable"] and record["overrides"] == ["eps_decay_fraction=0.4"]
+    assert record["total_steps"] == 262_144 and record["config"]["normalize_obs"] is True
+    by_eps = record["mean_return_by_eval_epsilon_per_seed"]
+    assert by_eps["0.0"] == by_eps["0.005"]
+    scoring = [s for s, v in enumerate(by_eps["0.0"]) if v > 0]
+    assert scoring == [6] and round(by_eps["0.0"][6], 2) == 0.2
+    training = record["training_return_last_updates_per_seed"]
+    assert [s for s, v in enumerate(training) if v > 0] == [6]
+    assert (f"`{key}`, {record['train_seconds']:,.0f} s of training) scores 0.2 on seed 6 and "
+            f"0.0 on the other seven, at epsilon 0 and at 0.005 alike, and its last training "
+            f"episodes return 0.0 on every seed but seed 6 ({training[6]:.2f})") in flat
