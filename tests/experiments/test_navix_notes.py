@@ -314,3 +314,30 @@ def test_the_iqn_walls_passable_study_after_the_fix_the_figures_the_notes_quote(
     assert (f"`{key}`, {record['train_seconds']:,.0f} s of training) scores 0.2 on seed 6 and "
             f"0.0 on the other seven, at epsilon 0 and at 0.005 alike, and its last training "
             f"episodes return 0.0 on every seed but seed 6 ({training[6]:.2f})") in flat
+
+
+def test_the_iqn_walls_passable_study_with_online_targets_the_figures_the_notes_quote():
+    """rejax's online targets turn the first quarter with walkable walls into the table's
+    shortcut on every seed (q_eval_epsilon.json), and the suite's IQN entries take them."""
+    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    records = json.loads((ROOT / "q_eval_epsilon.json").read_text())
+    key = "iqn/navix:Navix-DoorKey-8x8-v0@walls_passable@first-quarter-online-targets"
+    online, slow = records[key], records[key.removesuffix("-online-targets")]
+    assert online["config"]["tau"] == 1.0 and online["config"]["target_update_period"] == 1
+    assert slow["config"]["tau"] == 0.01 and slow["config"]["target_update_period"] == 51
+    by_eps = online["mean_return_by_eval_epsilon_per_seed"]
+    assert by_eps["0.0"] == by_eps["0.005"]
+    values = np.array(by_eps["0.0"])
+    slow_mean = np.mean(slow["mean_return_by_eval_epsilon_per_seed"]["0.0"])
+    assert (f"scores {values.mean():.2f} (per seed {', '.join(f'{v:.2f}' for v in values)}) at "
+            f"epsilon 0 and at 0.005 alike, against {slow_mean:.2f} with the paper's slow "
+            "target") in flat
+    goal = online["training_goal_after_decay"]
+    hits = goal["intervals_reaching_goal_per_seed"]
+    assert (f"reached the goal in {min(hits)} to {max(hits)} of {goal['intervals_per_seed'][0]} "
+            "logged intervals on every seed") in flat
+    assert set(goal["shortest_goal_episode_per_seed"]) == {11}
+    suite = (ROOT.parents[1] / "experiments/benchmarks/navix.yaml").read_text()
+    iqn_lines = [line for line in suite.splitlines() if "config:" in line and "kappa" in line]
+    assert len(iqn_lines) == 2
+    assert all("target_update_period: 1," in line and "tau: 1.0," in line for line in iqn_lines)
