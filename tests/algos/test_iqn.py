@@ -167,6 +167,19 @@ def test_a_learner_step_returns_its_per_sample_loss_as_priorities():
     assert jax.tree.all(jax.tree.map(jnp.array_equal, out.target_params, state.target_params))
 
 
+
+def test_a_whole_target_step_every_update_gives_the_online_networks_targets():
+    """``tau 1.0, target_update_period 1`` (rejax's IQN, the navix suite's entries): after each
+    update the target network is the online one, so the next update's targets are the online
+    network's."""
+    state, b, config, space = state_and_batch("iqn", "CartPole-v1", target_update_period=1,
+                                              tau=1.0, num_quantiles=8, num_target_quantiles=8,
+                                              num_action_quantiles=4, embedding_dim=8)
+    out = jitted_learn(q_learner.make_learn(iqn.iqn_loss), config, space)(
+        state, b, jnp.ones(16), jax.random.key(0))
+    assert not jax.tree.all(jax.tree.map(jnp.array_equal, out.params, state.params))
+    assert jax.tree.all(jax.tree.map(jnp.array_equal, out.target_params, out.params))
+
 def test_the_memory_model_adds_the_pairs_and_the_per_fraction_layers():
     from jaxrl import algos
     from jaxrl.algos import offpolicy
