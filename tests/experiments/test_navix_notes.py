@@ -184,9 +184,54 @@ def test_the_network_is_dqns_difference_from_rejax():
 IQN_DOORKEY = ROOT / "superseded" / "20261202-172724-iqn-navix-Navix-DoorKey-8x8-v0-f3bc44"
 
 
-def _iqn_doorkey_chunks() -> list[pd.DataFrame]:
-    """The IQN DoorKey-8x8 run's committed chunk metrics, in order."""
-    return [pd.read_parquet(f) for f in sorted((IQN_DOORKEY / "metrics").glob("chunk-*.parquet"))]
+IQN_DOORKEY_ONLINE = ROOT / "progress" / "20261204-010650-iqn-navix-Navix-DoorKey-8x8-v0-3d6836"
+
+
+def _iqn_doorkey_chunks(run: Path = IQN_DOORKEY) -> list[pd.DataFrame]:
+    """An IQN DoorKey-8x8 run's committed chunk metrics, in order (the set-aside run's unless
+    told)."""
+    return [pd.read_parquet(f) for f in sorted((run / "metrics").glob("chunk-*.parquet"))]
+
+
+def test_the_iqn_doorkey_entry_with_online_targets_the_figures_the_notes_quote():
+    """The report's IQN DoorKey-8x8 row is the online-targets run, 0 on every seed; its cost
+    and the training episodes that reached the goal (any episode of a logged interval, by
+    ``episode_return_max``), from the run's record and committed metrics."""
+    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    meta = json.loads((IQN_DOORKEY_ONLINE / "run.json").read_text())
+    config = meta["group"]["spec"]["configs"][0]
+    assert meta["status"] == "finished" and meta["final_eval_return"] == [0.0] * 8
+    assert config["tau"] == 1.0 and config["target_update_period"] == 1
+    row = _row("iqn/navix:Navix-DoorKey-8x8-v0")
+    assert row["run_id"] == IQN_DOORKEY_ONLINE.name and row["per_seed"] == [0.0] * 8
+    assert "with rejax's online targets: 0.0 on every seed" in flat
+    wall = (pd.Timestamp(meta["ended_at"]) - pd.Timestamp(meta["started_at"])).total_seconds()
+    assert (f"{meta['run_seconds']:,.0f} s of training ({meta['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds, its record's figure)") in flat
+    assert f"({wall:,.0f} s of wall)" in flat
+    chunks = _iqn_doorkey_chunks(IQN_DOORKEY_ONLINE)
+    rate = float(np.median([c["env_steps_per_second"].median() for c in chunks[1:]]))
+    assert (f"its chunks 2 to {len(chunks)} ran at a median of {rate:,.0f} env-steps/s over 8 "
+            "seeds") in flat
+    rows = pd.concat(chunks)
+    won = rows[rows["episode_return_max"] > 0]
+    early, late = won[won["env_steps"] < 77_000], won[won["epsilon"] <= 0.01]
+    assert len(early) + len(late) == len(won)
+    missing = sorted(set(range(8)) - set(late["seed"]))
+    assert (f"reached the goal in {len(won)} of the run's {len(rows):,} logged intervals: "
+            f"{len(early)} before 77,000 env steps a seed (epsilon still "
+            f"{early['epsilon'].min():.2f} or more) and {len(late)} at the final epsilon of 0.01 "
+            f"(every seed but seed {missing[0]}, the last at {late['env_steps'].max():,.0f} env "
+            "steps)") in flat and len(missing) == 1
+    assert (f"shortest episode {won['episode_length_min'].min():.0f} to "
+            f"{won['episode_length_min'].max():.0f} steps") in flat
+    last = rows.dropna(subset=["episode_length_mean"]).sort_values("update").groupby("seed").tail(5)
+    assert last["seed"].nunique() == 8 and (last["episode_length_mean"] == 100).all()
+    study = json.loads((ROOT / "q_eval_epsilon.json").read_text())
+    passable = study["iqn/navix:Navix-DoorKey-8x8-v0@walls_passable@first-quarter-online-targets"]
+    assert passable["config"]["tau"] == config["tau"]
+    walkable = np.mean(passable["mean_return_by_eval_epsilon_per_seed"]["0.0"])
+    assert f"the same configuration's first quarter scored {walkable:.2f}" in flat
 
 
 def test_the_iqn_entry_on_this_cpu_the_figures_the_notes_quote():
