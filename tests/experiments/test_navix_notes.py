@@ -234,6 +234,41 @@ def test_the_iqn_doorkey_entry_with_online_targets_the_figures_the_notes_quote()
     assert f"the same configuration's first quarter scored {walkable:.2f}" in flat
 
 
+IQN_LAVAGAP_ONLINE = ROOT / "progress" / "20261204-070941-iqn-navix-Navix-LavaGapS6-v0-39ea01"
+
+
+def test_the_iqn_lavagap_entry_with_online_targets_the_figures_the_notes_quote():
+    """The report's IQN LavaGapS6 row is the online-targets run, 1.0 on every seed (the
+    table's 1.0); its cost, its evaluations over training and its last training episodes, from
+    the run's record and committed metrics."""
+    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    meta = json.loads((IQN_LAVAGAP_ONLINE / "run.json").read_text())
+    config = meta["group"]["spec"]["configs"][0]
+    assert meta["status"] == "finished" and meta["final_eval_return"] == [1.0] * 8
+    assert config["tau"] == 1.0 and config["target_update_period"] == 1
+    row = _row("iqn/navix:Navix-LavaGapS6-v0")
+    assert row["run_id"] == IQN_LAVAGAP_ONLINE.name and row["per_seed"] == [1.0] * 8
+    assert "with rejax's online targets: 1.0 on every seed** (IQM 1.0)" in flat
+    wall = (pd.Timestamp(meta["ended_at"]) - pd.Timestamp(meta["started_at"])).total_seconds()
+    assert (f"{meta['run_seconds']:,.0f} s of training ({meta['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds, its record's figure)") in flat
+    times = {1: "once", 2: "twice"}[len(meta["resumed"])]
+    assert f"({wall:,.0f} s of wall), resumed {times} from the committed progress folder" in flat
+    chunks = _iqn_doorkey_chunks(IQN_LAVAGAP_ONLINE)
+    rate = float(np.median([c["env_steps_per_second"].median() for c in chunks[1:]]))
+    assert (f"its chunks 2 to {len(chunks)} ran at a median of {rate:,.0f} env-steps/s over 8 "
+            "seeds: its batch of 512") in flat
+    evals = pd.read_parquet(IQN_LAVAGAP_ONLINE / "evaluations.parquet")
+    curve = evals.groupby("env_steps")["eval_return"].mean()
+    assert (curve.loc[:201_600] == 0).all()
+    assert (f"{curve[403_200]:.2f} at 403,200, {curve[504_000]:.2f} at 504,000, "
+            f"{curve[604_800]:.2f} at 604,800 and 1.0 on every seed") in flat
+    solved = evals[evals["env_steps"] >= 705_600]
+    assert (solved["eval_return"] == 1.0).all() and solved["seed"].nunique() == 8
+    last100 = meta["train_return_last100"]
+    assert f"returned {min(last100):.2f} to {max(last100):.2f} per seed" in flat
+
+
 def test_the_iqn_entry_on_this_cpu_the_figures_the_notes_quote():
     """IQN DoorKey-8x8's rate alone, its checkpoint's weight and its training returns to
     checkpoint 70, from the run's committed metrics and checkpoint_sizes.json."""
