@@ -187,10 +187,33 @@ IQN_DOORKEY = ROOT / "superseded" / "20261202-172724-iqn-navix-Navix-DoorKey-8x8
 IQN_DOORKEY_ONLINE = ROOT / "progress" / "20261204-010650-iqn-navix-Navix-DoorKey-8x8-v0-3d6836"
 
 
-def _iqn_doorkey_chunks(run: Path = IQN_DOORKEY) -> list[pd.DataFrame]:
-    """An IQN DoorKey-8x8 run's committed chunk metrics, in order (the set-aside run's unless
+def _iqn_chunks(run: Path = IQN_DOORKEY) -> list[pd.DataFrame]:
+    """An IQN run's committed chunk metrics, in order (the set-aside DoorKey-8x8 run's unless
     told)."""
     return [pd.read_parquet(f) for f in sorted((run / "metrics").glob("chunk-*.parquet"))]
+
+
+def _online_targets_entry(run: Path, entry: str, value: float, flat: str
+                          ) -> tuple[dict, list[pd.DataFrame]]:
+    """Checks that the report's ``entry`` row is IQN run ``run`` with rejax's online targets,
+    finished at ``value`` on every seed, and that the notes (``flat``) quote its training
+    seconds, rate, wall time and median chunk rate; returns its record and chunk metrics."""
+    meta = json.loads((run / "run.json").read_text())
+    config = meta["group"]["spec"]["configs"][0]
+    assert meta["status"] == "finished" and meta["final_eval_return"] == [value] * 8
+    assert config["tau"] == 1.0 and config["target_update_period"] == 1
+    row = _row(entry)
+    assert row["run_id"] == run.name and row["per_seed"] == [value] * 8
+    assert f"with rejax's online targets: {value} on every seed" in flat
+    wall = (pd.Timestamp(meta["ended_at"]) - pd.Timestamp(meta["started_at"])).total_seconds()
+    assert (f"{meta['run_seconds']:,.0f} s of training ({meta['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds, its record's figure)") in flat
+    assert f"({wall:,.0f} s of wall)" in flat
+    chunks = _iqn_chunks(run)
+    rate = float(np.median([c["env_steps_per_second"].median() for c in chunks[1:]]))
+    assert (f"its chunks 2 to {len(chunks)} ran at a median of {rate:,.0f} env-steps/s over 8 "
+            "seeds") in flat
+    return meta, chunks
 
 
 def test_the_iqn_doorkey_entry_with_online_targets_the_figures_the_notes_quote():
@@ -198,21 +221,9 @@ def test_the_iqn_doorkey_entry_with_online_targets_the_figures_the_notes_quote()
     and the training episodes that reached the goal (any episode of a logged interval, by
     ``episode_return_max``), from the run's record and committed metrics."""
     flat = " ".join((ROOT / "NOTES.md").read_text().split())
-    meta = json.loads((IQN_DOORKEY_ONLINE / "run.json").read_text())
+    meta, chunks = _online_targets_entry(IQN_DOORKEY_ONLINE, "iqn/navix:Navix-DoorKey-8x8-v0",
+                                         0.0, flat)
     config = meta["group"]["spec"]["configs"][0]
-    assert meta["status"] == "finished" and meta["final_eval_return"] == [0.0] * 8
-    assert config["tau"] == 1.0 and config["target_update_period"] == 1
-    row = _row("iqn/navix:Navix-DoorKey-8x8-v0")
-    assert row["run_id"] == IQN_DOORKEY_ONLINE.name and row["per_seed"] == [0.0] * 8
-    assert "with rejax's online targets: 0.0 on every seed" in flat
-    wall = (pd.Timestamp(meta["ended_at"]) - pd.Timestamp(meta["started_at"])).total_seconds()
-    assert (f"{meta['run_seconds']:,.0f} s of training ({meta['env_steps_per_second']:,.0f} "
-            f"env-steps/s over 8 seeds, its record's figure)") in flat
-    assert f"({wall:,.0f} s of wall)" in flat
-    chunks = _iqn_doorkey_chunks(IQN_DOORKEY_ONLINE)
-    rate = float(np.median([c["env_steps_per_second"].median() for c in chunks[1:]]))
-    assert (f"its chunks 2 to {len(chunks)} ran at a median of {rate:,.0f} env-steps/s over 8 "
-            "seeds") in flat
     rows = pd.concat(chunks)
     won = rows[rows["episode_return_max"] > 0]
     early, late = won[won["env_steps"] < 77_000], won[won["epsilon"] <= 0.01]
@@ -242,22 +253,15 @@ def test_the_iqn_lavagap_entry_with_online_targets_the_figures_the_notes_quote()
     table's 1.0); its cost, its evaluations over training and its last training episodes, from
     the run's record and committed metrics."""
     flat = " ".join((ROOT / "NOTES.md").read_text().split())
-    meta = json.loads((IQN_LAVAGAP_ONLINE / "run.json").read_text())
-    config = meta["group"]["spec"]["configs"][0]
-    assert meta["status"] == "finished" and meta["final_eval_return"] == [1.0] * 8
-    assert config["tau"] == 1.0 and config["target_update_period"] == 1
-    row = _row("iqn/navix:Navix-LavaGapS6-v0")
-    assert row["run_id"] == IQN_LAVAGAP_ONLINE.name and row["per_seed"] == [1.0] * 8
-    assert "with rejax's online targets: 1.0 on every seed** (IQM 1.0)" in flat
-    wall = (pd.Timestamp(meta["ended_at"]) - pd.Timestamp(meta["started_at"])).total_seconds()
-    assert (f"{meta['run_seconds']:,.0f} s of training ({meta['env_steps_per_second']:,.0f} "
-            f"env-steps/s over 8 seeds, its record's figure)") in flat
+    meta, _ = _online_targets_entry(IQN_LAVAGAP_ONLINE, "iqn/navix:Navix-LavaGapS6-v0",
+                                    1.0, flat)
+    assert "online targets: 1.0 on every seed** (IQM 1.0)" in flat
     times = {1: "once", 2: "twice"}[len(meta["resumed"])]
-    assert f"({wall:,.0f} s of wall), resumed {times} from the committed progress folder" in flat
-    chunks = _iqn_doorkey_chunks(IQN_LAVAGAP_ONLINE)
-    rate = float(np.median([c["env_steps_per_second"].median() for c in chunks[1:]]))
-    assert (f"its chunks 2 to {len(chunks)} ran at a median of {rate:,.0f} env-steps/s over 8 "
-            "seeds: its batch of 512") in flat
+    assert "resumed " + times + " from the committed progress folder" in flat
+    batch = meta["group"]["spec"]["configs"][0]["batch_size"]
+    doorkey = json.loads((IQN_DOORKEY_ONLINE / "run.json").read_text())
+    assert batch == 2 * doorkey["group"]["spec"]["configs"][0]["batch_size"]
+    assert f"over 8 seeds: its batch of {batch} is twice DoorKey-8x8's" in flat
     evals = pd.read_parquet(IQN_LAVAGAP_ONLINE / "evaluations.parquet")
     curve = evals.groupby("env_steps")["eval_return"].mean()
     assert (curve.loc[:201_600] == 0).all()
@@ -273,7 +277,7 @@ def test_the_iqn_entry_on_this_cpu_the_figures_the_notes_quote():
     """IQN DoorKey-8x8's rate alone, its checkpoint's weight and its training returns to
     checkpoint 70, from the run's committed metrics and checkpoint_sizes.json."""
     flat = " ".join((ROOT / "NOTES.md").read_text().split())
-    chunks = _iqn_doorkey_chunks()[:70]
+    chunks = _iqn_chunks()[:70]
     assert len(chunks) == 70
     rate = float(np.median([c["env_steps_per_second"].median() for c in chunks[1:]]))
     assert (f"chunks 2 to 70 ran at a median of {rate:,.0f} env-steps/s over 8 seeds, "
@@ -315,7 +319,7 @@ def test_the_set_aside_iqn_doorkey_run_and_the_tables_walkable_walls():
     reference = json.loads((ROOT / "doorkey_study.json").read_text())["reference"]
     assert "shortest evaluation episode 11 steps" in reference["iqn_table_run"]
     assert "0.0 on all 5 seeds" in reference["iqn_earlier_run_same_config"]
-    rows = pd.concat(_iqn_doorkey_chunks())
+    rows = pd.concat(_iqn_chunks())
     assert int(rows["env_steps"].max()) == 1_048_320  # the report's steps a seed
     won = rows[rows["episode_return_mean"] > 0]
     early, late = won[won["env_steps"] < 77_000], won[won["env_steps"] > 800_000]
