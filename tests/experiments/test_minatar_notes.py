@@ -1,8 +1,11 @@
-"""The MinAtar notes' claims about randomness left in gymnax's ports hold in the committed
-measurement they cite (benchmarks/minatar-cpu/determinism.json)."""
+"""The MinAtar notes' claims hold in the committed files they cite: the randomness left in
+gymnax's ports (benchmarks/minatar-cpu/determinism.json) and the PPO rows (their runs'
+records in benchmarks/minatar-cpu/progress/)."""
 
 import json
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((ROOT / "benchmarks/minatar-cpu/determinism.json").read_text())
@@ -25,3 +28,29 @@ def test_breakout_has_at_most_two_returns_and_asterix_varies_anyway():
     assert min(rows("Asterix", 0.0)) > 1
     notes = (ROOT / "benchmarks/minatar-cpu/NOTES.md").read_text()
     assert "4 of the 10 gave\n  2 to 7 different returns" in notes
+
+
+BREAKOUT_PPO = ROOT / "benchmarks/minatar-cpu/progress/20261204-142802-ppo-gymnax-Breakout-MinAtar-498966"
+
+
+def test_the_ppo_breakout_figures_the_notes_quote():
+    """The report's PPO Breakout row is the 8-seed run in the progress folder; the notes quote
+    its per-seed returns, verdict, greedy evaluation and cost from the run's record."""
+    flat = " ".join((ROOT / "benchmarks/minatar-cpu/NOTES.md").read_text().split())
+    results = json.loads((ROOT / "benchmarks/minatar-cpu/results.json").read_text())
+    (row,) = [e for e in results["entries"] if e["entry"] == "ppo/gymnax:Breakout-MinAtar"]
+    meta = json.loads((BREAKOUT_PPO / "run.json").read_text())
+    assert row["run_id"] == BREAKOUT_PPO.name and meta["status"] == "finished"
+    last100 = np.asarray(meta["train_return_last100"])
+    assert np.allclose(row["per_seed"], last100) and len(last100) == 8
+    assert ("Per seed, the mean of the last 100 training episodes: "
+            + ", ".join(f"{v:.1f}" for v in last100)) in flat
+    assert f"**Breakout: {last100.mean():.1f} [" in flat and row["verdict"].startswith("above")
+    low, high = last100[last100 < 40], last100[last100 >= 40]
+    assert (f"Three seeds end at {low.min():.0f}-{low.max():.0f}, about the reference, and five "
+            f"at {high.min():.0f}-{high.max():.0f}") in flat and len(low) == 3
+    greedy = np.asarray(meta["final_eval_return"])
+    assert (f"mean {greedy.mean():.1f}, per seed {greedy.min():.1f} to {greedy.max():.1f}"
+            in flat)
+    assert (f"{meta['run_seconds']:,.0f} s of training, {meta['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds, {meta['compile_seconds']:.1f} s of compile") in flat
