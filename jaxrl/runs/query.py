@@ -160,6 +160,7 @@ def connect(store: RunStore | None = None, tables: tuple = TABLES) -> duckdb.Duc
     ``metrics`` and ``evaluations``), locked down (`lock_down`): its SQL reads the catalog's
     segment files and nothing else (but the good files of a backlog being compacted in the
     background, `jaxrl.runs.compactor`)."""
+    duckdb.connect  # noqa: B018  without duckdb: its one-line QueryError, before any compaction
     cat = load_catalog(store, compact_new=bool(tables))
     if cat.compact_later:
         compactor.start(cat.root)

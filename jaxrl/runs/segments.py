@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from jaxrl.runs.files import StoreError
 from jaxrl.runs.integrity import (
     StoreWarning,
     bad_file,
@@ -45,9 +46,13 @@ ORPHAN_GRACE_SECONDS = 3600  # unreferenced segments older than this are removed
 @functools.cache
 def _duckdb():
     """The ``duckdb`` module, imported on first use: listing runs (`jaxrl.runs.listing`) reads
-    the catalog without it, and it takes a quarter of a second to import."""
-    import duckdb
-
+    the catalog without it, and it takes a quarter of a second to import. Where it is not
+    installed, a `StoreError` (the catalog is then read without compacting, one warning line)."""
+    try:
+        import duckdb
+    except ImportError as missing:
+        raise StoreError(f"compacting the store's metrics needs duckdb ({missing}): "
+                         "pip install duckdb") from None
     return duckdb
 
 def new_token() -> str:

@@ -362,9 +362,11 @@ def metric_types(store) -> dict:
     return dict(query.sql("DESCRIBE metrics", store)[["column_name", "column_type"]].values)
 
 
+# the Arrow type pandas writes text as: ``string``, or ``large_string`` from pandas 3 on
+TEXT = str(pa.Table.from_pandas(pd.DataFrame({"x": ["1"]})).schema.field("x").type)
 MISMATCHES = {
     "text-metric": (lambda f: f.assign(episode_return_mean=f.episode_return_mean.map(
-        lambda v: f"{v + 60:.1f}")), "column 'episode_return_mean' holds string"),
+        lambda v: f"{v + 60:.1f}")), f"column 'episode_return_mean' holds {TEXT}"),
     "another-runs-id": (lambda f: f.assign(run_id="run-a"), "rows of another run: run_id 'run-a'"),
     "dropped-column": (lambda f: f.drop(columns="value_loss"), "missing value_loss"),
     "renamed-column": (lambda f: f.rename(columns={"value_loss": "vloss"}),
@@ -441,7 +443,7 @@ def test_another_runs_id_without_statistics_is_found_in_the_column(store):
 
 
 @pytest.mark.parametrize("change, reason", [
-    (lambda f: f.assign(eval_return=f.eval_return.astype(str)), "'eval_return' holds string"),
+    (lambda f: f.assign(eval_return=f.eval_return.astype(str)), f"'eval_return' holds {TEXT}"),
     (lambda f: f.drop(columns="eval_return_std"), "missing eval_return_std"),
     (lambda f: f.assign(run_id="run-c"), "rows of another run: run_id 'run-c'"),
 ], ids=["text", "dropped", "another-run"])
