@@ -102,8 +102,14 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
+# what benches and ladders write into the checkout while they run (reports, progress
+# folders): data, not code, so it never counts as an uncommitted change of the code that ran
+NOT_CODE = (":(exclude)benchmarks",)
+
+
 def code_provenance() -> dict:
-    """Git commit and dirty diff of the jaxrl checkout that is running (if it is one)."""
+    """Git commit and dirty diff of the jaxrl checkout that is running (if it is one), less
+    the committed results it writes to (`NOT_CODE`)."""
     repo = REPO
 
     def git(*args: str) -> str:
@@ -115,7 +121,7 @@ def code_provenance() -> dict:
             return ""
 
     return {"git_commit": git("rev-parse", "HEAD").strip() or None,
-            "git_diff": git("diff", "HEAD")}
+            "git_diff": git("diff", "HEAD", "--", ".", *NOT_CODE)}
 
 
 def package_versions(env: str | None = None) -> dict:

@@ -185,3 +185,29 @@ def test_the_report_says_what_the_run_ran_on():
     assert ran_on({**cpu, "devices": "2 x cpu"}) == "ran on 2 x cpu"
     assert ran_on({**cpu, "devices": "1 x cpu"}) == "ran on 1 x cpu of 2 x cpu"
     assert ran_on(cpu) == "ran on 2 x cpu"  # a run recorded before the field existed
+
+
+def test_the_code_diff_is_the_codes_not_the_results_a_bench_writes(tmp_path, monkeypatch):
+    """A bench rewriting its committed progress folder while it runs leaves the next run's
+    ``code.diff`` empty; an edit of the code is in it."""
+    import subprocess
+
+    from jaxrl.runs import store as store_module
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    (tmp_path / "jaxrl").mkdir()
+    (tmp_path / "benchmarks" / "suite" / "progress").mkdir(parents=True)
+    (tmp_path / "jaxrl" / "algo.py").write_text("GAMMA = 0.99\n")
+    (tmp_path / "benchmarks" / "suite" / "progress" / "progress.json").write_text("{}\n")
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    monkeypatch.setattr(store_module, "REPO", tmp_path)
+    (tmp_path / "benchmarks" / "suite" / "progress" / "progress.json").write_text('{"a": 1}\n')
+    found = code_provenance()
+    assert found["git_commit"] and found["git_diff"] == ""
+    (tmp_path / "jaxrl" / "algo.py").write_text("GAMMA = 0.999\n")
+    diff = code_provenance()["git_diff"]
+    assert "+GAMMA = 0.999" in diff and "progress.json" not in diff
