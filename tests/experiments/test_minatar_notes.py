@@ -30,21 +30,30 @@ def test_breakout_has_at_most_two_returns_and_asterix_varies_anyway():
     assert "4 of the 10 gave\n  2 to 7 different returns" in notes
 
 
-BREAKOUT_PPO = ROOT / "benchmarks/minatar-cpu/progress/20261204-142802-ppo-gymnax-Breakout-MinAtar-498966"
+PROGRESS = ROOT / "benchmarks/minatar-cpu/progress"
+BREAKOUT_PPO = PROGRESS / "20261204-142802-ppo-gymnax-Breakout-MinAtar-498966"
+SPACE_INVADERS_PPO = PROGRESS / "20261204-153437-ppo-gymnax-SpaceInvaders-MinAtar-ac1b0a"
+
+
+def _finished_ppo_entry(game: str, run: Path) -> tuple[str, dict, dict, np.ndarray]:
+    """The notes (whitespace folded), the report's row for PPO on ``game``, the run's record
+    and its per-seed returns, once the row is checked to be that finished 8-seed run's."""
+    flat = " ".join((ROOT / "benchmarks/minatar-cpu/NOTES.md").read_text().split())
+    results = json.loads((ROOT / "benchmarks/minatar-cpu/results.json").read_text())
+    (row,) = [e for e in results["entries"] if e["entry"] == f"ppo/gymnax:{game}-MinAtar"]
+    meta = json.loads((run / "run.json").read_text())
+    assert row["run_id"] == run.name and meta["status"] == "finished"
+    last100 = np.asarray(meta["train_return_last100"])
+    assert np.allclose(row["per_seed"], last100) and len(last100) == 8
+    assert ("Per seed, the mean of the last 100 training episodes: "
+            + ", ".join(f"{v:.1f}" for v in last100)) in flat
+    return flat, row, meta, last100
 
 
 def test_the_ppo_breakout_figures_the_notes_quote():
     """The report's PPO Breakout row is the 8-seed run in the progress folder; the notes quote
     its per-seed returns, verdict, greedy evaluation and cost from the run's record."""
-    flat = " ".join((ROOT / "benchmarks/minatar-cpu/NOTES.md").read_text().split())
-    results = json.loads((ROOT / "benchmarks/minatar-cpu/results.json").read_text())
-    (row,) = [e for e in results["entries"] if e["entry"] == "ppo/gymnax:Breakout-MinAtar"]
-    meta = json.loads((BREAKOUT_PPO / "run.json").read_text())
-    assert row["run_id"] == BREAKOUT_PPO.name and meta["status"] == "finished"
-    last100 = np.asarray(meta["train_return_last100"])
-    assert np.allclose(row["per_seed"], last100) and len(last100) == 8
-    assert ("Per seed, the mean of the last 100 training episodes: "
-            + ", ".join(f"{v:.1f}" for v in last100)) in flat
+    flat, row, meta, last100 = _finished_ppo_entry("Breakout", BREAKOUT_PPO)
     assert f"**Breakout: {last100.mean():.1f} [" in flat and row["verdict"].startswith("above")
     low, high = last100[last100 < 40], last100[last100 >= 40]
     assert (f"Three seeds end at {low.min():.0f}-{low.max():.0f}, about the reference, and five "
@@ -54,3 +63,19 @@ def test_the_ppo_breakout_figures_the_notes_quote():
             in flat)
     assert (f"{meta['run_seconds']:,.0f} s of training, {meta['env_steps_per_second']:,.0f} "
             f"env-steps/s over 8 seeds, {meta['compile_seconds']:.1f} s of compile") in flat
+
+
+def test_the_ppo_space_invaders_figures_the_notes_quote():
+    """SpaceInvaders' row is its 8-seed run, every seed above gymnax's 131, resumed once from
+    checkpoint 30; the notes quote its figures from the run's record."""
+    flat, row, meta, last100 = _finished_ppo_entry("SpaceInvaders", SPACE_INVADERS_PPO)
+    lo, hi = row["mean_ci_low"], row["mean_ci_high"]
+    assert (f"**SpaceInvaders: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
+            "against gymnax's 131: above.**") in flat
+    assert row["verdict"].startswith("above") and (last100 > row["reference"]).all()
+    greedy = np.asarray(meta["final_eval_return"])
+    assert (f"mean {greedy.mean():.1f}, per seed {greedy.min():.1f} to {greedy.max():.1f}"
+            in flat)
+    assert (f"{meta['run_seconds']:,.0f} s of training, {meta['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds, {meta['compile_seconds']:.1f} s of compile, "
+            f"{row['wall_seconds']:,.0f} s of wall") in flat
