@@ -442,6 +442,25 @@ def test_another_runs_id_without_statistics_is_found_in_the_column(store):
         ("run-c", "metrics/chunk-00002.parquet")]
 
 
+def test_a_run_written_with_large_strings_joins_the_others(store):
+    """pandas 3 writes text columns as ``large_string`` where pandas 2 wrote ``string``: a store
+    holding runs of both is whole, every run in every view, none flagged."""
+    for path in (store.root / "run-b").rglob("*.parquet"):
+        table = pq.read_table(path)
+        pq.write_table(table.cast(pa.schema(
+            [pa.field(f.name, pa.large_string() if pa.types.is_string(f.type) else f.type)
+             for f in table.schema])), path)
+    assert pq.read_schema(store.root / "run-b" / "evaluations.parquet").field(
+        "run_id").type == pa.large_string()
+    assert not check_store(store.root) and damaged(store) == set()
+    assert per_run(store).n.to_dict() == dict.fromkeys(["run-a", "run-b", "run-c"],
+                                                        CHUNKS * CHUNK_ROWS)
+    evals = query.sql("SELECT run_id, count(*) AS n FROM evaluations GROUP BY run_id "
+                      "ORDER BY run_id", store)
+    assert evals.run_id.tolist() == ["run-a", "run-b", "run-c"] and set(evals.n) == {SEEDS}
+    assert metric_types(store) == STORE_TYPES
+
+
 @pytest.mark.parametrize("change, reason", [
     (lambda f: f.assign(eval_return=f.eval_return.astype(str)), f"'eval_return' holds {TEXT}"),
     (lambda f: f.drop(columns="eval_return_std"), "missing eval_return_std"),
