@@ -33,6 +33,7 @@ def test_breakout_has_at_most_two_returns_and_asterix_varies_anyway():
 PROGRESS = ROOT / "benchmarks/minatar-cpu/progress"
 BREAKOUT_PPO = PROGRESS / "20261204-142802-ppo-gymnax-Breakout-MinAtar-498966"
 SPACE_INVADERS_PPO = PROGRESS / "20261204-153437-ppo-gymnax-SpaceInvaders-MinAtar-ac1b0a"
+ASTERIX_PPO = PROGRESS / "20261204-175837-ppo-gymnax-Asterix-MinAtar-8c12c9"
 
 
 def _finished_ppo_entry(game: str, run: Path) -> tuple[str, dict, dict, np.ndarray]:
@@ -50,6 +51,16 @@ def _finished_ppo_entry(game: str, run: Path) -> tuple[str, dict, dict, np.ndarr
     return flat, row, meta, last100
 
 
+def _quotes_greedy_and_cost(flat: str, row: dict, meta: dict) -> None:
+    """The notes quote the run's greedy final evaluation and its cost as recorded."""
+    greedy = np.asarray(meta["final_eval_return"])
+    assert (f"mean {greedy.mean():.1f}, per seed {greedy.min():.1f} to {greedy.max():.1f}"
+            in flat)
+    assert (f"{meta['run_seconds']:,.0f} s of training, {meta['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds, {meta['compile_seconds']:.1f} s of compile, "
+            f"{row['wall_seconds']:,.0f} s of wall") in flat
+
+
 def test_the_ppo_breakout_figures_the_notes_quote():
     """The report's PPO Breakout row is the 8-seed run in the progress folder; the notes quote
     its per-seed returns, verdict, greedy evaluation and cost from the run's record."""
@@ -58,11 +69,7 @@ def test_the_ppo_breakout_figures_the_notes_quote():
     low, high = last100[last100 < 40], last100[last100 >= 40]
     assert (f"Three seeds end at {low.min():.0f}-{low.max():.0f}, about the reference, and five "
             f"at {high.min():.0f}-{high.max():.0f}") in flat and len(low) == 3
-    greedy = np.asarray(meta["final_eval_return"])
-    assert (f"mean {greedy.mean():.1f}, per seed {greedy.min():.1f} to {greedy.max():.1f}"
-            in flat)
-    assert (f"{meta['run_seconds']:,.0f} s of training, {meta['env_steps_per_second']:,.0f} "
-            f"env-steps/s over 8 seeds, {meta['compile_seconds']:.1f} s of compile") in flat
+    _quotes_greedy_and_cost(flat, row, meta)
 
 
 def test_the_ppo_space_invaders_figures_the_notes_quote():
@@ -73,9 +80,16 @@ def test_the_ppo_space_invaders_figures_the_notes_quote():
     assert (f"**SpaceInvaders: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
             "against gymnax's 131: above.**") in flat
     assert row["verdict"].startswith("above") and (last100 > row["reference"]).all()
-    greedy = np.asarray(meta["final_eval_return"])
-    assert (f"mean {greedy.mean():.1f}, per seed {greedy.min():.1f} to {greedy.max():.1f}"
-            in flat)
-    assert (f"{meta['run_seconds']:,.0f} s of training, {meta['env_steps_per_second']:,.0f} "
-            f"env-steps/s over 8 seeds, {meta['compile_seconds']:.1f} s of compile, "
-            f"{row['wall_seconds']:,.0f} s of wall") in flat
+    _quotes_greedy_and_cost(flat, row, meta)
+
+
+def test_the_ppo_asterix_figures_the_notes_quote():
+    """Asterix's row is its 8-seed run: above gymnax's 15 with 2 seeds under it, the notes
+    quote its figures from the run's record."""
+    flat, row, meta, last100 = _finished_ppo_entry("Asterix", ASTERIX_PPO)
+    lo, hi = row["mean_ci_low"], row["mean_ci_high"]
+    assert (f"**Asterix: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
+            "against gymnax's 15: above.**") in flat
+    assert row["verdict"].startswith("above") and lo > row["reference"]
+    assert "(2 of 8 under the reference" in flat and (last100 < row["reference"]).sum() == 2
+    _quotes_greedy_and_cost(flat, row, meta)
