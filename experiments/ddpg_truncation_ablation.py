@@ -17,6 +17,7 @@ import json
 
 import jaxrl
 from jaxrl import stats
+from jaxrl.runs.provenance import measured_here, run_facts
 
 
 def main():
@@ -25,12 +26,12 @@ def main():
     parser.add_argument("--total-steps", type=int, default=50_000)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    returns = {}
+    returns, facts = {}, {}
     for label, bootstrap in (("bootstrap truncation", True), ("truncation = termination", False)):
         result = jaxrl.train("ddpg", env="Pendulum-v1", seeds=args.seeds,
                              total_steps=args.total_steps, progress=False,
                              bootstrap_truncation=bootstrap)
-        returns[label] = result.final_eval_return
+        returns[label], facts[label] = result.final_eval_return, run_facts(result)
         print(f"{label:>26}: run {result.run_id}", flush=True)
     right, wrong = returns.values()
     c = stats.compare(right, wrong)
@@ -43,8 +44,9 @@ def main():
           f"[{c['prob_improvement_ci_low']:.2f}, {c['prob_improvement_ci_high']:.2f}]")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"per_seed": {k: [float(x) for x in v] for k, v in returns.items()},
-                       "comparison": c}, f, indent=2)
+            json.dump({"about": measured_here(),
+                       "per_seed": {k: [float(x) for x in v] for k, v in returns.items()},
+                       "runs": facts, "comparison": c}, f, indent=2)
 
 
 if __name__ == "__main__":

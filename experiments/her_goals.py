@@ -21,6 +21,7 @@ import numpy as np
 
 import jaxrl
 from envs.goals import succeeded
+from jaxrl.runs.provenance import measured_here, run_facts
 from jaxrl.trained.demonstrations import play
 
 EPISODES = 128
@@ -68,14 +69,12 @@ def main():
                   f"{' '.join(f'{x:.2f}' for x in rates)}); {steps:,} steps per seed, run "
                   f"{r.run_seconds:.0f} s, compile {r.compile_seconds:.1f} s, run {r.run_id}",
                   flush=True)
-            report[label] = {"run_id": r.run_id, "success_per_seed": rates,
-                             "success_mean": float(np.mean(rates)), "steps": steps,
+            report[label] = {"success_per_seed": rates, "success_mean": float(np.mean(rates)),
                              "final_eval_return": [float(x) for x in r.final_eval_return],
-                             "run_seconds": r.run_seconds,
-                             "compile_seconds": r.compile_seconds}
+                             **run_facts(r)}
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+            json.dump({"about": measured_here(), "results": report}, f, indent=2)
 
 
 if __name__ == "__main__":

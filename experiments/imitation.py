@@ -25,6 +25,7 @@ import jaxrl
 from envs.wrappers import EpisodeStatistics
 from jaxrl import stats
 from jaxrl.parts.evaluate import eval_horizon
+from jaxrl.runs.provenance import measured_here, run_facts
 
 SETTINGS = {  # expert steps, BC samples, GAIL env steps (per seed)
     "CartPole-v1": (300_000, 200_000, 500_000),
@@ -92,12 +93,13 @@ def main():
               f"{expert.final_eval_return[best]:.1f}); demos {demo_id}: {len(demos.returns)} "
               f"episodes, {demos.num_steps} steps, mean return {demo_mean:.1f}; random policy "
               f"{rand:.1f}", flush=True)
-        entry = {"expert_run": expert.run_id, "expert_seed": best, "demo_id": demo_id,
+        entry = {"expert": run_facts(expert), "expert_seed": best, "demo_id": demo_id,
+                 "expert_final_eval": [float(x) for x in expert.final_eval_return],
                  "demo_returns": [float(r) for r in demos.returns], "random_return": rand}
         bc = jaxrl.train("bc", env=env, seeds=args.seeds, total_steps=bc_steps, progress=False,
                          demos=demo_id, meta={"experiment": "imitation"})
         entry["bc"] = describe("BC", bc.final_eval_return, demo_mean, rand)
-        entry["bc"]["run_id"] = bc.run_id
+        entry["bc"].update(run_facts(bc))
         g = jaxrl.train("gail", env=env, seeds=args.seeds, total_steps=gail_steps,
                         progress=False, demos=demo_id, meta={"experiment": "imitation"})
         entry["gail"] = describe("GAIL", g.final_eval_return, demo_mean, rand)
@@ -108,15 +110,12 @@ def main():
         print("GAIL over training (tenths): discriminator accuracy on expert / policy pairs, "
               "mean learned reward, training return")
         print(acc.round(3).to_string())
-        entry["gail"].update(run_id=g.run_id, compile_seconds=g.compile_seconds,
-                             run_seconds=g.run_seconds,
-                             env_steps_per_second=g.env_steps_per_second,
-                             by_tenth=acc.reset_index().to_dict(orient="list"))
+        entry["gail"].update(run_facts(g), by_tenth=acc.reset_index().to_dict(orient="list"))
         entry["wall_seconds"] = time.time() - t0
         report[env] = entry
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+            json.dump({"about": measured_here(), "results": report}, f, indent=2)
 
 
 if __name__ == "__main__":

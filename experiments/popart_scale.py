@@ -22,6 +22,7 @@ import json
 
 import jaxrl
 from jaxrl import stats
+from jaxrl.runs.provenance import measured_here, run_facts
 
 ARMS = {
     "unscaled": (None, False),
@@ -48,10 +49,10 @@ def main():
     args = parser.parse_args()
     report = {}
     for algo in args.algos.split(","):
-        returns, runs = {}, {}
+        returns, facts = {}, {}
         for label, (scale, popart) in ARMS.items():
             result = run_arm(algo, args.env, args.seeds, args.total_steps, scale, popart)
-            returns[label], runs[label] = result.final_eval_return, result.run_id
+            returns[label], facts[label] = result.final_eval_return, run_facts(result)
             print(f"{algo} {label:>18}: run {result.run_id}, compile {result.compile_seconds:.1f}"
                   f" s, run {result.run_seconds:.1f} s", flush=True)
         print(f"\n{algo} on {args.env}, {args.seeds} seeds x {args.total_steps} steps")
@@ -61,13 +62,13 @@ def main():
             s = stats.summarize(x)
             c = stats.compare(x, returns["unscaled"])
             rows[label] = {"per_seed": [float(v) for v in x], "summary": s, "vs_unscaled": c,
-                           "run_id": runs[label]}
+                           **facts[label]}
             print(f"{label:>18} {s['iqm']:>7.1f} [{s['iqm_ci_low']:>6.1f}, {s['iqm_ci_high']:>6.1f}]"
                   f" {c['prob_improvement']:>18.2f} {c['welch_p']:>8.3g}")
         report[algo] = rows
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+            json.dump({"about": measured_here(), "results": report}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import json
 
 import jaxrl
 from jaxrl import stats
+from jaxrl.runs.provenance import measured_here, run_facts
 
 HIDDEN_VELOCITIES = {"observation_indices": [0, 2]}
 
@@ -42,13 +43,10 @@ def main():
                              total_steps=args.total_steps, progress=False, env_kwargs=env_kwargs,
                              meta={"experiment": "recurrent_pomdp"}, **extra)
         returns[label] = result.final_eval_return
-        sps = args.seeds * args.total_steps / result.run_seconds
-        report[label] = {"run_id": result.run_id, "per_seed": [float(x) for x in
-                                                               result.final_eval_return],
-                         "compile_seconds": result.compile_seconds,
-                         "run_seconds": result.run_seconds, "env_steps_per_second": sps}
+        report[label] = {"per_seed": [float(x) for x in result.final_eval_return],
+                         **run_facts(result)}
         print(f"{label:>28}: run {result.run_id}, compile {result.compile_seconds:.1f} s, "
-              f"{sps:,.0f} env-steps/s", flush=True)
+              f"{result.env_steps_per_second:,.0f} env-steps/s", flush=True)
     base = next(iter(returns))
     print(f"\n{args.algo} on {args.env}, {args.seeds} seeds x {args.total_steps} steps")
     print(f"{'arm':>28} {'IQM':>7} {'95% CI':>16} {'P(arm > ' + base.split(', ')[-1] + ')':>12}")
@@ -59,7 +57,7 @@ def main():
               f" {c['prob_improvement']:>12.2f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+            json.dump({"about": measured_here(), "results": report}, f, indent=2)
 
 
 if __name__ == "__main__":

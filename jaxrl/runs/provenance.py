@@ -1,0 +1,39 @@
+"""What an experiment's committed results file says about where its numbers came from: the
+command, the commit (and whether the code was edited), the libraries, the device and the date.
+
+A run store holds this per run; an experiment's results file outlives the store it ran in (the
+store is not committed), so the file carries it itself."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import sys
+
+from jaxrl.runs.store import code_provenance, device_info, package_versions
+
+
+def measured_here(argv: list[str] | None = None) -> dict:
+    """``{"command", "git_commit", "git_dirty", "date", "packages", "device", "cpu_count",
+    "python"}`` for the process running now; ``argv`` defaults to ``sys.argv``."""
+    code = code_provenance()
+    return {"command": " ".join(sys.argv if argv is None else argv),
+            "git_commit": code["git_commit"],
+            "git_dirty": bool(code["git_diff"].strip()),
+            "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "packages": package_versions(),
+            "device": device_info(),
+            "cpu_count": os.cpu_count(),
+            "python": platform.python_version()}
+
+
+def run_facts(result) -> dict:
+    """One `jaxrl.trained.results.TrainResult`'s id and cost: ``run_id``, ``seeds``,
+    ``total_steps_per_seed``, ``compile_seconds``, ``compile_source``, ``run_seconds``,
+    ``env_steps_per_second`` (over all seeds, compile apart) and ``devices``."""
+    s = result.summary()
+    return {"run_id": result.run_id,
+            **{k: s[k] for k in ("seeds", "total_steps_per_seed", "compile_seconds",
+                                 "compile_source", "run_seconds", "env_steps_per_second",
+                                 "devices")}}
