@@ -24,6 +24,7 @@ from jaxrl.cli.common import (
 )
 from jaxrl.measures import MEASURES
 from jaxrl.output_paths import check_folder
+from jaxrl.runs.provenance import measured_here
 from jaxrl.runs.store import RunStore
 from jaxrl.studies import adaptive
 from jaxrl.studies.bench.runner import bench
@@ -259,7 +260,9 @@ def cmd_probe(args) -> int:
         print(f"all {len(results)} rungs passed")
     else:
         print(f"first failing rung: {first_fail.rung} ({first_fail.name}) -> {first_fail.diagnosis}")
-    write_json(args.json, {"algo": args.algo, "rungs": [
+    write_json(args.json, {"algo": args.algo, "seeds": args.seeds,
+                           "steps_per_rung": args.steps or PROBE_STEPS, "overrides": overrides,
+                           "about": measured_here(), "rungs": [
         {"name": r.name, "rung": r.rung, "passed": r.passed, "measured": r.measured,
          "expected": r.expected, "tolerance": r.tolerance, "diagnosis": r.diagnosis,
          "seconds": r.seconds} for r in results]})

@@ -63,6 +63,7 @@ def test_probe_json(tmp_path):
     rc = main(["probe", "ppo", "--seeds", "4", "--rungs", "value", "obs-action", "--json", str(out)])
     payload = json.loads(out.read_text())
     assert payload["algo"] == "ppo" and len(payload["rungs"]) == 2
+    assert payload["seeds"] == 4 and "git_commit" in payload["about"]
     for rung in payload["rungs"]:
         assert {"name", "passed", "measured", "expected", "tolerance"} <= set(rung)
     assert rc == (0 if all(r["passed"] for r in payload["rungs"]) else 1)

@@ -10,8 +10,8 @@ from jaxrl.runs.provenance import measured_here, run_facts
 def test_measured_here_names_this_checkouts_commit_and_the_command():
     about = measured_here(["experiments/x.py", "--seeds", "8"])
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout.strip()
-    assert about["git_commit"] == head
+                          text=True, check=False)
+    assert about["git_commit"] == (head.stdout.strip() if head.returncode == 0 else None)
     assert about["command"] == "experiments/x.py --seeds 8"
     assert isinstance(about["git_dirty"], bool)
     assert about["packages"]["jax"] and about["device"]["device_count"] >= 1
