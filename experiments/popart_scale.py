@@ -11,7 +11,9 @@ For each algorithm (default PPO and A2C on CartPole-v1), four runs of ``--seeds`
 
 Returns are reported in the env's own units (the scaled runs' returns are unscaled back), as
 the IQM of the final evaluation returns with a 95% stratified-bootstrap CI; each arm is also
-compared with ``unscaled`` (probability of improvement and Welch's t-test).
+compared with ``unscaled`` (probability of improvement and Welch's t-test), and the two PopArt
+arms with each other (PopArt's claim: the scale no longer matters). A PopArt arm records each
+seed's final target scale ``sigma`` (PopArt divides the advantages by it).
 
     python experiments/popart_scale.py [--algos ppo,a2c] [--seeds 8] [--total-steps 300000]
                                        [--env CartPole-v1] [--json P]
@@ -39,6 +41,13 @@ def run_arm(algo: str, env: str, seeds: int, total_steps: int, scale, popart: bo
                        meta={"experiment": "popart_scale"})
 
 
+def final_per_seed(metrics, name: str) -> list[float]:
+    """``name``'s value at each seed's last update, ``[seeds]``, from a result's metrics
+    (one row per seed and update)."""
+    last = metrics.sort_values("update").groupby("seed")[name].last()
+    return [float(v) for v in last.sort_index()]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--algos", default="ppo,a2c")
@@ -53,6 +62,9 @@ def main():
         for label, (scale, popart) in ARMS.items():
             result = run_arm(algo, args.env, args.seeds, args.total_steps, scale, popart)
             returns[label], facts[label] = result.final_eval_return, run_facts(result)
+            if popart:
+                facts[label]["popart_sigma_final"] = final_per_seed(result.metrics,
+                                                                    "popart_sigma")
             print(f"{algo} {label:>18}: run {result.run_id}, compile {result.compile_seconds:.1f}"
                   f" s, run {result.run_seconds:.1f} s", flush=True)
         print(f"\n{algo} on {args.env}, {args.seeds} seeds x {args.total_steps} steps")
@@ -65,7 +77,10 @@ def main():
                            **facts[label]}
             print(f"{label:>18} {s['iqm']:>7.1f} [{s['iqm_ci_low']:>6.1f}, {s['iqm_ci_high']:>6.1f}]"
                   f" {c['prob_improvement']:>18.2f} {c['welch_p']:>8.3g}")
-        report[algo] = rows
+        both = stats.compare(returns["x1000 + PopArt"], returns["unscaled + PopArt"])
+        print(f"x1000 + PopArt against unscaled + PopArt: P(improvement) "
+              f"{both['prob_improvement']:.2f}, Welch p {both['welch_p']:.3g}")
+        report[algo] = {**rows, "popart_x1000_vs_unscaled": both}
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"about": measured_here(), "results": report}, f, indent=2)
