@@ -24,6 +24,7 @@ from jaxrl.cli.common import (
 )
 from jaxrl.measures import MEASURES
 from jaxrl.output_paths import check_folder
+from jaxrl.runs.files import finite_or_none
 from jaxrl.runs.provenance import measured_here
 from jaxrl.runs.store import RunStore
 from jaxrl.studies import adaptive
@@ -74,6 +75,17 @@ def _driver_options(args) -> dict:
             "env_kwargs": parse_env_args(args.env_arg)}
 
 
+def _swept_config(overrides: dict, result) -> dict:
+    """One config of a sweep as ``--json`` writes it: its swept values and, when its result was
+    kept, each seed's final evaluation return and the program's cost."""
+    if result is None:
+        return {"overrides": overrides}
+    return {"overrides": overrides,
+            "final_eval_return": [finite_or_none(r) for r in result.final_eval_return],
+            **{k: result.summary()[k] for k in ("compile_seconds", "run_seconds",
+                                                "env_steps_per_second", "devices")}}
+
+
 def cmd_sweep(args) -> int:
     check_writable(args.json)
     if not args.grid and not args.random:
@@ -93,7 +105,10 @@ def cmd_sweep(args) -> int:
         print(f"sweep {result.sweep_id}: `jaxrl runs sweep {result.sweep_id}` shows this table")
     write_json(args.json, {"sweep_id": result.sweep_id, "algo": args.algo, "env": args.env,
                             "seeds": args.seeds, "groups": result.groups,
-                            "table": result.table.to_dict(orient="records")})
+                            "table": result.table.to_dict(orient="records"),
+                            "configs": [_swept_config(c, r) for c, r in
+                                        zip(result.configs, result.results)],
+                            "about": measured_here()})
     if result.failures:
         failed = sorted({g for g, idx in enumerate(result.groups) for i in idx
                          if i in result.failures})

@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from jaxrl import algos
@@ -67,6 +68,22 @@ def test_probe_json(tmp_path):
     for rung in payload["rungs"]:
         assert {"name", "passed", "measured", "expected", "tolerance"} <= set(rung)
     assert rc == (0 if all(r["passed"] for r in payload["rungs"]) else 1)
+
+
+def test_sweep_json_holds_each_configs_seeds_and_where_it_ran(tmp_path):
+    out = tmp_path / "sweep.json"
+    rc = main(["sweep", "ppo", "--env", "probe:value", "--seeds", "2", "--total-steps", "512",
+               "--grid", "learning_rate=0.001,0.002", "--no-store", "--no-progress",
+               "--json", str(out)])
+    payload = json.loads(out.read_text())
+    assert rc == 0 and "git_commit" in payload["about"]
+    by_lr = {c["overrides"]["learning_rate"]: c for c in payload["configs"]}
+    assert set(by_lr) == {"0.001", "0.002"}  # as the grid wrote them
+    for config in by_lr.values():
+        assert len(config["final_eval_return"]) == 2 and config["env_steps_per_second"] > 0
+    table_means = {row["learning_rate"]: row["mean"] for row in payload["table"]}
+    for lr, config in by_lr.items():
+        assert np.isclose(np.mean(config["final_eval_return"]), table_means[lr])
 
 
 def test_console_script_bad_input_has_no_traceback():
