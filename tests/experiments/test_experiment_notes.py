@@ -1,0 +1,63 @@
+"""The experiments' notes (benchmarks/experiments-cpu/NOTES.md) quote their results files: each
+figure a section states is recomputed here from the file it cites."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxrl import stats
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = ROOT / "benchmarks/experiments-cpu"
+FLAT = " ".join((HERE / "NOTES.md").read_text().split())
+
+
+def load(name: str) -> dict:
+    return json.loads((HERE / name).read_text())
+
+
+def quoted(*parts: str) -> None:
+    """Each part is in the notes (whitespace folded)."""
+    for part in parts:
+        assert " ".join(part.split()) in FLAT, part
+
+
+def seeds(values, fmt: str = ".1f") -> str:
+    return ", ".join(f"{v:{fmt}}" for v in values)
+
+
+def test_ddpg_truncation_rows_and_the_paired_comparison():
+    d = load("ddpg_truncation.json")
+    assert d["about"]["git_dirty"] is False and d["about"]["device"]["platform"] == "cpu"
+    (right_label, right), (wrong_label, wrong) = d["per_seed"].items()
+    assert len(right) == len(wrong) == 16
+    c = d["comparison"]
+    for (label, x), side in zip(d["per_seed"].items(), "ab"):
+        run = d["runs"][label]
+        quoted(f"| {label} | {seeds(x)} | {c['iqm_' + side]:.1f} [{c['iqm_' + side + '_ci_low']:.1f}, "
+               f"{c['iqm_' + side + '_ci_high']:.1f}] | {np.mean(x):.1f} | "
+               f"{run['run_seconds']:.0f} | {run['env_steps_per_second']:,.0f} | "
+               f"{run['compile_seconds']:.1f} |")
+    quoted(f"Welch's t-test p {c['welch_p']:.2f}")
+    d_seed = np.asarray(right) - np.asarray(wrong)
+    p = d["paired"]
+    assert p["right_higher"] == int(np.sum(d_seed > 0)) and np.isclose(p["mean_difference"],
+                                                                     d_seed.mean())
+    quoted(f"higher on {p['right_higher']} of 16 seeds, by {p['mean_difference']:.1f} on average "
+           f"({p['min_difference']:.1f} to {p['max_difference']:.1f}; signed-rank p "
+           f"{p['signed_rank_p']:.2f})")
+    both = np.concatenate([right, wrong])
+    quoted(f"every final return between {both.min():.1f} and {both.max():.1f}")
+    assert p["signed_rank_p"] > 0.05 and c["welch_p"] > 0.05  # "costs nothing measurable"
+
+
+def test_the_truncation_probe_catches_the_bug_ddpg_does_not_show_on_pendulum():
+    bug = json.loads((ROOT / "benchmarks/probes-cpu/ddpg-truncation-as-termination.json")
+                     .read_text())
+    assert bug["overrides"] == {"bootstrap_truncation": "false"}  # as --set wrote it
+    (rung,) = [r for r in bug["rungs"] if r["name"] == "probe:continuous-truncation"]
+    assert not rung["passed"] and rung["expected"]["values"] == [10.0]
+    (values,) = rung["measured"]["values"]
+    quoted(f"learns {seeds(values, '.3f')} on `probe:continuous-truncation`'s 4 seeds")
