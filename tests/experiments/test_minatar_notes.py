@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((ROOT / "benchmarks/minatar-cpu/determinism.json").read_text())
@@ -93,3 +94,23 @@ def test_the_ppo_asterix_figures_the_notes_quote():
     assert row["verdict"].startswith("above") and lo > row["reference"]
     assert "(2 of 8 under the reference" in flat and (last100 < row["reference"]).sum() == 2
     _quotes_greedy_and_cost(flat, row, meta)
+
+
+FREEWAY_PPO = PROGRESS / "20261204-190953-ppo-gymnax-Freeway-MinAtar-202080"
+
+
+def test_the_ppo_freeway_figures_the_notes_quote():
+    """Freeway's row is its 8-seed run, every seed just above gymnax's 58, resumed once from
+    checkpoint 10; the notes quote its figures, and the range of its chunks' rates, from the
+    run's record and metrics."""
+    flat, row, meta, last100 = _finished_ppo_entry("Freeway", FREEWAY_PPO)
+    lo, hi = row["mean_ci_low"], row["mean_ci_high"]
+    assert (f"**Freeway: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
+            "against gymnax's 58: above.**") in flat
+    assert row["verdict"].startswith("above") and (last100 > row["reference"]).all()
+    assert last100.max() - last100.min() < 2
+    _quotes_greedy_and_cost(flat, row, meta)
+    rates = [pd.read_parquet(f)["env_steps_per_second"].mean()
+             for f in sorted((FREEWAY_PPO / "metrics").glob("chunk-*.parquet"))]
+    assert len(rates) == 61
+    assert f"range from {min(rates):,.0f} to {max(rates):,.0f} env-steps/s" in flat
