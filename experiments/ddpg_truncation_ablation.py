@@ -8,16 +8,30 @@ pendulum would go on collecting (negative) reward.
     python experiments/ddpg_truncation_ablation.py [--seeds 16] [--total-steps 50000] [--json P]
 
 Prints the IQM of the final evaluation returns with a 95% stratified-bootstrap CI for both
-variants, Welch's t-test and the probability that the right variant beats the buggy one.
+variants, Welch's t-test and the probability that the right variant beats the buggy one, and
+the seed-by-seed comparison: both variants train seed ``i`` from the same key (the same
+initial networks, the same evaluation starts), so their returns pair by seed.
 Both runs are recorded in the run store.
 """
 
 import argparse
 import json
 
+import numpy as np
+
 import jaxrl
 from jaxrl import stats
 from jaxrl.runs.provenance import measured_here, run_facts
+from jaxrl.studies.verdicts import signed_rank_test
+
+
+def paired(right, wrong) -> dict:
+    """Seed-by-seed differences ``right - wrong`` ``[seeds]``: their mean, range, how many
+    favour each variant, and the Wilcoxon signed-rank test's two-sided p of a zero median."""
+    d = np.asarray(right, float) - np.asarray(wrong, float)
+    return {"mean_difference": float(d.mean()), "min_difference": float(d.min()),
+            "max_difference": float(d.max()), "right_higher": int(np.sum(d > 0)),
+            "wrong_higher": int(np.sum(d < 0)), "signed_rank_p": signed_rank_test(d, 0.0)}
 
 
 def main():
@@ -26,6 +40,7 @@ def main():
     parser.add_argument("--total-steps", type=int, default=50_000)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    about = measured_here()  # the code this process loaded, as it starts
     returns, facts = {}, {}
     for label, bootstrap in (("bootstrap truncation", True), ("truncation = termination", False)):
         result = jaxrl.train("ddpg", env="Pendulum-v1", seeds=args.seeds,
@@ -42,11 +57,16 @@ def main():
     print(f"Welch t = {c['welch_t']:.2f}, p = {c['welch_p']:.3g}; "
           f"P(bootstrap > termination) = {c['prob_improvement']:.2f} "
           f"[{c['prob_improvement_ci_low']:.2f}, {c['prob_improvement_ci_high']:.2f}]")
+    p = paired(right, wrong)
+    print(f"seed by seed: bootstrap - termination {p['mean_difference']:.1f} on average "
+          f"({p['min_difference']:.1f} to {p['max_difference']:.1f}), higher on "
+          f"{p['right_higher']} seeds, lower on {p['wrong_higher']}; signed-rank p "
+          f"{p['signed_rank_p']:.3g}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"about": measured_here(),
+            json.dump({"about": about,
                        "per_seed": {k: [float(x) for x in v] for k, v in returns.items()},
-                       "runs": facts, "comparison": c}, f, indent=2)
+                       "runs": facts, "comparison": c, "paired": p}, f, indent=2)
 
 
 if __name__ == "__main__":

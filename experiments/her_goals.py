@@ -54,6 +54,7 @@ def main():
     parser.add_argument("--bits", type=int, default=25)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    about = measured_here()  # the code this process loaded, as it starts
     report = {}
     for arm in args.arms.split(","):
         algo, env, steps, config = ARMS[arm]
@@ -74,7 +75,7 @@ def main():
                              **run_facts(r)}
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"about": measured_here(), "results": report}, f, indent=2)
+            json.dump({"about": about, "results": report}, f, indent=2)
 
 
 if __name__ == "__main__":

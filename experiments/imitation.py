@@ -79,6 +79,7 @@ def main():
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    about = measured_here()  # the code this process loaded, as it starts
     report = {}
     for env in args.envs.split(","):
         expert_steps, bc_steps, gail_steps = SETTINGS[env]
@@ -115,7 +116,7 @@ def main():
         report[env] = entry
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"about": measured_here(), "results": report}, f, indent=2)
+            json.dump({"about": about, "results": report}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ def main():
     parser.add_argument("--total-steps", type=int, default=300_000)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    about = measured_here()  # the code this process loaded, as it starts
     report = {}
     for algo in args.algos.split(","):
         returns, facts = {}, {}
@@ -83,7 +84,7 @@ def main():
         report[algo] = {**rows, "popart_x1000_vs_unscaled": both}
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"about": measured_here(), "results": report}, f, indent=2)
+            json.dump({"about": about, "results": report}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ def main():
                         help="also run the feed-forward policy on the full observation")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    about = measured_here()  # the code this process loaded, as it starts
     arms = [(f"hidden velocities, {rnn}", rnn, HIDDEN_VELOCITIES)
             for rnn in args.rnns.split(",")]
     if args.fully_observed:
@@ -57,7 +58,7 @@ def main():
               f" {c['prob_improvement']:>12.2f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"about": measured_here(), "results": report}, f, indent=2)
+            json.dump({"about": about, "results": report}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ def main():
     parser.add_argument("--total-steps", type=int, default=50_000)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    about = measured_here()  # the code this process loaded, as it starts
     preset = presets.load("sac/mountaincar-ou")
     report = {}
     for label, change in ARMS.items():
@@ -52,7 +53,7 @@ def main():
               flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"about": measured_here(), "solved_above": SOLVED, "results": report}, f,
+            json.dump({"about": about, "solved_above": SOLVED, "results": report}, f,
                       indent=2)
 
 

@@ -7,9 +7,11 @@ store is not committed), so the file carries it itself."""
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import platform
 import sys
+from pathlib import Path
 
 from jaxrl.runs.store import code_provenance, device_info, package_versions
 
@@ -31,9 +33,20 @@ def measured_here(argv: list[str] | None = None) -> dict:
 def run_facts(result) -> dict:
     """One `jaxrl.trained.results.TrainResult`'s id and cost: ``run_id``, ``seeds``,
     ``total_steps_per_seed``, ``compile_seconds``, ``compile_source``, ``run_seconds``,
-    ``env_steps_per_second`` (over all seeds, compile apart) and ``devices``."""
+    ``env_steps_per_second`` (over all seeds, compile apart) and ``devices``; for a stored run,
+    also the ``git_commit`` and ``git_dirty`` its record took as it started."""
     s = result.summary()
-    return {"run_id": result.run_id,
-            **{k: s[k] for k in ("seeds", "total_steps_per_seed", "compile_seconds",
-                                 "compile_source", "run_seconds", "env_steps_per_second",
-                                 "devices")}}
+    facts = {"run_id": result.run_id,
+             **{k: s[k] for k in ("seeds", "total_steps_per_seed", "compile_seconds",
+                                  "compile_source", "run_seconds", "env_steps_per_second",
+                                  "devices")}}
+    return {**facts, **recorded_code(result.run_dir)}
+
+
+def recorded_code(run_dir) -> dict:
+    """``{"git_commit", "git_dirty"}`` from a run folder's ``run.json``; ``{}`` without one."""
+    try:
+        meta = json.loads((Path(run_dir) / "run.json").read_text())
+    except (TypeError, OSError, ValueError):
+        return {}
+    return {"git_commit": meta.get("git_commit"), "git_dirty": meta.get("git_dirty")}

@@ -1,5 +1,6 @@
 """An experiment's results file names the code, libraries and device its numbers came from."""
 
+import json
 import subprocess
 from types import SimpleNamespace
 
@@ -23,8 +24,20 @@ def test_run_facts_keep_the_runs_id_and_cost_and_nothing_else():
                "final_eval_return_mean": 1.0, "compile_seconds": 3.5,
                "compile_source": "cache", "run_seconds": 2.0, "env_steps_per_second": 4000.0,
                "devices": "2 x cpu"}
-    result = SimpleNamespace(run_id="20261204-000000-ppo-x-abcdef", summary=lambda: summary)
+    result = SimpleNamespace(run_id="20261204-000000-ppo-x-abcdef", summary=lambda: summary,
+                             run_dir=None)
     assert run_facts(result) == {
         "run_id": "20261204-000000-ppo-x-abcdef", "seeds": 8, "total_steps_per_seed": 1000,
         "compile_seconds": 3.5, "compile_source": "cache", "run_seconds": 2.0,
         "env_steps_per_second": 4000.0, "devices": "2 x cpu"}
+
+
+def test_run_facts_take_a_stored_runs_commit_from_its_record(tmp_path):
+    """The commit a stored run started from, not the one a script ends on."""
+    (tmp_path / "run.json").write_text(json.dumps({"git_commit": "abc123", "git_dirty": True}))
+    summary = dict.fromkeys(("seeds", "total_steps_per_seed", "compile_seconds",
+                             "compile_source", "run_seconds", "env_steps_per_second",
+                             "devices"), 0)
+    result = SimpleNamespace(run_id="r", summary=lambda: summary, run_dir=str(tmp_path))
+    facts = run_facts(result)
+    assert facts["git_commit"] == "abc123" and facts["git_dirty"] is True
