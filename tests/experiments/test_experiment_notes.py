@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from jaxrl import stats
 
@@ -31,7 +30,7 @@ def seeds(values, fmt: str = ".1f") -> str:
 def test_ddpg_truncation_rows_and_the_paired_comparison():
     d = load("ddpg_truncation.json")
     assert d["about"]["git_dirty"] is False and d["about"]["device"]["platform"] == "cpu"
-    (right_label, right), (wrong_label, wrong) = d["per_seed"].items()
+    right, wrong = d["per_seed"].values()
     assert len(right) == len(wrong) == 16
     c = d["comparison"]
     for (label, x), side in zip(d["per_seed"].items(), "ab"):
@@ -61,3 +60,27 @@ def test_the_truncation_probe_catches_the_bug_ddpg_does_not_show_on_pendulum():
     assert not rung["passed"] and rung["expected"]["values"] == [10.0]
     (values,) = rung["measured"]["values"]
     quoted(f"learns {seeds(values, '.3f')} on `probe:continuous-truncation`'s 4 seeds")
+
+
+def test_recurrent_rows_and_what_the_notes_say_of_them():
+    d = load("recurrent_pomdp.json")["results"]
+    for label, row in d.items():
+        s = row["summary"]
+        quoted(f"| {label} | {seeds(row['per_seed'])} | {s['iqm']:.1f} [{s['iqm_ci_low']:.1f}, "
+               f"{s['iqm_ci_high']:.1f}] | {s['mean']:.1f} | {row['run_seconds']:,.0f} | "
+               f"{row['env_steps_per_second']:,.0f} | {row['compile_seconds']:.1f} |")
+        assert row["seeds"] == 8 and 499_000 < row["total_steps_per_seed"] <= 500_000
+        assert all(f.startswith(("experiments/ddpg", "README", "tests/"))
+                   for f in row["code_diff_files"])
+    ff = np.asarray(d["hidden velocities, none"]["per_seed"])
+    gru = np.asarray(d["hidden velocities, gru"]["per_seed"])
+    lstm = np.asarray(d["hidden velocities, lstm"]["per_seed"])
+    assert min(gru.min(), lstm.min()) > ff.max()
+    assert (np.asarray(d["fully observed, none"]["per_seed"]) == 500).all()
+    quoted(f"stays near {ff.mean():.0f} (per seed {ff.min():.1f} to {ff.max():.1f})",
+           f"{(gru == 500).sum()} of 8 GRU seeds and {(lstm == 500).sum()} of 8 LSTM seeds end "
+           "at 500")
+    c = stats.compare(gru, lstm)
+    assert c["welch_p"] > 0.05
+    quoted(f"(Welch p {c['welch_p']:.2f}, probability that GRU beats LSTM "
+           f"{c['prob_improvement']:.2f})")
