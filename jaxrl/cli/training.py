@@ -75,15 +75,23 @@ def _driver_options(args) -> dict:
             "env_kwargs": parse_env_args(args.env_arg)}
 
 
-def _swept_config(overrides: dict, result) -> dict:
-    """One config of a sweep as ``--json`` writes it: its swept values and, when its result was
-    kept, each seed's final evaluation return and the program's cost."""
-    if result is None:
+_SWEPT_COST = ("compile_seconds", "run_seconds", "env_steps_per_second")
+
+
+def _swept_config(overrides: dict, result, run_id: str | None, runs_dir) -> dict:
+    """One config of a sweep as ``--json`` writes it: its swept values, each seed's final
+    evaluation return and the program's cost, from its result if kept, else from its run's
+    record in the store; only the values for a config that has neither (a failed group)."""
+    if result is not None:
+        returns, cost = result.final_eval_return, result.summary()
+    elif isinstance(run_id, str) and run_id:  # the table holds NaN where no run was stored
+        cost = RunStore(runs_dir).load(run_id)
+        returns = cost.get("final_eval_return") or []
+    else:
         return {"overrides": overrides}
-    return {"overrides": overrides,
-            "final_eval_return": [finite_or_none(r) for r in result.final_eval_return],
-            **{k: result.summary()[k] for k in ("compile_seconds", "run_seconds",
-                                                "env_steps_per_second", "devices")}}
+    return {"overrides": overrides, "run_id": run_id,
+            "final_eval_return": [finite_or_none(r) for r in returns],
+            **{k: cost.get(k) for k in _SWEPT_COST}}
 
 
 def cmd_sweep(args) -> int:
@@ -103,11 +111,13 @@ def cmd_sweep(args) -> int:
     print(format_table(result.table))
     if result.sweep_id:
         print(f"sweep {result.sweep_id}: `jaxrl runs sweep {result.sweep_id}` shows this table")
+    run_of = dict(zip(result.table["config"], result.table["run_id"]))
     write_json(args.json, {"sweep_id": result.sweep_id, "algo": args.algo, "env": args.env,
                             "seeds": args.seeds, "groups": result.groups,
                             "table": result.table.to_dict(orient="records"),
-                            "configs": [_swept_config(c, r) for c, r in
-                                        zip(result.configs, result.results)],
+                            "configs": [_swept_config(c, r, run_of.get(i), args.runs_dir)
+                                        for i, (c, r) in enumerate(zip(result.configs,
+                                                                       result.results))],
                             "about": measured_here()})
     if result.failures:
         failed = sorted({g for g, idx in enumerate(result.groups) for i in idx

@@ -71,10 +71,12 @@ def test_probe_json(tmp_path):
 
 
 def test_sweep_json_holds_each_configs_seeds_and_where_it_ran(tmp_path):
+    """A stored sweep keeps no results in memory: the per-seed returns come from the runs'
+    records."""
     out = tmp_path / "sweep.json"
     rc = main(["sweep", "ppo", "--env", "probe:value", "--seeds", "2", "--total-steps", "512",
-               "--grid", "learning_rate=0.001,0.002", "--no-store", "--no-progress",
-               "--json", str(out)])
+               "--grid", "learning_rate=0.001,0.002", "--runs-dir", str(tmp_path / "runs"),
+               "--no-progress", "--json", str(out)])
     payload = json.loads(out.read_text())
     assert rc == 0 and "git_commit" in payload["about"]
     by_lr = {c["overrides"]["learning_rate"]: c for c in payload["configs"]}
