@@ -10,6 +10,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import sys
 from pathlib import Path
 
@@ -44,9 +45,16 @@ def run_facts(result) -> dict:
 
 
 def recorded_code(run_dir) -> dict:
-    """``{"git_commit", "git_dirty"}`` from a run folder's ``run.json``; ``{}`` without one."""
+    """``{"git_commit", "git_dirty", "code_diff_files"}`` from a run folder's ``run.json`` and
+    ``code.diff`` (the files a dirty run's checkout had changed); ``{}`` without a record."""
     try:
-        meta = json.loads((Path(run_dir) / "run.json").read_text())
+        folder = Path(run_dir)
+        meta = json.loads((folder / "run.json").read_text())
     except (TypeError, OSError, ValueError):
         return {}
-    return {"git_commit": meta.get("git_commit"), "git_dirty": meta.get("git_dirty")}
+    try:
+        diff = (folder / "code.diff").read_text()
+    except OSError:
+        diff = ""
+    return {"git_commit": meta.get("git_commit"), "git_dirty": meta.get("git_dirty"),
+            "code_diff_files": re.findall(r"^diff --git a/(\S+)", diff, re.MULTILINE)}

@@ -35,9 +35,12 @@ def test_run_facts_keep_the_runs_id_and_cost_and_nothing_else():
 def test_run_facts_take_a_stored_runs_commit_from_its_record(tmp_path):
     """The commit a stored run started from, not the one a script ends on."""
     (tmp_path / "run.json").write_text(json.dumps({"git_commit": "abc123", "git_dirty": True}))
+    (tmp_path / "code.diff").write_text("diff --git a/README.md b/README.md\n+x\n"
+                                        "diff --git a/jaxrl/a.py b/jaxrl/a.py\n-y\n")
     summary = dict.fromkeys(("seeds", "total_steps_per_seed", "compile_seconds",
                              "compile_source", "run_seconds", "env_steps_per_second",
                              "devices"), 0)
     result = SimpleNamespace(run_id="r", summary=lambda: summary, run_dir=str(tmp_path))
     facts = run_facts(result)
     assert facts["git_commit"] == "abc123" and facts["git_dirty"] is True
+    assert facts["code_diff_files"] == ["README.md", "jaxrl/a.py"]
