@@ -84,3 +84,54 @@ def test_recurrent_rows_and_what_the_notes_say_of_them():
     assert c["welch_p"] > 0.05
     quoted(f"(Welch p {c['welch_p']:.2f}, probability that GRU beats LSTM "
            f"{c['prob_improvement']:.2f})")
+
+
+def test_popart_rows_the_bug_trace_and_the_learning_rate_table():
+    d = load("popart_scale.json")["results"]
+    for algo in ("ppo", "a2c"):
+        for label, row in d[algo].items():
+            if "run_id" not in row:
+                continue
+            s, sigma = row["summary"], row.get("popart_sigma_final")
+            sig = "–" if not sigma else f"{min(sigma):,.2f} to {max(sigma):,.2f}"
+            quoted(f"| {algo.upper()} | {label} | {seeds(row['per_seed'])} | {s['iqm']:.1f} "
+                   f"[{s['iqm_ci_low']:.1f}, {s['iqm_ci_high']:.1f}] | "
+                   f"{row['vs_unscaled']['prob_improvement']:.2f} | {sig} |")
+    ppo = d["ppo"]
+    assert all(v == 500 for label in ("x1000 + PopArt", "unscaled + PopArt")
+               for v in ppo[label]["per_seed"])
+    ratio = (np.mean(ppo["x1000 + PopArt"]["popart_sigma_final"])
+             / np.mean(ppo["unscaled + PopArt"]["popart_sigma_final"]))
+    assert 700 < ratio < 1400  # "about 1,000 times"
+    quoted(f"p {ppo['x1000']['vs_unscaled']['welch_p']:.3f} against the unscaled env")
+    trace = load("popart_scale-before-fix.json")["trace_ppo_unscaled_popart_seed0"]
+    at = {u: i for i, u in enumerate(trace["update"])}
+    assert np.isclose(trace["popart_sigma"][at[540.0]], 1e-4)
+    quoted(f"sigma falls from {trace['popart_sigma'][at[495.0]]:.3f} at update 495 to its floor "
+           f"of 1e-4 at update 540, where the normalized value loss is "
+           f"{trace['value_loss'][at[540.0]]:,.0f}")
+    both = d["a2c"]["popart_x1000_vs_unscaled"]
+    quoted(f"probability of improvement {both['prob_improvement']:.2f}, Welch p "
+           f"{both['welch_p']:.2f}")
+
+    arms = {"unscaled": ("a2c_lr_unscaled.json", "unscaled"),
+            "x1000": ("a2c_lr_x1000.json", "x1000"),
+            "unscaled + PopArt": ("popart_a2c_lr_unscaled.json", "unscaled + PopArt"),
+            "x1000 + PopArt": ("popart_a2c_lr_x1000.json", "x1000 + PopArt")}
+    for label, (name, single) in arms.items():
+        sweep = load(name)
+        by_lr = {c["overrides"]["learning_rate"]: c for c in sweep["configs"]}
+        table = {r["learning_rate"]: r for r in sweep["table"]}
+        cells = []
+        for lr in ("0.0007", "0.0021", "0.007"):
+            returns = by_lr[lr]["final_eval_return"]
+            assert len(returns) == 8 and np.isclose(np.mean(returns), table[lr]["mean"])
+            r = table[lr]
+            cells.append(f"{r['iqm']:.1f} [{r['ci_low']:.1f}, {r['ci_high']:.1f}], "
+                         f"{sum(v == 500 for v in returns)} of 8 at 500")
+        quoted(f"| {label} | " + " | ".join(cells) + " |")
+        # the sweep's default-rate member is the single run, seed by seed
+        assert by_lr["0.0007"]["final_eval_return"] == d["a2c"][single]["per_seed"]
+        solved = label != "x1000"
+        for lr in ("0.0021", "0.007"):
+            assert all(v == 500 for v in by_lr[lr]["final_eval_return"]) == solved
