@@ -135,3 +135,23 @@ def test_popart_rows_the_bug_trace_and_the_learning_rate_table():
         solved = label != "x1000"
         for lr in ("0.0021", "0.007"):
             assert all(v == 500 for v in by_lr[lr]["final_eval_return"]) == solved
+
+
+def test_mountaincar_noise_rows_and_the_presets_claim():
+    d = load("sac_mountaincar_noise.json")
+    limit = d["solved_above"]
+    for label, row in d["results"].items():
+        s = row["summary"]
+        assert row["solved"] == sum(v > limit for v in row["per_seed"])
+        quoted(f"| {label} | {seeds(row['per_seed'])} | {row['solved']} of 8 | {s['iqm']:.1f} "
+               f"[{s['iqm_ci_low']:.1f}, {s['iqm_ci_high']:.1f}] | {row['run_seconds']:,.0f} | "
+               f"{row['env_steps_per_second']:,.0f} | {row['compile_seconds']:.1f} |")
+    solved = {label: row["solved"] for label, row in d["results"].items()}
+    assert solved == {"white": 0, "ou theta 0.15": 2, "ou theta 2": 8}
+    two = d["results"]["ou theta 2"]
+    assert two["compile_source"] == "cache"
+    comment = (ROOT / "presets/sac/mountaincar-ou.yaml").read_text()
+    assert (f"final deterministic evaluation {min(two['per_seed']):.1f}-"
+            f"{max(two['per_seed']):.1f}") in comment
+    assert "theta 0.15 (~670 steps: one push a whole episode) on 2 of 8, white noise on 0 of 8" \
+        in comment
