@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxrl import stats
+from jaxrl.studies.verdicts import signed_rank_test
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/experiments-cpu"
@@ -155,3 +156,27 @@ def test_mountaincar_noise_rows_and_the_presets_claim():
             f"{max(two['per_seed']):.1f}") in comment
     assert "theta 0.15 (~670 steps: one push a whole episode) on 2 of 8, white noise on 0 of 8" \
         in comment
+
+
+def test_her_rows_and_the_bit_flipping_contrast():
+    d = load("her_goals.json")
+    assert d["about"]["git_dirty"] is False
+    names = {"bitflip": "`goal:BitFlip`, 25 bits, DQN", "reach": "`goal:PointReach`, SAC"}
+    for label, row in d["results"].items():
+        task, _, her = label.split(" ")
+        assert np.isclose(row["success_mean"], np.mean(row["success_per_seed"]))
+        quoted(f"| {names[task]} | {her.split('=')[1]} | {seeds(row['success_per_seed'], '.2f')} | "
+               f"{row['success_mean']:.2f} | {seeds(row['final_eval_return'])} | "
+               f"{row['run_seconds']:,.0f} | {row['env_steps_per_second']:,.0f} | "
+               f"{row['compile_seconds']:.1f} |")
+    r = d["results"]
+    assert r["bitflip dqn her=future"]["success_mean"] == 1.0
+    assert r["bitflip dqn her=none"]["success_mean"] == 0.0
+    assert all(v == -25 for v in r["bitflip dqn her=none"]["final_eval_return"])
+    assert abs(np.mean(r["bitflip dqn her=future"]["final_eval_return"]) + 11.5) < 1
+    with_her = np.asarray(r["reach sac her=future"]["final_eval_return"])
+    without = np.asarray(r["reach sac her=none"]["final_eval_return"])
+    diff = with_her - without
+    assert (diff > 0).sum() == 7 and (diff == 0).sum() == 1
+    quoted(f"by {diff.mean():.2f} steps on average, signed-rank p "
+           f"{signed_rank_test(diff, 0.0):.3f}")
