@@ -180,3 +180,30 @@ def test_her_rows_and_the_bit_flipping_contrast():
     assert (diff > 0).sum() == 7 and (diff == 0).sum() == 1
     quoted(f"by {diff.mean():.2f} steps on average, signed-rank p "
            f"{signed_rank_test(diff, 0.0):.3f}")
+
+
+def test_imitation_rows_and_what_the_notes_say_of_gail_on_pendulum():
+    d = load("imitation.json")["results"]
+    for env, e in d.items():
+        demo, rand = np.mean(e["demo_returns"]), e["random_return"]
+        quoted(f"| {env} | random policy | – | – | {rand:.1f} | 0 by definition |")
+        quoted(f"| {env} | expert (PPO, seed {e['expert_seed']} of 2) | "
+               f"{seeds(e['expert_final_eval'])} | – | demonstrations {demo:.1f} |")
+        for arm in ("bc", "gail"):
+            v = e[arm]
+            assert np.isclose(v["normalized_score"], (np.mean(v["per_seed"]) - rand) / (demo - rand))
+            quoted(f"| {env} | {arm.upper()} | {seeds(v['per_seed'])} | {v['iqm']:.1f} "
+                   f"[{v['iqm_ci_low']:.1f}, {v['iqm_ci_high']:.1f}] | {v['mean']:.1f} | "
+                   f"{v['normalized_score']:.3f} | {v['run_seconds']:,.0f} | "
+                   f"{v['env_steps_per_second']:,.0f} | {v['compile_seconds']:.1f} |")
+    cart = d["CartPole-v1"]
+    assert sorted(cart["bc"]["per_seed"])[0] < 500 == sorted(cart["bc"]["per_seed"])[1]
+    assert all(v == 500 for v in cart["gail"]["per_seed"])
+    gail = d["Pendulum-v1"]["gail"]
+    g = np.asarray(gail["per_seed"])
+    quoted(f"(per seed {g.max():.1f} to {g.min():.1f}; normalized {gail['normalized_score']:.3f})",
+           f"factor of {g.min() / g.max():.1f}")
+    tenth = gail["by_tenth"]
+    quoted(f"falls on the expert's pairs from {tenth['disc_accuracy_expert'][0]:.3f} to "
+           f"{tenth['disc_accuracy_expert'][-1]:.3f} and ends at "
+           f"{tenth['disc_accuracy_policy'][-1]:.3f} on the policy's")
