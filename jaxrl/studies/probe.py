@@ -99,7 +99,10 @@ def judge(algo: str, probe_cls, result, start: float) -> RungResult:
 
 def run_ladder(algo: str, seeds: int = 4, rungs: list[str] | None = None, **kw) -> list[RungResult]:
     """Every applicable rung, in ladder order."""
-    algos.get(algo)  # fail early on an unknown name
+    if algos.get(algo).imitation:  # also fails early on an unknown name
+        raise ValueError(f"{algo} imitates an expert's demonstrations and learns no reward: the "
+                         "probe ladder tests reward learners (experiments/imitation.py measures "
+                         "BC and GAIL against their expert)")
     unknown = sorted(set(rungs or ()) - {p.name for p in PROBES})
     if unknown:
         raise ValueError(f"unknown probe rung(s) {', '.join(unknown)}; rungs: "

@@ -227,6 +227,7 @@ def test_an_existing_output_that_is_not_a_regular_file_is_never_replaced(tmp_pat
     (["train", "dqn", "--set", "per_alpha=-0.1"], "per_alpha=-0.1"),
     (["train", "sac", "--env", "Pendulum-v1", "--set", "alpha_lr=0"], "alpha_lr=0.0"),
     (["train", "trpo", "--set", "backtrack_coef=1"], "must be in (0, 1)"),
+    (["probe", "bc"], "bc imitates an expert's demonstrations and learns no reward"),
     (["sweep", "ppo", "--grid", "learning_rate=3e-4,-1"], "learning_rate=-1.0 is out of range"),
     (["sweep", "ppo", "--grid", "clip_eps=0.2", "--set", "gae_lambda=2"], "gae_lambda=2.0"),
     # seeds, budget and root seed must be whole numbers in range
