@@ -8,6 +8,7 @@ import numpy as np
 
 from jaxrl import stats
 from jaxrl.studies.verdicts import signed_rank_test
+from tests.experiments.scripts import load as load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/experiments-cpu"
@@ -207,3 +208,18 @@ def test_imitation_rows_and_what_the_notes_say_of_gail_on_pendulum():
     quoted(f"falls on the expert's pairs from {tenth['disc_accuracy_expert'][0]:.3f} to "
            f"{tenth['disc_accuracy_expert'][-1]:.3f} and ends at "
            f"{tenth['disc_accuracy_policy'][-1]:.3f} on the policy's")
+
+
+def test_the_probe_table_is_the_ladders_files_and_every_reward_learner_passes():
+    ladders = load_script("probe_ladders")
+    probes = ROOT / "benchmarks/probes-cpu"
+    notes = (probes / "NOTES.md").read_text()
+    assert ladders.table(probes) in notes
+    learners = [a for a in ladders.BUILT_IN if a not in ("bc", "gail")]
+    for algo in learners:
+        ladder = json.loads((probes / f"{algo}.json").read_text())
+        assert ladder["rungs"] and all(r["passed"] for r in ladder["rungs"]), algo
+        assert ladder["about"]["git_dirty"] is False
+    assert not (probes / "bc.json").exists() and not (probes / "gail.json").exists()
+    ddpg = json.loads((probes / "ddpg.json").read_text())
+    assert any(r["name"] == "probe:continuous-truncation" and r["passed"] for r in ddpg["rungs"])
