@@ -40,6 +40,7 @@ def cmd_train(args) -> int:
     overrides = run_overrides(args)
     if getattr(args, "whole_process", False):  # not inside a session that trains more
         platform.one_device_for_one_member(args.seeds)
+    about = measured_here() if args.json else None  # the code loaded, as the run starts
     try:
         result = train(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
                        seed=args.seed, progress=not args.no_progress,
@@ -52,7 +53,7 @@ def cmd_train(args) -> int:
         return 1
     print_result(result)
     print_notes(result)
-    write_json(args.json, result_json(result))
+    write_json(args.json, {**result_json(result), "about": about})
     if result.run_dir:
         print(f"run {result.run_id}: report and curves in {result.run_dir}")
     return 0

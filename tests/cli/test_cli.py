@@ -50,6 +50,7 @@ def test_train_json(tmp_path, capsys):
     for key in ("algo", "env", "seeds", "total_steps_per_seed", "compile_seconds", "run_seconds",
                 "env_steps_per_second", "final_eval_return", "config"):
         assert key in payload
+    assert "git_commit" in payload["about"] and payload["about"]["device"]["device_count"] >= 1
     assert len(payload["final_eval_return"]) == 2 and payload["config"]["num_steps"] == 64
     assert set(payload["compile_parts"]) == {"init", "chunk", "eval"}
     parts = payload["compile_parts"].values()  # compiled side by side: the wait is the longest
