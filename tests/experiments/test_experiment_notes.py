@@ -223,3 +223,12 @@ def test_the_probe_table_is_the_ladders_files_and_every_reward_learner_passes():
     assert not (probes / "bc.json").exists() and not (probes / "gail.json").exists()
     ddpg = json.loads((probes / "ddpg.json").read_text())
     assert any(r["name"] == "probe:continuous-truncation" and r["passed"] for r in ddpg["rungs"])
+
+
+def test_the_main_job_every_seed_at_500():
+    d = load("main_job.json")
+    assert d["seeds"] == 16 and d["about"]["git_dirty"] is False
+    assert d["final_eval_return"] == [500.0] * 16 and d["compile_source"] == "compiled"
+    quoted(f"{d['total_steps_per_seed']:,} env steps a seed",
+           f"{d['run_seconds']:.1f} s of training at {d['env_steps_per_second']:,.0f} "
+           f"env-steps/s over the 16 seeds", f"{d['compile_seconds']:.1f} s of compile")
