@@ -15,13 +15,12 @@ Both runs are recorded in the run store.
 """
 
 import argparse
-import json
 
 import numpy as np
 
 import jaxrl
 from jaxrl import stats
-from jaxrl.runs.provenance import measured_here, run_facts
+from jaxrl.runs.provenance import measured_here, run_facts, write_results
 from jaxrl.studies.verdicts import signed_rank_test
 
 
@@ -62,11 +61,8 @@ def main():
           f"({p['min_difference']:.1f} to {p['max_difference']:.1f}), higher on "
           f"{p['right_higher']} seeds, lower on {p['wrong_higher']}; signed-rank p "
           f"{p['signed_rank_p']:.3g}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"about": about,
-                       "per_seed": {k: [float(x) for x in v] for k, v in returns.items()},
-                       "runs": facts, "comparison": c, "paired": p}, f, indent=2)
+    write_results(args.json, about, per_seed={k: [float(x) for x in v] for k, v in returns.items()},
+                  runs=facts, comparison=c, paired=p)
 
 
 if __name__ == "__main__":

@@ -14,14 +14,13 @@ and its mean, with training time; every run is recorded in the run store.
 """
 
 import argparse
-import json
 
 import jax
 import numpy as np
 
 import jaxrl
 from envs.goals import succeeded
-from jaxrl.runs.provenance import measured_here, run_facts
+from jaxrl.runs.provenance import measured_here, run_facts, write_results
 from jaxrl.trained.demonstrations import play
 
 EPISODES = 128
@@ -73,9 +72,7 @@ def main():
             report[label] = {"success_per_seed": rates, "success_mean": float(np.mean(rates)),
                              "final_eval_return": [float(x) for x in r.final_eval_return],
                              **run_facts(r)}
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"about": about, "results": report}, f, indent=2)
+    write_results(args.json, about, results=report)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ pairs over training. Every run is recorded in the run store.
 """
 
 import argparse
-import json
 import time
 
 import jax
@@ -25,7 +24,7 @@ import jaxrl
 from envs.wrappers import EpisodeStatistics
 from jaxrl import stats
 from jaxrl.parts.evaluate import eval_horizon
-from jaxrl.runs.provenance import measured_here, run_facts
+from jaxrl.runs.provenance import measured_here, run_facts, write_results
 
 SETTINGS = {  # expert steps, BC samples, GAIL env steps (per seed)
     "CartPole-v1": (300_000, 200_000, 500_000),
@@ -114,9 +113,7 @@ def main():
         entry["gail"].update(run_facts(g), by_tenth=acc.reset_index().to_dict(orient="list"))
         entry["wall_seconds"] = time.time() - t0
         report[env] = entry
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"about": about, "results": report}, f, indent=2)
+    write_results(args.json, about, results=report)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,10 @@ seed's final target scale ``sigma`` (PopArt divides the advantages by it).
 """
 
 import argparse
-import json
 
 import jaxrl
 from jaxrl import stats
-from jaxrl.runs.provenance import measured_here, run_facts
+from jaxrl.runs.provenance import measured_here, run_facts, write_results
 
 ARMS = {
     "unscaled": (None, False),
@@ -82,9 +81,7 @@ def main():
         print(f"x1000 + PopArt against unscaled + PopArt: P(improvement) "
               f"{both['prob_improvement']:.2f}, Welch p {both['welch_p']:.3g}")
         report[algo] = {**rows, "popart_x1000_vs_unscaled": both}
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"about": about, "results": report}, f, indent=2)
+    write_results(args.json, about, results=report)
 
 
 if __name__ == "__main__":

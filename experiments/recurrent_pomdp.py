@@ -11,11 +11,10 @@ feed-forward arm, compile time and env-steps/s. Every run is recorded in the run
 """
 
 import argparse
-import json
 
 import jaxrl
 from jaxrl import stats
-from jaxrl.runs.provenance import measured_here, run_facts
+from jaxrl.runs.provenance import measured_here, run_facts, write_results
 
 HIDDEN_VELOCITIES = {"observation_indices": [0, 2]}
 
@@ -56,9 +55,7 @@ def main():
         report[label].update(summary=s, vs_first=c)
         print(f"{label:>28} {s['iqm']:>7.1f} [{s['iqm_ci_low']:>6.1f}, {s['iqm_ci_high']:>6.1f}]"
               f" {c['prob_improvement']:>12.2f}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"about": about, "results": report}, f, indent=2)
+    write_results(args.json, about, results=report)
 
 
 if __name__ == "__main__":

@@ -14,13 +14,12 @@ Per arm: each seed's final deterministic evaluation return, how many seeds solve
 """
 
 import argparse
-import json
 
 import numpy as np
 
 import jaxrl
 from jaxrl import presets, stats
-from jaxrl.runs.provenance import measured_here, run_facts
+from jaxrl.runs.provenance import measured_here, run_facts, write_results
 
 ENV = "MountainCarContinuous-v0"
 SOLVED = 90.0  # the flag pays 100 less the actions' cost; a car that never reaches it ends near 0
@@ -51,10 +50,7 @@ def main():
               f"{' '.join(f'{x:.1f}' for x in r)}; run {result.run_id}, compile "
               f"{result.compile_seconds:.1f} s, {result.env_steps_per_second:,.0f} env-steps/s",
               flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"about": about, "solved_above": SOLVED, "results": report}, f,
-                      indent=2)
+    write_results(args.json, about, solved_above=SOLVED, results=report)
 
 
 if __name__ == "__main__":

@@ -99,6 +99,7 @@ def cmd_sweep(args) -> int:
     check_writable(args.json)
     if not args.grid and not args.random:
         raise UsageError("jaxrl sweep needs at least one --grid or --random")
+    about = measured_here() if args.json else None  # the code loaded, as the sweep starts
     result = sweep(args.algo, env=args.env, seeds=args.seeds, total_steps=args.total_steps,
                    grid=parse_grid(args.grid), random=parse_random(args.random),
                    trials=args.trials, seed=args.seed, store=not args.no_store,
@@ -119,7 +120,7 @@ def cmd_sweep(args) -> int:
                             "configs": [_swept_config(c, r, run_of.get(i), args.runs_dir)
                                         for i, (c, r) in enumerate(zip(result.configs,
                                                                        result.results))],
-                            "about": measured_here()})
+                            "about": about})
     if result.failures:
         failed = sorted({g for g, idx in enumerate(result.groups) for i in idx
                          if i in result.failures})
@@ -265,6 +266,7 @@ def cmd_resume(args) -> int:
 # -- probe --------------------------------------------------------------------------------------
 def cmd_probe(args) -> int:
     check_writable(args.json)
+    about = measured_here() if args.json else None  # the code loaded, as the ladder starts
     overrides = parse_sets(args.set)
     rungs = [r if r.startswith("probe:") else f"probe:{r}" for r in args.rungs] if args.rungs else None
     results = run_ladder(args.algo, seeds=args.seeds, rungs=rungs,
@@ -288,7 +290,7 @@ def cmd_probe(args) -> int:
         print(f"first failing rung: {first_fail.rung} ({first_fail.name}) -> {first_fail.diagnosis}")
     write_json(args.json, {"algo": args.algo, "seeds": args.seeds,
                            "steps_per_rung": args.steps or PROBE_STEPS, "overrides": overrides,
-                           "about": measured_here(), "rungs": [
+                           "about": about, "rungs": [
         {"name": r.name, "rung": r.rung, "passed": r.passed, "measured": r.measured,
          "expected": r.expected, "tolerance": r.tolerance, "diagnosis": r.diagnosis,
          "seconds": r.seconds} for r in results]})

@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+from jaxrl.runs.files import atomic_write_text, json_default
+from jaxrl.runs.integrity import read_run_json
 from jaxrl.runs.store import code_provenance, device_info, package_versions
 
 
@@ -47,10 +49,11 @@ def run_facts(result) -> dict:
 def recorded_code(run_dir) -> dict:
     """``{"git_commit", "git_dirty", "code_diff_files"}`` from a run folder's ``run.json`` and
     ``code.diff`` (the files a dirty run's checkout had changed); ``{}`` without a record."""
-    try:
-        folder = Path(run_dir)
-        meta = json.loads((folder / "run.json").read_text())
-    except (TypeError, OSError, ValueError):
+    if run_dir is None:
+        return {}
+    folder = Path(run_dir)
+    meta, _ = read_run_json(folder / "run.json")
+    if meta is None:
         return {}
     try:
         diff = (folder / "code.diff").read_text()
@@ -58,3 +61,11 @@ def recorded_code(run_dir) -> dict:
         diff = ""
     return {"git_commit": meta.get("git_commit"), "git_dirty": meta.get("git_dirty"),
             "code_diff_files": re.findall(r"^diff --git a/(\S+)", diff, re.MULTILINE)}
+
+
+def write_results(path, about: dict, **sections) -> None:
+    """An experiment's results file: ``{"about": about, **sections}`` as JSON at ``path``,
+    written atomically (numpy values as numbers); nothing when ``path`` is None."""
+    if path is not None:
+        atomic_write_text(Path(path), json.dumps({"about": about, **sections}, indent=2,
+                                                 default=json_default))

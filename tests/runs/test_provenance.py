@@ -4,8 +4,10 @@ import json
 import subprocess
 from types import SimpleNamespace
 
+import numpy as np
+
 from jaxrl.repo_data import REPO
-from jaxrl.runs.provenance import measured_here, run_facts
+from jaxrl.runs.provenance import measured_here, run_facts, write_results
 
 
 def test_measured_here_names_this_checkouts_commit_and_the_command():
@@ -44,3 +46,11 @@ def test_run_facts_take_a_stored_runs_commit_from_its_record(tmp_path):
     facts = run_facts(result)
     assert facts["git_commit"] == "abc123" and facts["git_dirty"] is True
     assert facts["code_diff_files"] == ["README.md", "jaxrl/a.py"]
+
+
+def test_write_results_puts_where_it_ran_first_and_writes_numpy_as_numbers(tmp_path):
+    path = tmp_path / "results.json"
+    write_results(path, {"git_commit": "abc"}, results={"x": np.float32(1.5)})
+    assert json.loads(path.read_text()) == {"about": {"git_commit": "abc"},
+                                            "results": {"x": 1.5}}
+    write_results(None, {}, results={})  # no --json: nothing written, no error
