@@ -71,6 +71,11 @@ RECORDS = (
     Record("sac_memory_refused", "train sac --env Pendulum-v1 --seeds 10000 "
            "--set buffer_size=10000000", "the memory plan refusing a run that cannot fit, "
            "before compiling", expect_error=True),
+    Record("acer_breakout_minatar", "train acer --env gymnax:Breakout-MinAtar --seeds 8 "
+           "--total-steps 2000000", "ACER, jaxrl's MinAtar defaults (replay of 4 updates per "
+           "rollout)"),
+    Record("a2c_breakout_minatar", "train a2c --env gymnax:Breakout-MinAtar --seeds 8 "
+           "--total-steps 2000000", "A2C, jaxrl's MinAtar defaults, at ACER's steps"),
 )
 
 
