@@ -56,6 +56,8 @@ RECORDS = (
            "VPG, jaxrl's discrete defaults"),
     Record("vpg_pendulum", "train vpg --env Pendulum-v1 --seeds 8 --total-steps 1000000",
            "VPG, jaxrl's continuous defaults"),
+    Record("a2c_pendulum", "train a2c --env Pendulum-v1 --seeds 8 --total-steps 1000000",
+           "A2C, jaxrl's continuous defaults: the zoo's settings' baseline"),
     Record("a2c_pendulum_zoo", ZOO_A2C_PENDULUM,
            "A2C in RL Baselines3 Zoo's Pendulum settings without its gSDE, initial log std 0"),
     Record("a2c_pendulum_zoo_logstd-2", ZOO_A2C_PENDULUM + " --set init_log_std=-2",
@@ -71,11 +73,6 @@ RECORDS = (
     Record("sac_memory_refused", "train sac --env Pendulum-v1 --seeds 10000 "
            "--set buffer_size=10000000", "the memory plan refusing a run that cannot fit, "
            "before compiling", expect_error=True),
-    Record("acer_breakout_minatar", "train acer --env gymnax:Breakout-MinAtar --seeds 8 "
-           "--total-steps 2000000", "ACER, jaxrl's MinAtar defaults (replay of 4 updates per "
-           "rollout)"),
-    Record("a2c_breakout_minatar", "train a2c --env gymnax:Breakout-MinAtar --seeds 8 "
-           "--total-steps 2000000", "A2C, jaxrl's MinAtar defaults, at ACER's steps"),
 )
 
 
