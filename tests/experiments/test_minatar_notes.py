@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from jaxrl import stats
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((ROOT / "benchmarks/minatar-cpu/determinism.json").read_text())
 
@@ -114,3 +116,38 @@ def test_the_ppo_freeway_figures_the_notes_quote():
              for f in sorted((FREEWAY_PPO / "metrics").glob("chunk-*.parquet"))]
     assert len(rates) == 61
     assert f"range from {min(rates):,.0f} to {max(rates):,.0f} env-steps/s" in flat
+
+
+BREAKOUT_PQN = PROGRESS / "20261204-225724-pqn-gymnax-Breakout-MinAtar-124952"
+
+
+def _finished_entry(entry: str, run: Path) -> tuple[str, dict, dict, np.ndarray]:
+    """As `_finished_ppo_entry`, for any entry of the suite."""
+    flat = " ".join((ROOT / "benchmarks/minatar-cpu/NOTES.md").read_text().split())
+    results = json.loads((ROOT / "benchmarks/minatar-cpu/results.json").read_text())
+    (row,) = [e for e in results["entries"] if e["entry"] == entry]
+    meta = json.loads((run / "run.json").read_text())
+    assert row["run_id"] == run.name and meta["status"] == "finished"
+    last100 = np.asarray(meta["train_return_last100"])
+    assert np.allclose(row["per_seed"], last100) and len(last100) == 8
+    assert ("Per seed, the mean of the last 100 training episodes (epsilon 0.05): "
+            + ", ".join(f"{v:.1f}" for v in last100)) in flat
+    return flat, row, meta, last100
+
+
+def test_the_pqn_breakout_figures_the_notes_quote():
+    """PQN Breakout at the paper's 5M: every seed above DQN's 10, the weakest about twice it;
+    the notes quote its figures, where its IQM curve crosses 10 and 20, and its cost."""
+    flat, row, meta, last100 = _finished_entry("pqn/gymnax:Breakout-MinAtar", BREAKOUT_PQN)
+    lo, hi = row["mean_ci_low"], row["mean_ci_high"]
+    assert (f"**Breakout: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
+            "against the paper's DQN at 10: above.**") in flat
+    assert row["verdict"].startswith("above") and row["total_steps"] >= 0.99 * 5_000_000
+    assert 1.9 < last100.min() / row["reference"] < 2.1  # "about twice the reading"
+    curve = row["curve"]
+    iqm = np.asarray([stats.iqm(v) for v in np.asarray(curve["values"], dtype=float).T])
+    steps = np.asarray(curve["env_steps"])
+    for level, at in ((10, 0.8e6), (20, 2.4e6)):
+        assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
+    assert ("crosses 10 at about 0.8M env steps and 20 at about 2.4M") in flat
+    _quotes_greedy_and_cost(flat, row, meta)
