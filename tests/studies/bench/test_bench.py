@@ -258,6 +258,24 @@ def test_committed_suites_are_valid():
     assert {e.algo for e in atari.entries} == {"a2c", "ppo", "trpo", "dqn", "acer"}
 
 
+def test_the_minatar_paper_suite_changes_only_the_env_of_the_pqn_rows():
+    """minatar_paper's entries are the minatar suite's PQN rows in the MinAtar paper's env
+    (sticky actions at 0.1, all 6 actions): same config, budget, seeds and reference value."""
+    paper = benchmod.load_suite("minatar_paper")
+    benchmod.validate(paper, list(paper.entries))
+    base = {e.env: e for e in benchmod.load_suite("minatar").entries if e.algo == "pqn"}
+    assert len(paper.entries) == len(base) == 4
+    for entry in paper.entries:
+        twin = base[entry.env]
+        assert entry.algo == "pqn" and entry.name == f"pqn-sticky/{entry.env}"
+        assert (entry.config, entry.total_steps, entry.seeds) == (twin.config, twin.total_steps,
+                                                                  twin.seeds)
+        assert entry.env_kwargs == {"sticky_action_prob": 0.1, "use_minimal_action_set": False}
+        assert twin.env_kwargs is None
+        assert {k: entry.reference[k] for k in ("value", "measure", "budget", "source")} == {
+            k: twin.reference[k] for k in ("value", "measure", "budget", "source")}
+
+
 def test_the_atari_entries_run_vels_configuration():
     """The atari suite has one row per reference because jaxrl's atari defaults are vel's
     configuration (the presets ALGO/vel-atari); retuning them needs rows of vel's own."""
