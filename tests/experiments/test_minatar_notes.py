@@ -151,3 +151,26 @@ def test_the_pqn_breakout_figures_the_notes_quote():
         assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
     assert ("crosses 10 at about 0.8M env steps and 20 at about 2.4M") in flat
     _quotes_greedy_and_cost(flat, row, meta)
+
+
+SPACE_INVADERS_PQN = PROGRESS / "20261204-233827-pqn-gymnax-SpaceInvaders-MinAtar-3d1b08"
+
+
+def test_the_pqn_space_invaders_figures_the_notes_quote():
+    """PQN SpaceInvaders at the paper's 5M: every seed nearly three times DQN's 43; the notes
+    quote its figures, the curve's crossings and levels, and its cost."""
+    flat, row, meta, last100 = _finished_entry("pqn/gymnax:SpaceInvaders-MinAtar",
+                                               SPACE_INVADERS_PQN)
+    lo, hi = row["mean_ci_low"], row["mean_ci_high"]
+    assert (f"**SpaceInvaders: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
+            "against the paper's DQN at 43: above.**") in flat
+    assert row["verdict"].startswith("above") and 2.7 < last100.min() / row["reference"] < 3
+    curve = row["curve"]
+    iqm = np.asarray([stats.iqm(v) for v in np.asarray(curve["values"], dtype=float).T])
+    steps = np.asarray(curve["env_steps"])
+    for level, at in ((43, 0.6e6), (100, 2.2e6)):
+        assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
+    for at, level in ((3e6, 109), (4e6, 116)):
+        assert round(iqm[np.argmin(abs(steps - at))]) == level
+    assert "crosses 43 at about 0.6M env steps and 100 at about 2.2M" in flat
+    _quotes_greedy_and_cost(flat, row, meta)
