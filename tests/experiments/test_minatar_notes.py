@@ -174,3 +174,29 @@ def test_the_pqn_space_invaders_figures_the_notes_quote():
         assert round(iqm[np.argmin(abs(steps - at))]) == level
     assert "crosses 43 at about 0.6M env steps and 100 at about 2.2M" in flat
     _quotes_greedy_and_cost(flat, row, meta)
+
+
+ASTERIX_PQN = PROGRESS / "20261205-004712-pqn-gymnax-Asterix-MinAtar-03c34d"
+
+
+def test_the_pqn_asterix_figures_the_notes_quote():
+    """PQN Asterix at the paper's 5M: every seed nearly three times DQN's 17, far above PPO's
+    10M figure; the notes quote its figures, the curve and its cost."""
+    flat, row, meta, last100 = _finished_entry("pqn/gymnax:Asterix-MinAtar", ASTERIX_PQN)
+    lo, hi = row["mean_ci_low"], row["mean_ci_high"]
+    assert (f"**Asterix: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
+            "against the paper's DQN at 17: above.**") in flat
+    assert row["verdict"].startswith("above") and 2.7 < last100.min() / row["reference"] < 3
+    results = json.loads((ROOT / "benchmarks/minatar-cpu/results.json").read_text())
+    (ppo,) = [e for e in results["entries"] if e["entry"] == "ppo/gymnax:Asterix-MinAtar"]
+    assert f"PPO ends at {np.mean(ppo['per_seed']):.1f} here" in flat
+    assert max(ppo["per_seed"]) < last100.min()
+    curve = row["curve"]
+    iqm = np.asarray([stats.iqm(v) for v in np.asarray(curve["values"], dtype=float).T])
+    steps = np.asarray(curve["env_steps"])
+    for level, at in ((17, 0.9e6), (40, 1.9e6)):
+        assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
+    for at, level in ((3e6, 47), (4e6, 48)):
+        assert round(iqm[np.argmin(abs(steps - at))]) == level
+    assert "crosses 17 at about 0.9M env steps and 40 at about 1.9M" in flat
+    _quotes_greedy_and_cost(flat, row, meta)
