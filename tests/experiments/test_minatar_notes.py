@@ -42,16 +42,7 @@ ASTERIX_PPO = PROGRESS / "20261204-175837-ppo-gymnax-Asterix-MinAtar-8c12c9"
 def _finished_ppo_entry(game: str, run: Path) -> tuple[str, dict, dict, np.ndarray]:
     """The notes (whitespace folded), the report's row for PPO on ``game``, the run's record
     and its per-seed returns, once the row is checked to be that finished 8-seed run's."""
-    flat = " ".join((ROOT / "benchmarks/minatar-cpu/NOTES.md").read_text().split())
-    results = json.loads((ROOT / "benchmarks/minatar-cpu/results.json").read_text())
-    (row,) = [e for e in results["entries"] if e["entry"] == f"ppo/gymnax:{game}-MinAtar"]
-    meta = json.loads((run / "run.json").read_text())
-    assert row["run_id"] == run.name and meta["status"] == "finished"
-    last100 = np.asarray(meta["train_return_last100"])
-    assert np.allclose(row["per_seed"], last100) and len(last100) == 8
-    assert ("Per seed, the mean of the last 100 training episodes: "
-            + ", ".join(f"{v:.1f}" for v in last100)) in flat
-    return flat, row, meta, last100
+    return _finished_entry(f"ppo/gymnax:{game}-MinAtar", run, exploration="")
 
 
 def _quotes_greedy_and_cost(flat: str, row: dict, meta: dict) -> None:
@@ -118,11 +109,19 @@ def test_the_ppo_freeway_figures_the_notes_quote():
     assert f"range from {min(rates):,.0f} to {max(rates):,.0f} env-steps/s" in flat
 
 
+def iqm_curve(row: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A report row's curve: env steps and the IQM over seeds at each point."""
+    values = np.asarray(row["curve"]["values"], dtype=float)  # [seeds, points]
+    return np.asarray(row["curve"]["env_steps"]), np.asarray([stats.iqm(v) for v in values.T])
+
+
 BREAKOUT_PQN = PROGRESS / "20261204-225724-pqn-gymnax-Breakout-MinAtar-124952"
 
 
-def _finished_entry(entry: str, run: Path) -> tuple[str, dict, dict, np.ndarray]:
-    """As `_finished_ppo_entry`, for any entry of the suite."""
+def _finished_entry(entry: str, run: Path, exploration: str = " (epsilon 0.05)"
+                    ) -> tuple[str, dict, dict, np.ndarray]:
+    """As `_finished_ppo_entry`, for any entry of the suite; ``exploration`` is what the notes
+    say of the training episodes' exploration after "the last 100 training episodes"."""
     flat = " ".join((ROOT / "benchmarks/minatar-cpu/NOTES.md").read_text().split())
     results = json.loads((ROOT / "benchmarks/minatar-cpu/results.json").read_text())
     (row,) = [e for e in results["entries"] if e["entry"] == entry]
@@ -130,7 +129,7 @@ def _finished_entry(entry: str, run: Path) -> tuple[str, dict, dict, np.ndarray]
     assert row["run_id"] == run.name and meta["status"] == "finished"
     last100 = np.asarray(meta["train_return_last100"])
     assert np.allclose(row["per_seed"], last100) and len(last100) == 8
-    assert ("Per seed, the mean of the last 100 training episodes (epsilon 0.05): "
+    assert (f"Per seed, the mean of the last 100 training episodes{exploration}: "
             + ", ".join(f"{v:.1f}" for v in last100)) in flat
     return flat, row, meta, last100
 
@@ -144,9 +143,7 @@ def test_the_pqn_breakout_figures_the_notes_quote():
             "against the paper's DQN at 10: above.**") in flat
     assert row["verdict"].startswith("above") and row["total_steps"] >= 0.99 * 5_000_000
     assert 1.9 < last100.min() / row["reference"] < 2.1  # "about twice the reading"
-    curve = row["curve"]
-    iqm = np.asarray([stats.iqm(v) for v in np.asarray(curve["values"], dtype=float).T])
-    steps = np.asarray(curve["env_steps"])
+    steps, iqm = iqm_curve(row)
     for level, at in ((10, 0.8e6), (20, 2.4e6)):
         assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
     assert ("crosses 10 at about 0.8M env steps and 20 at about 2.4M") in flat
@@ -165,9 +162,7 @@ def test_the_pqn_space_invaders_figures_the_notes_quote():
     assert (f"**SpaceInvaders: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
             "against the paper's DQN at 43: above.**") in flat
     assert row["verdict"].startswith("above") and 2.7 < last100.min() / row["reference"] < 3
-    curve = row["curve"]
-    iqm = np.asarray([stats.iqm(v) for v in np.asarray(curve["values"], dtype=float).T])
-    steps = np.asarray(curve["env_steps"])
+    steps, iqm = iqm_curve(row)
     for level, at in ((43, 0.6e6), (100, 2.2e6)):
         assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
     for at, level in ((3e6, 109), (4e6, 116)):
@@ -191,9 +186,7 @@ def test_the_pqn_asterix_figures_the_notes_quote():
     (ppo,) = [e for e in results["entries"] if e["entry"] == "ppo/gymnax:Asterix-MinAtar"]
     assert f"PPO ends at {np.mean(ppo['per_seed']):.1f} here" in flat
     assert max(ppo["per_seed"]) < last100.min()
-    curve = row["curve"]
-    iqm = np.asarray([stats.iqm(v) for v in np.asarray(curve["values"], dtype=float).T])
-    steps = np.asarray(curve["env_steps"])
+    steps, iqm = iqm_curve(row)
     for level, at in ((17, 0.9e6), (40, 1.9e6)):
         assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
     for at, level in ((3e6, 47), (4e6, 48)):

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxrl import stats
+from tests.experiments.test_minatar_notes import iqm_curve
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/minatar-paper-cpu"
@@ -33,9 +34,7 @@ def test_the_breakout_row_is_its_sticky_run_and_the_notes_quote_it():
     assert (f"23.1 [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f})" in FLAT
             and f"{last100.mean():.1f}" == "23.1")
     assert row["verdict"].startswith("above") and 1.8 < last100.min() / row["reference"] < 2
-    curve = row["curve"]
-    iqm = np.asarray([stats.iqm(v) for v in np.asarray(curve["values"], dtype=float).T])
-    steps = np.asarray(curve["env_steps"])
+    steps, iqm = iqm_curve(row)
     for level, at in ((10, 0.8e6), (20, 3.7e6)):
         assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
     greedy = np.asarray(meta["final_eval_return"])
