@@ -193,3 +193,34 @@ def test_the_pqn_asterix_figures_the_notes_quote():
         assert round(iqm[np.argmin(abs(steps - at))]) == level
     assert "crosses 17 at about 0.9M env steps and 40 at about 1.9M" in flat
     _quotes_greedy_and_cost(flat, row, meta)
+
+
+FREEWAY_PQN = PROGRESS / "20261205-012549-pqn-gymnax-Freeway-MinAtar-2bd949"
+
+
+def test_the_pqn_freeway_figures_the_notes_quote():
+    """PQN Freeway at the paper's 5M, resumed once from checkpoint 30: every seed above DQN's 50
+    by a narrow margin, level with PPO's 10M figure; the notes quote its figures, the curve's
+    crossings and levels, the resume and its cost."""
+    flat, row, meta, last100 = _finished_entry("pqn/gymnax:Freeway-MinAtar", FREEWAY_PQN)
+    lo, hi = row["mean_ci_low"], row["mean_ci_high"]
+    assert (f"**Freeway: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
+            "against the paper's DQN at 50: above.**") in flat
+    assert row["verdict"].startswith("above") and last100.max() - last100.min() < 1
+    assert round(last100.min() / row["reference"], 1) == 1.2  # "1.2 times the reading"
+    results = json.loads((ROOT / "benchmarks/minatar-cpu/results.json").read_text())
+    (ppo,) = [e for e in results["entries"] if e["entry"] == "ppo/gymnax:Freeway-MinAtar"]
+    assert f"PPO ends at {np.mean(ppo['per_seed']):.1f} here" in flat
+    assert abs(np.mean(ppo["per_seed"]) - last100.mean()) < 0.1
+    steps, iqm = iqm_curve(row)
+    for level, at in ((50, 1.3e6), (58, 3.2e6)):
+        assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
+    for at, level in ((3e6, 57.6), (4e6, 58.9)):
+        assert round(iqm[np.argmin(abs(steps - at))], 1) == level
+    assert "crosses 50 at about 1.3M env steps and 58 (gymnax's PPO figure at 10M) at about 3.2M" in flat
+    _quotes_greedy_and_cost(flat, row, meta)
+    assert len(meta["resumed"]) == 1 and "resumed from checkpoint 30 of 61" in flat
+    rates = [pd.read_parquet(f)["env_steps_per_second"].mean()
+             for f in sorted((FREEWAY_PQN / "metrics").glob("chunk-*.parquet"))]
+    assert len(rates) == 61
+    assert f"range from {min(rates):,.0f} to {max(rates):,.0f} env-steps/s" in flat
