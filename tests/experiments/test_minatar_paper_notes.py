@@ -80,6 +80,16 @@ def test_the_asterix_row():
     assert "crosses 17 at about 1.3M env steps and is still rising at 5M (about 26 at 2M, 32 at 3M, 34 at 4M)" in FLAT
 
 
+FREEWAY = HERE / "progress/20261205-033230-pqn-gymnax-Freeway-MinAtar-1b6c8d"
+
+
+def test_the_freeway_row():
+    row, last100 = _quoted_row("Freeway", FREEWAY)
+    assert round(last100.min() / row["reference"], 1) == 1.2
+    _curve_says(row, 1.3e6, {2e6: 55, 4e6: 59})
+    assert "crosses 50 at about 1.3M env steps and is still rising at 5M (about 55 at 2M, 59 at 4M)" in FLAT
+
+
 def gymnax_rows() -> list[str]:
     """The notes' comparison table, made again from both suites' results: each game run in
     the paper's env beside its row in gymnax's setting."""
@@ -101,11 +111,15 @@ def test_the_comparison_with_gymnax_setting():
     rows = gymnax_rows()
     text = (HERE / "NOTES.md").read_text()
     table = text[text.index("| game | gymnax's setting"):].split("\n\n")[0].splitlines()[2:]
-    assert table == rows and len(rows) >= 3
+    assert table == rows and len(rows) == 4
     diffs = [float(r.split(" | ")[3].split()[0]) for r in rows]
-    assert all(d > 0 for d in diffs)  # "lower on every game run"
+    assert all(d > 0 for d in diffs[:3]) and diffs[3] < 0  # three lower, Freeway higher
+    assert f"Freeway goes the other way: {-diffs[3]:.1f} higher" in FLAT
+    assert float(rows[3].split(" | ")[4]) < 1e-3
     assert "Breakout's 8 seeds a side do not settle it" in FLAT and float(rows[0].split(" | ")[4]) > 0.05
     assert "every seed of Breakout, SpaceInvaders and Asterix is still at least 1.8 times it" in FLAT
     for game in ("Breakout", "SpaceInvaders", "Asterix"):
         row = entry(HERE / "results.json", f"pqn-sticky/gymnax:{game}-MinAtar")
         assert min(row["per_seed"]) >= 1.8 * row["reference"]
+    assert all(e["verdict"].startswith("above")
+               for e in json.loads((HERE / "results.json").read_text())["entries"])
