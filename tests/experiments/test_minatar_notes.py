@@ -115,6 +115,17 @@ def iqm_curve(row: dict) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(row["curve"]["env_steps"]), np.asarray([stats.iqm(v) for v in values.T])
 
 
+def _curve_passes(row: dict, crossings: dict[float, float], levels: dict[float, float],
+                  ndigits: int = 0) -> None:
+    """The IQM curve first reaches each level of ``crossings`` ({level: env steps}) within 0.1M
+    steps of where the notes say, and reads ``levels`` ({env steps: IQM, rounded}) there."""
+    steps, iqm = iqm_curve(row)
+    for level, at in crossings.items():
+        assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
+    for at, level in levels.items():
+        assert round(iqm[np.argmin(abs(steps - at))], ndigits) == level
+
+
 BREAKOUT_PQN = PROGRESS / "20261204-225724-pqn-gymnax-Breakout-MinAtar-124952"
 
 
@@ -143,9 +154,7 @@ def test_the_pqn_breakout_figures_the_notes_quote():
             "against the paper's DQN at 10: above.**") in flat
     assert row["verdict"].startswith("above") and row["total_steps"] >= 0.99 * 5_000_000
     assert 1.9 < last100.min() / row["reference"] < 2.1  # "about twice the reading"
-    steps, iqm = iqm_curve(row)
-    for level, at in ((10, 0.8e6), (20, 2.4e6)):
-        assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
+    _curve_passes(row, {10: 0.8e6, 20: 2.4e6}, {})
     assert ("crosses 10 at about 0.8M env steps and 20 at about 2.4M") in flat
     _quotes_greedy_and_cost(flat, row, meta)
 
@@ -162,11 +171,7 @@ def test_the_pqn_space_invaders_figures_the_notes_quote():
     assert (f"**SpaceInvaders: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] (IQM {row['iqm']:.1f}), "
             "against the paper's DQN at 43: above.**") in flat
     assert row["verdict"].startswith("above") and 2.7 < last100.min() / row["reference"] < 3
-    steps, iqm = iqm_curve(row)
-    for level, at in ((43, 0.6e6), (100, 2.2e6)):
-        assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
-    for at, level in ((3e6, 109), (4e6, 116)):
-        assert round(iqm[np.argmin(abs(steps - at))]) == level
+    _curve_passes(row, {43: 0.6e6, 100: 2.2e6}, {3e6: 109, 4e6: 116})
     assert "crosses 43 at about 0.6M env steps and 100 at about 2.2M" in flat
     _quotes_greedy_and_cost(flat, row, meta)
 
@@ -186,11 +191,7 @@ def test_the_pqn_asterix_figures_the_notes_quote():
     (ppo,) = [e for e in results["entries"] if e["entry"] == "ppo/gymnax:Asterix-MinAtar"]
     assert f"PPO ends at {np.mean(ppo['per_seed']):.1f} here" in flat
     assert max(ppo["per_seed"]) < last100.min()
-    steps, iqm = iqm_curve(row)
-    for level, at in ((17, 0.9e6), (40, 1.9e6)):
-        assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
-    for at, level in ((3e6, 47), (4e6, 48)):
-        assert round(iqm[np.argmin(abs(steps - at))]) == level
+    _curve_passes(row, {17: 0.9e6, 40: 1.9e6}, {3e6: 47, 4e6: 48})
     assert "crosses 17 at about 0.9M env steps and 40 at about 1.9M" in flat
     _quotes_greedy_and_cost(flat, row, meta)
 
@@ -212,11 +213,7 @@ def test_the_pqn_freeway_figures_the_notes_quote():
     (ppo,) = [e for e in results["entries"] if e["entry"] == "ppo/gymnax:Freeway-MinAtar"]
     assert f"PPO ends at {np.mean(ppo['per_seed']):.1f} here" in flat
     assert abs(np.mean(ppo["per_seed"]) - last100.mean()) < 0.1
-    steps, iqm = iqm_curve(row)
-    for level, at in ((50, 1.3e6), (58, 3.2e6)):
-        assert abs(steps[np.argmax(iqm >= level)] - at) < 0.1e6
-    for at, level in ((3e6, 57.6), (4e6, 58.9)):
-        assert round(iqm[np.argmin(abs(steps - at))], 1) == level
+    _curve_passes(row, {50: 1.3e6, 58: 3.2e6}, {3e6: 57.6, 4e6: 58.9}, ndigits=1)
     assert "crosses 50 at about 1.3M env steps and 58 (gymnax's PPO figure at 10M) at about 3.2M" in flat
     _quotes_greedy_and_cost(flat, row, meta)
     assert len(meta["resumed"]) == 1 and "resumed from checkpoint 30 of 61" in flat
