@@ -1,0 +1,32 @@
+"""benchmarks/trpo-reacher-cpu: the trpo_reacher suite is the mujoco suite's trpo/brax:reacher
+with one setting moved to baselines' value per entry, and its notes hold in the committed files."""
+
+from pathlib import Path
+
+import yaml
+
+from jaxrl.algos.trpo import default_config
+from jaxrl.studies.bench.suite import load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+BASELINES = yaml.safe_load((ROOT / "presets/trpo/baselines-mujoco.yaml").read_text())
+
+
+def test_each_entry_changes_one_default_to_the_baselines_batch_or_widths():
+    """Same algorithm, body, 50-step episodes, budget, seeds and reference as the mujoco
+    suite's defaults row; the one changed setting makes baselines' batch (num_envs x num_steps)
+    or is baselines' own value."""
+    base = {e.name: e for e in load_suite("mujoco").entries}["trpo/brax:reacher"]
+    entries = {e.name: e for e in load_suite("trpo_reacher").entries}
+    assert set(entries) == {"trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher"}
+    for e in entries.values():
+        assert (e.algo, e.env, e.env_kwargs, e.total_steps, e.seeds) == (
+            base.algo, base.env, base.env_kwargs, base.total_steps, base.seeds)
+        assert e.reference == {**base.reference, "note": e.reference["note"]}
+        assert base.config == {} and len(e.config) == 1
+    defaults = default_config("brax:reacher")
+    batch = entries["trpo-batch1024/brax:reacher"].config
+    assert defaults.num_envs * batch["num_steps"] == BASELINES["num_envs"] * BASELINES["num_steps"]
+    assert defaults.num_envs * defaults.num_steps == 4 * 1024
+    widths = entries["trpo-32x32/brax:reacher"].config
+    assert list(widths["hidden"]) == BASELINES["hidden"] and tuple(defaults.hidden) == (256, 256)
