@@ -1,6 +1,7 @@
 """benchmarks/trpo-reacher-cpu: the trpo_reacher suite is the mujoco suite's trpo/brax:reacher
 with one setting moved to baselines' value per entry, and its notes hold in the committed files."""
 
+import json
 from pathlib import Path
 
 import yaml
@@ -30,3 +31,21 @@ def test_each_entry_changes_one_default_to_the_baselines_batch_or_widths():
     assert defaults.num_envs * defaults.num_steps == 4 * 1024
     widths = entries["trpo-32x32/brax:reacher"].config
     assert list(widths["hidden"]) == BASELINES["hidden"] and tuple(defaults.hidden) == (256, 256)
+
+
+def test_the_notes_quote_each_entry_below_the_reference_on_every_seed():
+    """Each bullet's mean and interval are its report row's, and every seed is below."""
+    flat = " ".join((ROOT / "benchmarks/trpo-reacher-cpu/NOTES.md").read_text().split())
+    rows = {e["entry"]: e for e in json.loads(
+        (ROOT / "benchmarks/trpo-reacher-cpu/results.json").read_text())["entries"]}
+    base = {e["entry"]: e for e in json.loads(
+        (ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]}["trpo/brax:reacher"]
+    assert (f"ended at {base['mean']:.1f} [{base['mean_ci_low']:.1f}, {base['mean_ci_high']:.1f}]"
+            in flat)
+    for entry in ("trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher"):
+        row = rows[entry]
+        assert row["status"] == "finished" and len(row["per_seed"]) == 8
+        assert row["verdict"] == "below reference" and row["seeds_below"] == 8
+        assert max(row["per_seed"]) < row["reference"]
+        assert (f"mean {row['mean']:.1f} [{row['mean_ci_low']:.1f}, {row['mean_ci_high']:.1f}], "
+                "**below the reference on every seed**") in flat
