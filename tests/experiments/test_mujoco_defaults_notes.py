@@ -1,0 +1,46 @@
+"""The mujoco notes' rows for jaxrl's brax defaults hold in the report and in each row's run."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = ROOT / "benchmarks/mujoco-cpu"
+PROGRESS = HERE / "progress"
+# entry -> (run folder in progress/, how the notes word the verdict)
+ROWS = {
+    "ppo/brax:reacher": ("20261205-043034-ppo-brax-reacher-f567d5", "above"),
+    "trpo/brax:reacher": ("20261205-044236-trpo-brax-reacher-12f967", "below"),
+    "ppo/brax:hopper": ("20261205-052244-ppo-brax-hopper-27022e", "the reference inside the CI"),
+}
+VERDICTS = {"above": "above reference", "below": "below reference",
+            "the reference inside the CI": "reference inside CI"}
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("entry", sorted(ROWS))
+def test_the_defaults_rows_the_notes_quote(entry: str):
+    run_id, side = ROWS[entry]
+    run = PROGRESS / run_id
+    flat = _flat((HERE / "NOTES.md").read_text())
+    (row,) = [e for e in json.loads((HERE / "results.json").read_text())["entries"]
+              if e["entry"] == entry]
+    meta = json.loads((run / "run.json").read_text())
+    assert row["run_id"] == run_id and meta["status"] == "finished"
+    last100 = np.asarray(meta["train_return_last100"])
+    assert np.allclose(row["per_seed"], last100) and len(last100) == 8
+    assert row["verdict"] == VERDICTS[side]
+    below = int((last100 < row["reference"]).sum())
+    assert {"above": below == 0, "below": below == 8}.get(side, 0 < below < 8)
+    assert (f"{last100.mean():,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] "
+            f"against baselines' {row['reference']:,.1f}, {side} (IQM {row['iqm']:,.1f})") in flat
+    assert "Per seed: " + ", ".join(f"{v:,.1f}" for v in last100) in flat
+    assert f"({below} of 8 under the reference, signed-rank p {row['rank_p']:.3f}" in flat
+    assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds, {meta['compile_seconds']:.1f} s of compile, "
+            f"{row['wall_seconds']:,.0f} s of wall") in flat
