@@ -19,7 +19,9 @@ def test_each_entry_changes_one_default_to_the_baselines_batch_or_widths():
     or is baselines' own value."""
     base = {e.name: e for e in load_suite("mujoco").entries}["trpo/brax:reacher"]
     entries = {e.name: e for e in load_suite("trpo_reacher").entries}
-    assert set(entries) == {"trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher"}
+    assert set(entries) == {"trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher",
+                            "trpo-lambda98/brax:reacher", "trpo-rawreward/brax:reacher",
+                            "trpo-value64/brax:reacher", "trpo-nobootstrap/brax:reacher"}
     for e in entries.values():
         assert (e.algo, e.env, e.env_kwargs, e.total_steps, e.seeds) == (
             base.algo, base.env, base.env_kwargs, base.total_steps, base.seeds)
@@ -31,6 +33,14 @@ def test_each_entry_changes_one_default_to_the_baselines_batch_or_widths():
     assert defaults.num_envs * defaults.num_steps == 4 * 1024
     widths = entries["trpo-32x32/brax:reacher"].config
     assert list(widths["hidden"]) == BASELINES["hidden"] and tuple(defaults.hidden) == (256, 256)
+    for name, key in (("lambda98", "gae_lambda"), ("rawreward", "normalize_reward"),
+                      ("nobootstrap", "bootstrap_truncation")):
+        (value,) = entries[f"trpo-{name}/brax:reacher"].config.values()
+        assert value == BASELINES[key] != getattr(defaults, key)
+    value = entries["trpo-value64/brax:reacher"].config["value_minibatches"]
+    batch_size = defaults.num_envs * defaults.num_steps
+    assert batch_size // value == 1024 // BASELINES["value_minibatches"] == 64
+    assert batch_size // defaults.value_minibatches == 1024
 
 
 def test_the_notes_quote_each_entry_below_the_reference_on_every_seed():
