@@ -61,8 +61,8 @@ REPORTS = (
                    "TRPO against Spinning Up's 3M curves"),
     ("ant-spread-cpu", "TRPO and VPG on brax's ant from Spinning Up's starting log std of -0.5, "
                        "the one setting changed from the mujoco suite's ant cells"),
-    ("trpo-reacher-cpu", "TRPO on brax's reacher at 1M, the defaults with baselines' batch or "
-                         "widths, the one setting changed from the mujoco suite's defaults row"),
+    ("trpo-reacher-cpu", "TRPO on brax's reacher at 1M, the mujoco suite's defaults row with one "
+                         "setting moved to baselines' value per entry"),
     ("mujoco-smoke-cpu", "every entry of the `mujoco` suite compiles and runs"),
     ("playground-cpu", "PPO and SAC on MuJoCo Playground's DM Control tasks, beside a random "
                        "policy (no published figure at these budgets)"),

@@ -52,10 +52,26 @@ def test_the_notes_quote_each_entry_below_the_reference_on_every_seed():
         (ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]}["trpo/brax:reacher"]
     assert (f"ended at {base['mean']:.1f} [{base['mean_ci_low']:.1f}, {base['mean_ci_high']:.1f}]"
             in flat)
-    for entry in ("trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher"):
+    for entry in ("trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher",
+                  "trpo-lambda98/brax:reacher"):
         row = rows[entry]
         assert row["status"] == "finished" and len(row["per_seed"]) == 8
         assert row["verdict"] == "below reference" and row["seeds_below"] == 8
         assert max(row["per_seed"]) < row["reference"]
         assert (f"mean {row['mean']:.1f} [{row['mean_ci_low']:.1f}, {row['mean_ci_high']:.1f}], "
                 "**below the reference on every seed**") in flat
+
+
+def test_the_second_round_notes_quote_each_seed_and_the_move_from_the_defaults():
+    """The second round's bullets give every seed, and say which side of the defaults' mean
+    each entry ended on."""
+    flat = " ".join((ROOT / "benchmarks/trpo-reacher-cpu/NOTES.md").read_text().split())
+    rows = {e["entry"]: e for e in json.loads(
+        (ROOT / "benchmarks/trpo-reacher-cpu/results.json").read_text())["entries"]}
+    base = {e["entry"]: e for e in json.loads(
+        (ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]}["trpo/brax:reacher"]
+    for entry, side in (("trpo-lambda98/brax:reacher", "above"),):
+        row = rows[entry]
+        assert "(per seed " + ", ".join(f"{v:.1f}" for v in row["per_seed"]) + ")" in flat
+        assert (row["mean"] > base["mean"]) == (side == "above")
+        assert f"{side} the defaults' {base['mean']:.1f}" in flat
