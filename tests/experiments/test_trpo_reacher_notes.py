@@ -53,7 +53,7 @@ def test_the_notes_quote_each_entry_below_the_reference_on_every_seed():
     assert (f"ended at {base['mean']:.1f} [{base['mean_ci_low']:.1f}, {base['mean_ci_high']:.1f}]"
             in flat)
     for entry in ("trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher",
-                  "trpo-lambda98/brax:reacher"):
+                  "trpo-lambda98/brax:reacher", "trpo-nobootstrap/brax:reacher"):
         row = rows[entry]
         assert row["status"] == "finished" and len(row["per_seed"]) == 8
         assert row["verdict"] == "below reference" and row["seeds_below"] == 8
@@ -70,8 +70,34 @@ def test_the_second_round_notes_quote_each_seed_and_the_move_from_the_defaults()
         (ROOT / "benchmarks/trpo-reacher-cpu/results.json").read_text())["entries"]}
     base = {e["entry"]: e for e in json.loads(
         (ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]}["trpo/brax:reacher"]
-    for entry, side in (("trpo-lambda98/brax:reacher", "above"),):
+    for entry, side in (("trpo-lambda98/brax:reacher", "above"),
+                        ("trpo-nobootstrap/brax:reacher", "below")):
         row = rows[entry]
         assert "(per seed " + ", ".join(f"{v:.1f}" for v in row["per_seed"]) + ")" in flat
         assert (row["mean"] > base["mean"]) == (side == "above")
         assert f"{side} the defaults' {base['mean']:.1f}" in flat
+        assert f"mean {row['mean']:.1f} [{row['mean_ci_low']:.1f}, {row['mean_ci_high']:.1f}]" in flat
+    lost = base["mean"] - rows["trpo-nobootstrap/brax:reacher"]["mean"]
+    assert f"jaxrl's truncation handling is worth about {lost:.1f} in this row" in flat
+
+
+def test_the_residual_variances_and_the_cost_the_nobootstrap_bullet_quotes():
+    """The value's residual variance at each run's last update, and the run's own seconds."""
+    import pandas as pd
+
+    flat = " ".join((ROOT / "benchmarks/trpo-reacher-cpu/NOTES.md").read_text().split())
+
+    def last_residual(run: Path) -> float:
+        frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
+        return float(frame.groupby("update")["residual_variance"].mean().iloc[-1])
+
+    here = ROOT / "benchmarks/trpo-reacher-cpu/progress"
+    nobootstrap = here / "20261205-122314-trpo-brax-reacher-51d809"
+    lambda98 = here / "20261205-113915-trpo-brax-reacher-0c3374"
+    defaults = ROOT / "benchmarks/mujoco-cpu/progress/20261205-044236-trpo-brax-reacher-12f967"
+    assert (f"{last_residual(nobootstrap):.3f} of the returns' against "
+            f"{last_residual(lambda98):.3f} with lambda 0.98's bootstrap and "
+            f"{last_residual(defaults):.3f} in the defaults' row") in flat
+    meta = json.loads((nobootstrap / "run.json").read_text())
+    assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
+            "env-steps/s") in flat
