@@ -53,7 +53,8 @@ def test_the_notes_quote_each_entry_below_the_reference_on_every_seed():
     assert (f"ended at {base['mean']:.1f} [{base['mean_ci_low']:.1f}, {base['mean_ci_high']:.1f}]"
             in flat)
     for entry in ("trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher",
-                  "trpo-lambda98/brax:reacher", "trpo-nobootstrap/brax:reacher"):
+                  "trpo-lambda98/brax:reacher", "trpo-nobootstrap/brax:reacher",
+                  "trpo-value64/brax:reacher"):
         row = rows[entry]
         assert row["status"] == "finished" and len(row["per_seed"]) == 8
         assert row["verdict"] == "below reference" and row["seeds_below"] == 8
@@ -71,10 +72,11 @@ def test_the_second_round_notes_quote_each_seed_and_the_move_from_the_defaults()
     base = {e["entry"]: e for e in json.loads(
         (ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]}["trpo/brax:reacher"]
     for entry, side in (("trpo-lambda98/brax:reacher", "above"),
-                        ("trpo-nobootstrap/brax:reacher", "below")):
+                        ("trpo-nobootstrap/brax:reacher", "below"),
+                        ("trpo-value64/brax:reacher", "well above")):
         row = rows[entry]
         assert "(per seed " + ", ".join(f"{v:.1f}" for v in row["per_seed"]) + ")" in flat
-        assert (row["mean"] > base["mean"]) == (side == "above")
+        assert (row["mean"] > base["mean"]) == side.endswith("above")
         assert f"{side} the defaults' {base['mean']:.1f}" in flat
         assert f"mean {row['mean']:.1f} [{row['mean_ci_low']:.1f}, {row['mean_ci_high']:.1f}]" in flat
     lost = base["mean"] - rows["trpo-nobootstrap/brax:reacher"]["mean"]
@@ -101,3 +103,34 @@ def test_the_residual_variances_and_the_cost_the_nobootstrap_bullet_quotes():
     meta = json.loads((nobootstrap / "run.json").read_text())
     assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
             "env-steps/s") in flat
+
+
+def test_the_value64_bullet_quotes_its_early_value_fit_its_cost_and_baselines_row():
+    """The residual variances at the 25th update, the run's seconds, and the mean of baselines'
+    own configuration in jaxrl that the bullet sets it level with."""
+    import pandas as pd
+
+    flat = " ".join((ROOT / "benchmarks/trpo-reacher-cpu/NOTES.md").read_text().split())
+
+    def residual_at(run: Path, update: int) -> float:
+        frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
+        return float(frame.groupby("update")["residual_variance"].mean().loc[update])
+
+    value64 = ROOT / "benchmarks/trpo-reacher-cpu/progress/20261205-130425-trpo-brax-reacher-2c8e51"
+    defaults = ROOT / "benchmarks/mujoco-cpu/progress/20261205-044236-trpo-brax-reacher-12f967"
+    assert (f"by the 25th update (residual variance {residual_at(value64, 24):.3f}, the defaults' "
+            f"row {residual_at(defaults, 24):.3f} there)") in flat
+    meta = json.loads((value64 / "run.json").read_text())
+    assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
+            "env-steps/s") in flat
+    rows = {e["entry"]: e for e in json.loads(
+        (ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]}
+    theirs = rows["trpo-baselines/brax:reacher"]
+    own = theirs["mean"]
+    ours = {e["entry"]: e for e in json.loads(
+        (ROOT / "benchmarks/trpo-reacher-cpu/results.json").read_text())["entries"]}
+    row = ours["trpo-value64/brax:reacher"]
+    # "level": each mean inside the other's interval
+    assert theirs["mean_ci_low"] <= row["mean"] <= theirs["mean_ci_high"]
+    assert row["mean_ci_low"] <= own <= row["mean_ci_high"]
+    assert f"level with baselines' own configuration in jaxrl ({own:.1f})" in flat
