@@ -4,6 +4,7 @@ with one setting moved to baselines' value per entry, and its notes hold in the 
 import json
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from jaxrl.algos.trpo import default_config
@@ -11,6 +12,35 @@ from jaxrl.studies.bench.suite import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINES = yaml.safe_load((ROOT / "presets/trpo/baselines-mujoco.yaml").read_text())
+HERE = ROOT / "benchmarks/trpo-reacher-cpu"
+RUNS = {"defaults": ROOT / "benchmarks/mujoco-cpu/progress/20261205-044236-trpo-brax-reacher-12f967",
+        "lambda98": HERE / "progress/20261205-113915-trpo-brax-reacher-0c3374",
+        "nobootstrap": HERE / "progress/20261205-122314-trpo-brax-reacher-51d809",
+        "value64": HERE / "progress/20261205-130425-trpo-brax-reacher-2c8e51"}
+
+
+def _notes() -> str:
+    return " ".join((HERE / "NOTES.md").read_text().split())
+
+
+def _rows(results: Path) -> dict[str, dict]:
+    return {e["entry"]: e for e in json.loads(results.read_text())["entries"]}
+
+
+def _defaults_row() -> dict:
+    return _rows(ROOT / "benchmarks/mujoco-cpu/results.json")["trpo/brax:reacher"]
+
+
+def _residual_variance(run: Path) -> pd.Series:
+    """The value's residual variance per update, the mean over seeds."""
+    frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
+    return frame.groupby("update")["residual_variance"].mean()
+
+
+def _cost(run: Path) -> str:
+    meta = json.loads((run / "run.json").read_text())
+    return (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
+            "env-steps/s")
 
 
 def test_each_entry_changes_one_default_to_the_baselines_batch_or_widths():
@@ -45,11 +75,8 @@ def test_each_entry_changes_one_default_to_the_baselines_batch_or_widths():
 
 def test_the_notes_quote_each_entry_below_the_reference_on_every_seed():
     """Each bullet's mean and interval are its report row's, and every seed is below."""
-    flat = " ".join((ROOT / "benchmarks/trpo-reacher-cpu/NOTES.md").read_text().split())
-    rows = {e["entry"]: e for e in json.loads(
-        (ROOT / "benchmarks/trpo-reacher-cpu/results.json").read_text())["entries"]}
-    base = {e["entry"]: e for e in json.loads(
-        (ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]}["trpo/brax:reacher"]
+    flat = _notes()
+    rows, base = _rows(HERE / "results.json"), _defaults_row()
     assert (f"ended at {base['mean']:.1f} [{base['mean_ci_low']:.1f}, {base['mean_ci_high']:.1f}]"
             in flat)
     for entry in ("trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher",
@@ -66,11 +93,8 @@ def test_the_notes_quote_each_entry_below_the_reference_on_every_seed():
 def test_the_second_round_notes_quote_each_seed_and_the_move_from_the_defaults():
     """The second round's bullets give every seed, and say which side of the defaults' mean
     each entry ended on."""
-    flat = " ".join((ROOT / "benchmarks/trpo-reacher-cpu/NOTES.md").read_text().split())
-    rows = {e["entry"]: e for e in json.loads(
-        (ROOT / "benchmarks/trpo-reacher-cpu/results.json").read_text())["entries"]}
-    base = {e["entry"]: e for e in json.loads(
-        (ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]}["trpo/brax:reacher"]
+    flat = _notes()
+    rows, base = _rows(HERE / "results.json"), _defaults_row()
     for entry, side in (("trpo-lambda98/brax:reacher", "above"),
                         ("trpo-nobootstrap/brax:reacher", "below"),
                         ("trpo-value64/brax:reacher", "well above")):
@@ -85,51 +109,26 @@ def test_the_second_round_notes_quote_each_seed_and_the_move_from_the_defaults()
 
 def test_the_residual_variances_and_the_cost_the_nobootstrap_bullet_quotes():
     """The value's residual variance at each run's last update, and the run's own seconds."""
-    import pandas as pd
-
-    flat = " ".join((ROOT / "benchmarks/trpo-reacher-cpu/NOTES.md").read_text().split())
-
-    def last_residual(run: Path) -> float:
-        frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
-        return float(frame.groupby("update")["residual_variance"].mean().iloc[-1])
-
-    here = ROOT / "benchmarks/trpo-reacher-cpu/progress"
-    nobootstrap = here / "20261205-122314-trpo-brax-reacher-51d809"
-    lambda98 = here / "20261205-113915-trpo-brax-reacher-0c3374"
-    defaults = ROOT / "benchmarks/mujoco-cpu/progress/20261205-044236-trpo-brax-reacher-12f967"
-    assert (f"{last_residual(nobootstrap):.3f} of the returns' against "
-            f"{last_residual(lambda98):.3f} with lambda 0.98's bootstrap and "
-            f"{last_residual(defaults):.3f} in the defaults' row") in flat
-    meta = json.loads((nobootstrap / "run.json").read_text())
-    assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
-            "env-steps/s") in flat
+    flat = _notes()
+    last = {name: _residual_variance(RUNS[name]).iloc[-1]
+            for name in ("nobootstrap", "lambda98", "defaults")}
+    assert (f"{last['nobootstrap']:.3f} of the returns' against "
+            f"{last['lambda98']:.3f} with lambda 0.98's bootstrap and "
+            f"{last['defaults']:.3f} in the defaults' row") in flat
+    assert _cost(RUNS["nobootstrap"]) in flat
 
 
 def test_the_value64_bullet_quotes_its_early_value_fit_its_cost_and_baselines_row():
     """The residual variances at the 25th update, the run's seconds, and the mean of baselines'
     own configuration in jaxrl that the bullet sets it level with."""
-    import pandas as pd
-
-    flat = " ".join((ROOT / "benchmarks/trpo-reacher-cpu/NOTES.md").read_text().split())
-
-    def residual_at(run: Path, update: int) -> float:
-        frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
-        return float(frame.groupby("update")["residual_variance"].mean().loc[update])
-
-    value64 = ROOT / "benchmarks/trpo-reacher-cpu/progress/20261205-130425-trpo-brax-reacher-2c8e51"
-    defaults = ROOT / "benchmarks/mujoco-cpu/progress/20261205-044236-trpo-brax-reacher-12f967"
-    assert (f"by the 25th update (residual variance {residual_at(value64, 24):.3f}, the defaults' "
-            f"row {residual_at(defaults, 24):.3f} there)") in flat
-    meta = json.loads((value64 / "run.json").read_text())
-    assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
-            "env-steps/s") in flat
-    rows = {e["entry"]: e for e in json.loads(
-        (ROOT / "benchmarks/mujoco-cpu/results.json").read_text())["entries"]}
-    theirs = rows["trpo-baselines/brax:reacher"]
+    flat = _notes()
+    early = {name: _residual_variance(RUNS[name]).loc[24] for name in ("value64", "defaults")}
+    assert (f"by the 25th update (residual variance {early['value64']:.3f}, the defaults' "
+            f"row {early['defaults']:.3f} there)") in flat
+    assert _cost(RUNS["value64"]) in flat
+    theirs = _rows(ROOT / "benchmarks/mujoco-cpu/results.json")["trpo-baselines/brax:reacher"]
     own = theirs["mean"]
-    ours = {e["entry"]: e for e in json.loads(
-        (ROOT / "benchmarks/trpo-reacher-cpu/results.json").read_text())["entries"]}
-    row = ours["trpo-value64/brax:reacher"]
+    row = _rows(HERE / "results.json")["trpo-value64/brax:reacher"]
     # "level": each mean inside the other's interval
     assert theirs["mean_ci_low"] <= row["mean"] <= theirs["mean_ci_high"]
     assert row["mean_ci_low"] <= own <= row["mean_ci_high"]
