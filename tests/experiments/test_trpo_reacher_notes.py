@@ -133,3 +133,12 @@ def test_the_value64_bullet_quotes_its_early_value_fit_its_cost_and_baselines_ro
     assert theirs["mean_ci_low"] <= row["mean"] <= theirs["mean_ci_high"]
     assert row["mean_ci_low"] <= own <= row["mean_ci_high"]
     assert f"level with baselines' own configuration in jaxrl ({own:.1f})" in flat
+
+
+def test_the_second_round_rates_the_notes_give():
+    """The range of the second round's rates, and the defaults' row's rate beside it."""
+    rates = [json.loads((RUNS[name] / "run.json").read_text())["env_steps_per_second"]
+             for name in ("lambda98", "nobootstrap", "value64")]
+    first = _defaults_row()["env_steps_per_second"]
+    assert (f"ran {first:,.0f} env-steps/s alone on the morning's host, and these entries "
+            f"{min(rates):,.0f} to {max(rates):,.0f} (their run.json files)") in _notes()
