@@ -9,14 +9,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/mujoco-cpu"
 PROGRESS = HERE / "progress"
+INCONCLUSIVE_ABOVE = ("inconclusive: the CI lies above the reference but 2 of 8 seeds fall "
+                      "below it")
 # entry -> (run folder in progress/, how the notes word the verdict)
 ROWS = {
     "ppo/brax:reacher": ("20261205-043034-ppo-brax-reacher-f567d5", "above"),
     "trpo/brax:reacher": ("20261205-044236-trpo-brax-reacher-12f967", "below"),
     "ppo/brax:hopper": ("20261205-052244-ppo-brax-hopper-27022e", "the reference inside the CI"),
+    "trpo/brax:hopper": ("20261205-113601-trpo-brax-hopper-6be5e6", INCONCLUSIVE_ABOVE),
 }
 VERDICTS = {"above": "above reference", "below": "below reference",
-            "the reference inside the CI": "reference inside CI"}
+            "the reference inside the CI": "reference inside CI",
+            INCONCLUSIVE_ABOVE: "inconclusive (2 of 8 seeds below reference)"}
 
 
 def _flat(text: str) -> str:
@@ -37,6 +41,8 @@ def test_the_defaults_rows_the_notes_quote(entry: str):
     assert row["verdict"] == VERDICTS[side]
     below = int((last100 < row["reference"]).sum())
     assert {"above": below == 0, "below": below == 8}.get(side, 0 < below < 8)
+    if side == INCONCLUSIVE_ABOVE:
+        assert below == 2 and row["mean_ci_low"] > row["reference"]
     assert (f"{last100.mean():,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] "
             f"against baselines' {row['reference']:,.1f}, {side} (IQM {row['iqm']:,.1f})") in flat
     assert "Per seed: " + ", ".join(f"{v:,.1f}" for v in last100) in flat
