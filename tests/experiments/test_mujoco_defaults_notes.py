@@ -11,16 +11,19 @@ HERE = ROOT / "benchmarks/mujoco-cpu"
 PROGRESS = HERE / "progress"
 INCONCLUSIVE_ABOVE = ("inconclusive: the CI lies above the reference but 2 of 8 seeds fall "
                       "below it")
+INCONCLUSIVE_BELOW = "inconclusive: the CI lies below the reference but 1 of 8 seeds is above it"
 # entry -> (run folder in progress/, how the notes word the verdict)
 ROWS = {
     "ppo/brax:reacher": ("20261205-043034-ppo-brax-reacher-f567d5", "above"),
     "trpo/brax:reacher": ("20261205-044236-trpo-brax-reacher-12f967", "below"),
     "ppo/brax:hopper": ("20261205-052244-ppo-brax-hopper-27022e", "the reference inside the CI"),
     "trpo/brax:hopper": ("20261205-113601-trpo-brax-hopper-6be5e6", INCONCLUSIVE_ABOVE),
+    "ppo/brax:walker2d": ("20261205-153017-ppo-brax-walker2d-84eba0", INCONCLUSIVE_BELOW),
 }
 VERDICTS = {"above": "above reference", "below": "below reference",
             "the reference inside the CI": "reference inside CI",
-            INCONCLUSIVE_ABOVE: "inconclusive (2 of 8 seeds below reference)"}
+            INCONCLUSIVE_ABOVE: "inconclusive (2 of 8 seeds below reference)",
+            INCONCLUSIVE_BELOW: "inconclusive (7 of 8 seeds below reference)"}
 
 
 def _flat(text: str) -> str:
@@ -43,6 +46,8 @@ def test_the_defaults_rows_the_notes_quote(entry: str):
     assert {"above": below == 0, "below": below == 8}.get(side, 0 < below < 8)
     if side == INCONCLUSIVE_ABOVE:
         assert below == 2 and row["mean_ci_low"] > row["reference"]
+    if side == INCONCLUSIVE_BELOW:
+        assert below == 7 and row["mean_ci_high"] < row["reference"]
     assert (f"{last100.mean():,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] "
             f"against baselines' {row['reference']:,.1f}, {side} (IQM {row['iqm']:,.1f})") in flat
     assert "Per seed: " + ", ".join(f"{v:,.1f}" for v in last100) in flat
