@@ -4,7 +4,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
+
+from jaxrl.algos.ppo import default_config
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/mujoco-cpu"
@@ -55,3 +59,27 @@ def test_the_defaults_rows_the_notes_quote(entry: str):
     assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
             f"env-steps/s over 8 seeds, {meta['compile_seconds']:.1f} s of compile, "
             f"{row['wall_seconds']:,.0f} s of wall") in flat
+
+
+def test_the_ppo_walker2d_bullet_quotes_seed_1s_best_and_the_gradient_steps_of_both_configs():
+    """Seed 1's highest training return per update, and the gradient steps each configuration
+    takes over the run's budget, from the defaults and from the preset file."""
+    flat = _flat((HERE / "NOTES.md").read_text())
+    run = PROGRESS / ROWS["ppo/brax:walker2d"][0]
+    frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
+    seed1 = frame[frame.seed == 1].reset_index(drop=True)
+    best = seed1.loc[seed1.episode_return_mean.idxmax()]
+    assert (f"never passed {best.episode_return_mean:,.1f} (update {best['update']:.0f}, "
+            f"{best['env_steps']:,.0f} env steps)") in flat
+    total = json.loads((run / "run.json").read_text())["total_steps_per_seed"]
+    defaults = default_config("brax:walker2d")
+    baselines = yaml.safe_load((ROOT / "presets/ppo/baselines-mujoco.yaml").read_text())
+    steps = {}
+    for name, c in (("defaults", vars(defaults)), ("baselines", baselines)):
+        batch = c["num_envs"] * c["num_steps"]
+        steps[name] = total // batch * c["update_epochs"] * c["num_minibatches"]
+        assert (f"{c['update_epochs']} epochs of {c['num_minibatches']}" in flat
+                and f"minibatches of {batch // c['num_minibatches']})" in flat)
+    assert (f"4,096 env steps ({steps['defaults']:,} gradient steps in the run" in flat
+            and f"per 2,048 ({steps['baselines']:,}" in flat)
+    assert f"{steps['baselines'] / steps['defaults']:.1f} times as many" in flat
