@@ -23,6 +23,8 @@ ROWS = {
     "ppo/brax:hopper": ("20261205-052244-ppo-brax-hopper-27022e", "the reference inside the CI"),
     "trpo/brax:hopper": ("20261205-113601-trpo-brax-hopper-6be5e6", INCONCLUSIVE_ABOVE),
     "ppo/brax:walker2d": ("20261205-153017-ppo-brax-walker2d-84eba0", INCONCLUSIVE_BELOW),
+    "trpo/brax:walker2d": ("20261205-172211-trpo-brax-walker2d-67f229",
+                           "the reference inside the CI"),
 }
 VERDICTS = {"above": "above reference", "below": "below reference",
             "the reference inside the CI": "reference inside CI",
@@ -83,3 +85,37 @@ def test_the_ppo_walker2d_bullet_quotes_seed_1s_best_and_the_gradient_steps_of_b
     assert (f"4,096 env steps ({steps['defaults']:,} gradient steps in the run" in flat
             and f"per 2,048 ({steps['baselines']:,}" in flat)
     assert f"{steps['baselines'] / steps['defaults']:.1f} times as many" in flat
+
+
+def _row(entry: str) -> dict:
+    (row,) = [e for e in json.loads((HERE / "results.json").read_text())["entries"]
+              if e["entry"] == entry]
+    return row
+
+
+@pytest.mark.parametrize("body", ["hopper", "walker2d"])
+def test_trpo_rows_are_level_with_baselines_configuration_and_with_ppo(body: str):
+    """"Level with": the baselines-configuration row's mean and PPO's mean in the same defaults
+    both lie inside the TRPO defaults row's CI, at the values the notes quote."""
+    flat = _flat((HERE / "NOTES.md").read_text())
+    row = _row(f"trpo/brax:{body}")
+    theirs, ppo = _row(f"trpo-baselines/brax:{body}")["mean"], _row(f"ppo/brax:{body}")["mean"]
+    assert row["mean_ci_low"] <= theirs <= row["mean_ci_high"]
+    assert row["mean_ci_low"] <= ppo <= row["mean_ci_high"]
+    assert (f"level with the baselines-configuration row's {theirs:,.1f} above and with PPO's "
+            f"{ppo:,.1f} in the same defaults") in flat
+    own = row["reference_note"].rsplit(": ", 1)[1]
+    assert f"The reading's own TRPO scored {int(own):,}." in flat
+
+
+def test_the_trpo_walker2d_seeds_fall_in_the_two_groups_the_notes_give():
+    """Five seeds at about 3,000 and up, three well below, which the report's split rule does
+    not call a split."""
+    row = _row("trpo/brax:walker2d")
+    assert row["split"] is None
+    seeds = sorted(row["per_seed"])
+    low, high = seeds[:3], seeds[3:]
+    assert high[0] - low[-1] > 900  # the gap between the groups outweighs the spread of the top
+    assert high[-1] - high[0] < 600
+    assert (f"five at {high[0]:,.1f} to {high[-1]:,.1f} and three at {low[0]:,.1f} to "
+            f"{low[-1]:,.1f}") in _flat((HERE / "NOTES.md").read_text())
