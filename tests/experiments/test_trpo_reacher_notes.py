@@ -16,7 +16,8 @@ HERE = ROOT / "benchmarks/trpo-reacher-cpu"
 RUNS = {"defaults": ROOT / "benchmarks/mujoco-cpu/progress/20261205-044236-trpo-brax-reacher-12f967",
         "lambda98": HERE / "progress/20261205-113915-trpo-brax-reacher-0c3374",
         "nobootstrap": HERE / "progress/20261205-122314-trpo-brax-reacher-51d809",
-        "value64": HERE / "progress/20261205-130425-trpo-brax-reacher-2c8e51"}
+        "value64": HERE / "progress/20261205-130425-trpo-brax-reacher-2c8e51",
+        "rawreward": HERE / "progress/20261205-200817-trpo-brax-reacher-7b0d59"}
 
 
 def _notes() -> str:
@@ -97,7 +98,8 @@ def test_the_second_round_notes_quote_each_seed_and_the_move_from_the_defaults()
     rows, base = _rows(HERE / "results.json"), _defaults_row()
     for entry, side in (("trpo-lambda98/brax:reacher", "above"),
                         ("trpo-nobootstrap/brax:reacher", "below"),
-                        ("trpo-value64/brax:reacher", "well above")):
+                        ("trpo-value64/brax:reacher", "well above"),
+                        ("trpo-rawreward/brax:reacher", "above")):
         row = rows[entry]
         assert "(per seed " + ", ".join(f"{v:.1f}" for v in row["per_seed"]) + ")" in flat
         assert (row["mean"] > base["mean"]) == side.endswith("above")
@@ -140,5 +142,26 @@ def test_the_second_round_rates_the_notes_give():
     rates = [json.loads((RUNS[name] / "run.json").read_text())["env_steps_per_second"]
              for name in ("lambda98", "nobootstrap", "value64")]
     first = _defaults_row()["env_steps_per_second"]
-    assert (f"ran {first:,.0f} env-steps/s alone on the morning's host, and these entries "
-            f"{min(rates):,.0f} to {max(rates):,.0f} (their run.json files)") in _notes()
+    assert (f"ran {first:,.0f} env-steps/s alone on the morning's host, and the round's first "
+            f"three entries {min(rates):,.0f} to {max(rates):,.0f} (their run.json files)"
+            ) in _notes()
+
+
+def test_the_rawreward_bullet_its_one_seed_over_its_place_between_the_others_and_its_cost():
+    """Below the reference with one seed over it; its mean between lambda 0.98's and the value
+    minibatch's; its early value fit no faster than the defaults'; its own seconds."""
+    flat = _notes()
+    rows = _rows(HERE / "results.json")
+    row = rows["trpo-rawreward/brax:reacher"]
+    assert row["verdict"] == "below reference" and row["seeds_below"] == 7
+    over = [i for i, v in enumerate(row["per_seed"]) if v > row["reference"]]
+    assert over == [3]
+    assert (f"7 of 8 seeds under it and seed 3 over it (signed-rank p {row['rank_p']:.3f})"
+            in flat)
+    assert (rows["trpo-lambda98/brax:reacher"]["mean"] < row["mean"]
+            < rows["trpo-value64/brax:reacher"]["mean"])
+    early = {name: _residual_variance(RUNS[name]).loc[24] for name in ("rawreward", "defaults")}
+    assert early["rawreward"] > early["defaults"]
+    assert (f"(residual variance {early['rawreward']:.3f} at the 25th update, the defaults' row "
+            f"{early['defaults']:.3f})") in flat
+    assert _cost(RUNS["rawreward"]) in flat
