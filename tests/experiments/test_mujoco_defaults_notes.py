@@ -36,13 +36,18 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def _row(entry: str) -> dict:
+    (row,) = [e for e in json.loads((HERE / "results.json").read_text())["entries"]
+              if e["entry"] == entry]
+    return row
+
+
 @pytest.mark.parametrize("entry", sorted(ROWS))
 def test_the_defaults_rows_the_notes_quote(entry: str):
     run_id, side = ROWS[entry]
     run = PROGRESS / run_id
     flat = _flat((HERE / "NOTES.md").read_text())
-    (row,) = [e for e in json.loads((HERE / "results.json").read_text())["entries"]
-              if e["entry"] == entry]
+    row = _row(entry)
     meta = json.loads((run / "run.json").read_text())
     assert row["run_id"] == run_id and meta["status"] == "finished"
     last100 = np.asarray(meta["train_return_last100"])
@@ -70,8 +75,8 @@ def test_the_ppo_walker2d_bullet_quotes_seed_1s_best_and_the_gradient_steps_of_b
     run = PROGRESS / ROWS["ppo/brax:walker2d"][0]
     frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
     seed1 = frame[frame.seed == 1].reset_index(drop=True)
-    best = seed1.loc[seed1.episode_return_mean.idxmax()]
-    assert (f"never passed {best.episode_return_mean:,.1f} (update {best['update']:.0f}, "
+    best = seed1.loc[seed1["episode_return_mean"].idxmax()]
+    assert (f"never passed {best['episode_return_mean']:,.1f} (update {best['update']:.0f}, "
             f"{best['env_steps']:,.0f} env steps)") in flat
     total = json.loads((run / "run.json").read_text())["total_steps_per_seed"]
     defaults = default_config("brax:walker2d")
@@ -85,12 +90,6 @@ def test_the_ppo_walker2d_bullet_quotes_seed_1s_best_and_the_gradient_steps_of_b
     assert (f"4,096 env steps ({steps['defaults']:,} gradient steps in the run" in flat
             and f"per 2,048 ({steps['baselines']:,}" in flat)
     assert f"{steps['baselines'] / steps['defaults']:.1f} times as many" in flat
-
-
-def _row(entry: str) -> dict:
-    (row,) = [e for e in json.loads((HERE / "results.json").read_text())["entries"]
-              if e["entry"] == entry]
-    return row
 
 
 @pytest.mark.parametrize("body", ["hopper", "walker2d"])
