@@ -223,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     bq.add_argument("--out", default=None, help="also copy the report files here")
     show = rs.add_parser("show")
     show.add_argument("run_id")
+    pg = rs.add_parser("progress", help="where runs stand: steps, the newest chunk's rate and "
+                                        "the time left at it, the newest checkpoint, the "
+                                        "training return per seed")
+    pg.add_argument("run_ids", nargs="+", metavar="run_id")
     top = rs.add_parser("top")
     top.add_argument("--env", required=True)
     top.add_argument("--algo")
@@ -241,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--quarantine", action="store_true",
                     help="move bad files to <runs-dir>/.quarantine/<run_id>/ (never deletes)")
     rs.add_parser("demos", help="the demonstration sets (`jaxrl demos RUN_ID` records them)")
-    for sp in (ls, show, top, q, swq, bq, ck, rs.choices["latest"], rs.choices["demos"]):
+    for sp in (ls, show, pg, top, q, swq, bq, ck, rs.choices["latest"], rs.choices["demos"]):
         sp.add_argument("--runs-dir", default=argparse.SUPPRESS)
     r.set_defaults(handler=("store", "cmd_runs"))
     ls.set_defaults(handler=("listing", "cmd_runs_ls"))  # loads no SQL engine: fast on big stores

@@ -15,6 +15,7 @@ from jaxrl.runs.demos import list_demos
 from jaxrl.runs.export import to_tensorboard, to_wandb
 from jaxrl.runs.integrity import FOREIGN
 from jaxrl.runs.plots import plot_runs
+from jaxrl.runs.progress import format_progress, read_progress
 from jaxrl.runs.runmeta import strict_json
 from jaxrl.runs.store import RunStore
 from jaxrl.runs.text_table import clip_cells
@@ -112,6 +113,9 @@ def cmd_runs(args) -> int:
         print(f"report in {folder}" + (f" and {args.out}" if args.out else ""))
     elif args.runs_command == "show":
         _runs_show(store, args.run_id)
+    elif args.runs_command == "progress":
+        for run_id in args.run_ids:
+            print(format_progress(read_progress(run_id, store)))
     elif args.runs_command == "top":
         print_frame(query.top(args.env, args.metric, k=args.k, algo=args.algo, store=store))
     elif args.runs_command == "latest":

@@ -51,10 +51,12 @@ import numpy as np
 import orbax.checkpoint as ocp
 from etils import epath
 
+from jaxrl.runs.checkpoint_steps import MANIFEST, complete_steps
+
 __all__ = ["CheckpointError", "CheckpointWarning", "Checkpointer", "Snapshot", "snapshot"]
 
 FORMAT_VERSION = 1
-_STATE, _META, _MANIFEST = "state", "meta", "manifest"
+_STATE, _META, _MANIFEST = "state", "meta", MANIFEST
 _LEFTOVER_GRACE_S = 0.2  # see _orbax_read_leftovers_silenced
 
 
@@ -503,26 +505,6 @@ def _orbax_read_leftovers_silenced():
                 time.sleep(0.01)
                 gc.collect()
         sys.unraisablehook = previous
-
-
-def complete_steps(directory) -> list[int]:
-    """Steps with a complete checkpoint in ``directory`` (a `Checkpointer`'s), ascending: what
-    a restore may read; pending or cut-short saves are left out. ``[]`` if it cannot be read."""
-    try:
-        folder = directory if isinstance(directory, epath.Path) else epath.Path(directory)
-        entries = list(folder.iterdir())
-    except OSError:
-        return []
-    return sorted(int(p.name) for p in entries if p.name.isdigit() and _is_complete(p))
-
-
-def _is_complete(step_dir: epath.Path) -> bool:
-    """A finalized step directory: orbax's step metadata and our manifest item are present."""
-    try:
-        return ((step_dir / "_CHECKPOINT_METADATA").exists()
-                and (step_dir / _MANIFEST).is_dir())
-    except OSError:
-        return False
 
 
 def _absolute(directory) -> epath.Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxrl.engine.checkpoint import complete_steps
+from jaxrl.runs.checkpoint_steps import complete_steps
 from jaxrl.runs.runmeta import process_identity
 from jaxrl.studies.bench import runner as benchmod
 from tests.experiments.scripts import load

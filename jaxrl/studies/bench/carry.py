@@ -23,7 +23,7 @@ import shutil
 import time
 from pathlib import Path
 
-from jaxrl.engine.checkpoint import complete_steps
+from jaxrl.runs.checkpoint_steps import complete_steps
 from jaxrl.runs.store import Run, RunStore, record_if_dead
 from jaxrl.studies.bench import report as bench_report
 from jaxrl.trained.policies import POLICY_FILE
