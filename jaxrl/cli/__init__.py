@@ -226,7 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
     pg = rs.add_parser("progress", help="where runs stand: steps, the newest chunk's rate and "
                                         "the time left at it, the newest checkpoint, the "
                                         "training return per seed")
-    pg.add_argument("run_ids", nargs="+", metavar="run_id")
+    pg.add_argument("run_ids", nargs="*", metavar="run_id",
+                    help="the runs (default: every run of the store that is running)")
     top = rs.add_parser("top")
     top.add_argument("--env", required=True)
     top.add_argument("--algo")

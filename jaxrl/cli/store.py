@@ -15,7 +15,7 @@ from jaxrl.runs.demos import list_demos
 from jaxrl.runs.export import to_tensorboard, to_wandb
 from jaxrl.runs.integrity import FOREIGN
 from jaxrl.runs.plots import plot_runs
-from jaxrl.runs.progress import format_progress, read_progress
+from jaxrl.runs.progress import format_progress, read_progress, running
 from jaxrl.runs.runmeta import strict_json
 from jaxrl.runs.store import RunStore
 from jaxrl.runs.text_table import clip_cells
@@ -114,7 +114,10 @@ def cmd_runs(args) -> int:
     elif args.runs_command == "show":
         _runs_show(store, args.run_id)
     elif args.runs_command == "progress":
-        for run_id in args.run_ids:
+        run_ids = args.run_ids or running(store)
+        if not run_ids:
+            print(f"no run is running in {store.root} (give run ids for others)")
+        for run_id in run_ids:
             print(format_progress(read_progress(run_id, store)))
     elif args.runs_command == "top":
         print_frame(query.top(args.env, args.metric, k=args.k, algo=args.algo, store=store))

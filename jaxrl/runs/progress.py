@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,8 @@ import pandas as pd
 from jaxrl.measures import LAST_EPISODES, train_return_last100
 from jaxrl.runs import query
 from jaxrl.runs.checkpoint_steps import complete_steps
-from jaxrl.runs.integrity import chunk_files
+from jaxrl.runs.files import StoreError
+from jaxrl.runs.integrity import StoreWarning, chunk_files
 from jaxrl.runs.store import Run, RunStore
 
 
@@ -102,6 +104,22 @@ def read_progress(run_id: str, store: RunStore | None = None, now: float | None 
                      time.time() if now is None else now)
 
 
+def running(store: RunStore | None = None) -> list[str]:
+    """The ids of the runs in ``store`` that read ``running`` (a run whose process is gone
+    reads ``interrupted``); a damaged ``run.json`` is skipped with a `StoreWarning`."""
+    store = store or RunStore()
+    ids = []
+    for folder in store.run_dirs():
+        try:
+            meta = store.load(folder.name)
+        except StoreError as err:
+            warnings.warn(f"skipped: {err}", StoreWarning, stacklevel=2)
+            continue
+        if meta.get("status") == "running":
+            ids.append(folder.name)
+    return ids
+
+
 def _duration(seconds: float) -> str:
     """``1 h 43 min``, ``12 min``, ``40 s``."""
     seconds = round(seconds)
@@ -121,8 +139,10 @@ def format_progress(p: RunProgress) -> str:
                  f"{_duration(p.seconds_since_chunk)} ago")
     rate = f"  {p.steps_per_second:,.0f} env-steps/s over the newest chunk ({p.members} members)"
     left = p.seconds_left
-    lines.append(rate + (f"; about {_duration(left)} to go at that rate" if left is not None
-                         else ""))
+    if left is not None:
+        rate += (f"; about {_duration(left)} to go at that rate" if left > 0 else
+                 "; past the time that rate gives (a slower chunk, or a stalled run)")
+    lines.append(rate)
     if p.checkpoint_chunks is not None:
         lines.append(f"  newest complete checkpoint: after chunk {p.checkpoint_chunks}")
     if p.return_update is None:

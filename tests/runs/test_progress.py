@@ -12,7 +12,8 @@ from jaxrl.cli import main
 from jaxrl.measures import train_return_last100
 from jaxrl.runs import query
 from jaxrl.runs.checkpoint_steps import complete_steps
-from jaxrl.runs.progress import format_progress, read_progress
+from jaxrl.runs.integrity import StoreWarning
+from jaxrl.runs.progress import format_progress, read_progress, running
 from jaxrl.runs.store import RunStore
 
 SEEDS, K, BATCH = 2, 4, 256  # 2 seeds, 4 updates a chunk, 256 env steps an update
@@ -124,3 +125,28 @@ def test_cli_prints_each_run_and_names_an_unknown_one(run, capsys):
     captured = capsys.readouterr()
     assert f"{run_id}: ppo on CartPole-v1" in captured.out
     assert "no run '20990101-000000-ppo-CartPole-v1-abcdef'" in captured.err
+
+
+def test_with_no_run_id_it_shows_the_running_runs_and_skips_a_damaged_one(run, capsys):
+    store, run_id = run
+    done = store.new_run("dqn", "CartPole-v1", {}, seeds=1, total_steps=10, command=["x"])
+    done.finish("finished")
+    damaged = store.new_run("sac", "Pendulum-v1", {}, seeds=1, total_steps=10, command=["x"])
+    (damaged.folder / "run.json").write_text("{not json")
+    with pytest.warns(StoreWarning, match=damaged.run_id):
+        assert running(store) == [run_id]
+    assert main(["runs", "--runs-dir", str(store.root), "progress"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"{run_id}: ppo on CartPole-v1")
+    assert done.run_id not in captured.out
+    assert f"skipped: run '{damaged.run_id}' is damaged" in captured.err
+    empty = RunStore(store.root.parent / "empty")
+    assert main(["runs", "--runs-dir", str(empty.root), "progress"]) == 0
+    assert capsys.readouterr().out.startswith("no run is running in ")
+
+
+def test_a_run_past_the_time_its_rate_gives_says_so(run):
+    store, run_id = run
+    text = format_progress(read_progress(run_id, store, now=NOW + 3600))
+    assert "past the time that rate gives (a slower chunk, or a stalled run)" in text
+    assert "to go" not in text
