@@ -25,6 +25,8 @@ ROWS = {
     "ppo/brax:walker2d": ("20261205-153017-ppo-brax-walker2d-84eba0", INCONCLUSIVE_BELOW),
     "trpo/brax:walker2d": ("20261205-172211-trpo-brax-walker2d-67f229",
                            "the reference inside the CI"),
+    "ppo/brax:halfcheetah": ("20261205-203422-ppo-brax-halfcheetah-553382",
+                             "the reference inside the CI"),
 }
 VERDICTS = {"above": "above reference", "below": "below reference",
             "the reference inside the CI": "reference inside CI",
@@ -118,3 +120,23 @@ def test_the_trpo_walker2d_seeds_fall_in_the_two_groups_the_notes_give():
     assert high[-1] - high[0] < 600
     assert (f"five at {high[0]:,.1f} to {high[-1]:,.1f} and three at {low[0]:,.1f} to "
             f"{low[-1]:,.1f}") in _flat((HERE / "NOTES.md").read_text())
+
+
+def test_ppo_halfcheetah_two_high_seeds_lift_the_mean_and_the_baselines_row_is_level():
+    """Six seeds close together under the reference, two above them; the IQM under the
+    reference; the baselines-configuration row's mean inside this row's CI."""
+    flat = _flat((HERE / "NOTES.md").read_text())
+    row = _row("ppo/brax:halfcheetah")
+    seeds = sorted(row["per_seed"])
+    low, high = seeds[:6], seeds[6:]
+    assert low[-1] < row["reference"] < high[0] and row["iqm"] < row["reference"]
+    assert row["mean_ci_high"] == pytest.approx(high[-1])
+    assert (f"six seeds at {low[0]:,.1f} to {low[-1]:,.1f} and two above them, at "
+            f"{high[0]:,.1f} and {high[-1]:,.1f}") in flat
+    theirs = _row("ppo-baselines/brax:halfcheetah")
+    assert row["mean_ci_low"] <= theirs["mean"] <= row["mean_ci_high"]
+    assert theirs["verdict"] == "split (7 of 8 seeds below reference)"
+    assert (f"level with the baselines-configuration row's {theirs['mean']:,.1f} above (a split "
+            "there, 7 of 8 seeds below)") in flat
+    own = row["reference_note"].rsplit(": ", 1)[1]
+    assert f"The reading's own PPO scored {int(own):,}." in flat
