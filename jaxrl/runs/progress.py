@@ -38,6 +38,7 @@ class RunProgress:
     members: int  # members of the program that trains the run (its group's, for a sweep)
     chunks: int  # metrics chunks written
     env_steps: int  # per seed, at the newest update written
+    steps_per_update: int  # per seed
     total_steps: int  # per seed, as asked
     steps_per_second: float  # env steps of all members per second over the newest chunk
     seconds_since_chunk: float  # since the newest chunk was written
@@ -49,6 +50,11 @@ class RunProgress:
     @property
     def fraction(self) -> float:
         return self.env_steps / self.total_steps if self.total_steps > 0 else float("nan")
+
+    @property
+    def trained(self) -> bool:
+        """Every update of the budget is written (the budget is whole updates: no other fits)."""
+        return self.chunks > 0 and self.total_steps - self.env_steps < self.steps_per_update
 
     @property
     def seconds_left(self) -> float | None:
@@ -76,6 +82,8 @@ def summarize(meta: dict, metrics: pd.DataFrame, chunks: int, chunk_written_at: 
         seeds=seeds, members=seeds * len(group_runs),
         chunks=chunks,
         env_steps=int(newest["env_steps"].max()) if len(newest) else 0,
+        steps_per_update=int(newest["env_steps"].max() // (newest["update"].max() + 1))
+        if len(newest) else 0,
         total_steps=int(meta["total_steps_per_seed"]),
         steps_per_second=float(newest["env_steps_per_second"].mean()) if len(newest)
         else float("nan"),
@@ -139,7 +147,9 @@ def format_progress(p: RunProgress) -> str:
                  f"{_duration(p.seconds_since_chunk)} ago")
     rate = f"  {p.steps_per_second:,.0f} env-steps/s over the newest chunk ({p.members} members)"
     left = p.seconds_left
-    if left is not None:
+    if left is not None and p.trained:
+        rate += "; every update done: evaluating, or writing the run's files"
+    elif left is not None:
         rate += (f"; about {_duration(left)} to go at that rate" if left > 0 else
                  "; past the time that rate gives (a slower chunk, or a stalled run)")
     lines.append(rate)

@@ -150,3 +150,17 @@ def test_a_run_past_the_time_its_rate_gives_says_so(run):
     text = format_progress(read_progress(run_id, store, now=NOW + 3600))
     assert "past the time that rate gives (a slower chunk, or a stalled run)" in text
     assert "to go" not in text
+
+
+def test_a_run_with_every_update_written_says_it_is_past_training(run):
+    """A budget that is not whole updates ends at the last whole one: 3,100 asked, 3,072 run."""
+    store, run_id = run
+    folder = store.root / run_id
+    meta = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**meta, "total_steps_per_seed": 3100}))
+    store.open(run_id).write_chunk(2, _chunk(2, 400.0), first_update=2 * K)
+    p = read_progress(run_id, store, now=NOW + 3600)
+    assert p.steps_per_update == BATCH and p.env_steps == 3 * K * BATCH and p.trained
+    text = format_progress(p)
+    assert "every update done: evaluating, or writing the run's files" in text
+    assert "to go" not in text and "past the time" not in text
