@@ -70,29 +70,30 @@ class RunProgress:
 def summarize(meta: dict, metrics: pd.DataFrame, chunks: int, chunk_written_at: float | None,
               checkpoint_steps: list[int], now: float) -> RunProgress:
     """A run's `RunProgress` from its ``run.json`` (as read), its metrics frame (one row per
-    seed x update, from its ``chunks`` chunk files), the time the newest chunk was written and
-    its complete checkpoint steps (chunks done)."""
+    seed x update, from its ``chunks`` chunk files; empty before the first), the time the
+    newest chunk was written and its complete checkpoint steps (chunks done)."""
     seeds = int(meta["seeds"])
     group_runs = (meta.get("group") or {}).get("runs") or [meta["run_id"]]
-    newest = metrics[metrics["update"] == metrics["update"].max()] if len(metrics) else metrics
-    ended = metrics[metrics["episode_count"].fillna(0) > 0] if len(metrics) else metrics
-    last_ended = ended[ended["update"] == ended["update"].max()] if len(ended) else ended
-    return RunProgress(
+    progress = RunProgress(
         run_id=meta["run_id"], algo=meta["algo"], env=meta["env"], status=meta["status"],
-        seeds=seeds, members=seeds * len(group_runs),
-        chunks=chunks,
-        env_steps=int(newest["env_steps"].max()) if len(newest) else 0,
-        steps_per_update=int(newest["env_steps"].max() // (newest["update"].max() + 1))
-        if len(newest) else 0,
-        total_steps=int(meta["total_steps_per_seed"]),
-        steps_per_second=float(newest["env_steps_per_second"].mean()) if len(newest)
-        else float("nan"),
-        seconds_since_chunk=(now - chunk_written_at) if chunk_written_at else float("nan"),
+        seeds=seeds, members=seeds * len(group_runs), chunks=chunks, env_steps=0,
+        steps_per_update=0, total_steps=int(meta["total_steps_per_seed"]),
+        steps_per_second=float("nan"), seconds_since_chunk=float("nan"),
         checkpoint_chunks=checkpoint_steps[-1] if checkpoint_steps else None,
+        return_update=None, return_env_steps=None, train_last100=np.full(seeds, np.nan))
+    if metrics.empty:
+        return progress
+    newest = metrics[metrics["update"] == metrics["update"].max()]
+    update, env_steps = int(newest["update"].iloc[0]), int(newest["env_steps"].max())
+    ended = metrics[metrics["episode_count"].fillna(0) > 0]
+    last_ended = ended[ended["update"] == ended["update"].max()].head(1)
+    return dataclasses.replace(
+        progress, env_steps=env_steps, steps_per_update=env_steps // (update + 1),
+        steps_per_second=float(newest["env_steps_per_second"].mean()),
+        seconds_since_chunk=now - chunk_written_at if chunk_written_at else float("nan"),
         return_update=int(last_ended["update"].iloc[0]) if len(last_ended) else None,
         return_env_steps=int(last_ended["env_steps"].iloc[0]) if len(last_ended) else None,
-        train_last100=train_return_last100(metrics, seeds),
-    )
+        train_last100=train_return_last100(metrics, seeds))
 
 
 def read_progress(run_id: str, store: RunStore | None = None, now: float | None = None) -> RunProgress:
@@ -103,9 +104,7 @@ def read_progress(run_id: str, store: RunStore | None = None, now: float | None 
     meta = store.load(run_id)
     folder = store.root / run_id
     files = chunk_files(folder)
-    metrics = query.load_metrics(run_id, store) if files else pd.DataFrame(
-        columns=["seed", "update", "env_steps", "env_steps_per_second", "episode_count",
-                 "episode_return_mean"])
+    metrics = query.load_metrics(run_id, store) if files else pd.DataFrame()
     checkpoints = Run(folder, meta).checkpoint_dir
     return summarize(meta, metrics, len(files), files[-1].stat().st_mtime if files else None,
                      complete_steps(checkpoints) if checkpoints else [],
