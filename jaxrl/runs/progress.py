@@ -11,6 +11,7 @@ carried to another machine; it loads neither JAX nor the engine.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import time
 import warnings
 
@@ -42,6 +43,7 @@ class RunProgress:
     total_steps: int  # per seed, as asked
     steps_per_second: float  # env steps of all members per second over the newest chunk
     seconds_since_chunk: float  # since the newest chunk was written
+    seconds_past_chunk: float  # of those, the ones the run trained: since its newest resume
     checkpoint_chunks: int | None  # chunks done at the newest complete checkpoint; None: none
     return_update: int | None  # the newest update in which an episode ended
     return_env_steps: int | None  # ... and its env steps per seed
@@ -59,12 +61,20 @@ class RunProgress:
     @property
     def seconds_left(self) -> float | None:
         """At the newest chunk's rate, the seconds from now to the asked budget (the steps
-        left after the newest chunk, less the time since it was written); None unless
-        running."""
+        left after the newest chunk, less the time trained since); None unless running."""
         if self.status != "running" or not self.steps_per_second > 0:
             return None
         after_chunk = max(self.total_steps - self.env_steps, 0) * self.members / self.steps_per_second
-        return max(after_chunk - np.nan_to_num(self.seconds_since_chunk), 0.0)
+        return max(after_chunk - np.nan_to_num(self.seconds_past_chunk), 0.0)
+
+
+def _resumed_at(meta: dict) -> float:
+    """When the run last resumed (``run.json``'s ``resumed``, ISO times), as a Unix time; 0.0
+    for a run never resumed or a time that does not parse."""
+    try:
+        return datetime.datetime.fromisoformat(meta["resumed"][-1]).timestamp()
+    except (KeyError, IndexError, TypeError, ValueError):
+        return 0.0
 
 
 def summarize(meta: dict, metrics: pd.DataFrame, chunks: int, chunk_written_at: float | None,
@@ -79,6 +89,7 @@ def summarize(meta: dict, metrics: pd.DataFrame, chunks: int, chunk_written_at: 
         seeds=seeds, members=seeds * len(group_runs), chunks=chunks, env_steps=0,
         steps_per_update=0, total_steps=int(meta["total_steps_per_seed"]),
         steps_per_second=float("nan"), seconds_since_chunk=float("nan"),
+        seconds_past_chunk=float("nan"),
         checkpoint_chunks=checkpoint_steps[-1] if checkpoint_steps else None,
         return_update=None, return_env_steps=None, train_last100=np.full(seeds, np.nan))
     if metrics.empty:
@@ -91,6 +102,8 @@ def summarize(meta: dict, metrics: pd.DataFrame, chunks: int, chunk_written_at: 
         progress, env_steps=env_steps, steps_per_update=env_steps // (update + 1),
         steps_per_second=float(newest["env_steps_per_second"].mean()),
         seconds_since_chunk=now - chunk_written_at if chunk_written_at else float("nan"),
+        seconds_past_chunk=now - max(chunk_written_at, _resumed_at(meta)) if chunk_written_at
+        else float("nan"),
         return_update=int(last_ended["update"].iloc[0]) if len(last_ended) else None,
         return_env_steps=int(last_ended["env_steps"].iloc[0]) if len(last_ended) else None,
         train_last100=train_return_last100(metrics, seeds))

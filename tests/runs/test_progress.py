@@ -1,5 +1,6 @@
 """``jaxrl runs progress``: a run's standing read from its folder (jaxrl.runs.progress)."""
 
+import datetime
 import json
 import os
 import subprocess
@@ -164,3 +165,17 @@ def test_a_run_with_every_update_written_says_it_is_past_training(run):
     text = format_progress(p)
     assert "every update done: evaluating, or writing the run's files" in text
     assert "to go" not in text and "past the time" not in text
+
+
+def test_a_resumed_runs_time_left_counts_from_its_resume_not_from_its_newest_chunk(run):
+    """Killed an hour after its newest chunk and resumed 1 s before now: the hour it lay dead
+    does not count as training towards the rest."""
+    store, run_id = run
+    path = store.root / run_id / "run.json"
+    meta = json.loads(path.read_text())
+    resumed = datetime.datetime.fromtimestamp(NOW + 3600 - 1.0, datetime.UTC)
+    path.write_text(json.dumps({**meta, "resumed": [resumed.isoformat()]}))
+    p = read_progress(run_id, store, now=NOW + 3600)
+    assert p.seconds_since_chunk == 3601.0 and p.seconds_past_chunk == pytest.approx(1.0)
+    assert p.seconds_left == pytest.approx(K * BATCH * SEEDS / 400.0 - 1.0)
+    assert "about 4 s to go" in format_progress(p)
