@@ -14,6 +14,10 @@
 # (.whl/suites), which `wheels` leaves in .whl-held/ when the tree and the wheels would pass the
 # 64 MiB a call carries (on 2026-11-29 the tree was 33.9 MB, the committed bench progress
 # folders most of it: the first call carried 28.0 MB of wheels without Playground's).
+# Before the first call: `bash experiments/gpu_lease.sh stow` moves the CPU benches' run folders
+# (120 MB on 2026-12-06, the tree 16.3 MiB without them) to ../stowed-progress, out of
+# the tree that travels (never while a CPU bench is starting: it resumes from them); after the
+# loan, `bash experiments/gpu_lease.sh unstow` before anything is committed.
 # Each call, from this checkout (the tree travels without .git, so the commit goes along):
 #   run(command="JAXRL_COMMIT=<git rev-parse HEAD> bash experiments/gpu_lease.sh first",
 #       carry=[".whl"], timeout_s=540)
@@ -22,7 +26,7 @@
 #     (into benchmarks/throughput-gpu/ and benchmarks/gpu-benches/; the cache into .gpu-cache/)
 #   run(command="JAXRL_COMMIT=... GPU_CALL_SECONDS=<status's budget_left_s - 150> \
 #       bash experiments/gpu_lease.sh second", carry=[".whl", ".gpu-cache"])
-#   then give the machine back and commit what `adopt` wrote.
+#   then give the machine back, unstow, and commit what `adopt` wrote.
 # What a call carries must stay under 64 MiB: `du -sb .whl .gpu-cache` first, and leave
 # .gpu-cache out of the second call's carry when the sum would pass the limit (only the cache
 # check needs it, and a warm machine still holds the first call's cache).
@@ -89,11 +93,21 @@ export PYTHONUNBUFFERED=1 JAXRL_RUNS_DIR=$W/runs
 # Both libraries run on the image's JAX, flax, optax and chex (versions in plan.json).
 SHARED="brax mujoco mujoco-core mujoco-mjx jaxopt ml-collections tensorboardx trimesh flask
 flask-cors blinker itsdangerous gymnasium farama-notifications glfw"
-JAXRL_ONLY="gymnax craftax"
+JAXRL_ONLY="gymnax craftax navix rlax dm-env"  # navix also needs distrax (rejax's folder, put
+                                               # last) and wandb (a stand-in: experiments/gpu_stubs)
 SUITES="playground lxml mediapy"  # Playground (13 MiB, no warp-lang: impl='jax'): carried only
                                   # where the tree leaves room (`wheels` says)
 REJAX_ONLY="rejax gymnax distrax tfp-nightly dm-tree decorator gast"
+# jaxrl's path in a call: its folders first, then the tree; rejax's folder and the stand-ins
+# last, for what only Navix imports
+JAXRL_PATH=$SITE-jaxrl:$SITE-suites:$SITE-shared:$PWD:$SITE-rejax:$PWD/experiments/gpu_stubs
 ATARI="ale-py pyopengl duckdb"
+
+STOW=${GPU_STOW:-../stowed-progress}
+stay_home() {  # the CPU benches' run folders (progress, superseded runs): they stay here
+  find benchmarks -mindepth 2 -maxdepth 2 -type d \( -name 'progress*' -o -name superseded \) \
+    -not -path 'benchmarks/gpu-benches/*' | sort       # (`stow`); the GPU benches' travel
+}
 
 pin_of() {  # pin_of NAME LOCKFILE...: NAME==VERSION from the first file that pins it
   local name=$1 f
@@ -135,7 +149,7 @@ setup() {  # the three folders, the rejax Python, and what the machine is, in pl
   printf '#!/bin/sh\nPYTHONPATH=%s-rejax:%s-shared JAX_COMPILATION_CACHE_DIR=%s exec %s "$@"\n' \
     "$SITE" "$SITE" "$W/xla-cache/rejax" "$(command -v "$PY")" > "$W/rejax-python"
   chmod +x "$W/rejax-python"
-  export PYTHONPATH=$SITE-jaxrl:$SITE-suites:$SITE-shared:$PWD
+  export PYTHONPATH=$JAXRL_PATH
   "$PY" experiments/gpu_plan.py setup --out "$OUT" --peer-python "$W/rejax-python" \
     --install-seconds $((SECONDS - t0))
 }
@@ -153,9 +167,12 @@ wheels)
       || exit 1
   fi
   du -sh "$WHL"/*
-  # what a call carries: the tree (tracked and untracked, not ignored) and the wheels, under
-  # 64 MiB; Playground's wheels stay here (.whl-held/) when they would pass it
-  tree=$(git ls-files -z -co --exclude-standard | du -cb --files0-from=- | tail -1 | cut -f1)
+  # what a call carries: the tree (tracked and untracked, not ignored, less what `stow` keeps
+  # here) and the wheels, under 64 MiB; Playground's wheels stay here (.whl-held/) when they
+  # would pass it
+  home=$(stay_home | paste -sd'|')
+  tree=$(git ls-files -z -co --exclude-standard | grep -zvE "^(${home:-//})/" \
+    | du -cb --files0-from=- | tail -1 | cut -f1)
   carried=$(( tree + $(du -sb "$WHL" | cut -f1) ))
   if [ -d "$WHL/suites" ] && [ "$carried" -gt $(( 64 << 20 )) ]; then
     grep -qx "/.whl-held/" .git/info/exclude 2>/dev/null || echo "/.whl-held/" >> .git/info/exclude
@@ -171,7 +188,7 @@ first|second)
   if [ -d .gpu-cache/xla-cache ] && [ ! -d "$W/xla-cache" ]; then  # a fresh machine: the
     cp -r .gpu-cache/xla-cache "$W/xla-cache" && export GPU_CACHE_CARRIED=1  # first call's cache
   fi
-  export PYTHONPATH=$SITE-jaxrl:$SITE-suites:$SITE-shared:$PWD JAXRL_COMPILE_CACHE=1 \
+  export PYTHONPATH=$JAXRL_PATH JAXRL_COMPILE_CACHE=1 \
     JAXRL_CACHE_DIR=$W/xla-cache/jaxrl
   "$PY" experiments/gpu_plan.py "$1" --out "$OUT" --work "$W" --deadline "$deadline" \
     --peer-python "$W/rejax-python" ${GPU_DRY:+--dry} 2>&1 | tee -a "$OUT/plan.log"
@@ -214,7 +231,34 @@ threads)
   "$PY" experiments/atari_threads.py host --envs 48 --pairs 2 --seconds 2 \
     --out "$OUT/threads.json" 2>&1 | grep -v '^\[XLA FFI\]'
   ;;
+bench-smoke)
+  # the dry run's last step, not a loan's: one bench of each suite the plan holds, at the dry
+  # size and with no deadline, in the calls' Python and path (they all import and train there)
+  setup || { echo "gpu_lease: setup failed" >&2; exit 1; }
+  export PYTHONPATH=$JAXRL_PATH
+  "$PY" experiments/gpu_plan.py bench-smoke --out "$OUT" --work "$W" 2>&1 | tee -a "$OUT/plan.log"
+  ;;
+stay-home)
+  stay_home ;;
+stow)
+  # here, before a loan's first call: the CPU benches' progress folders (tracked or not) move
+  # to $STOW, outside the repository, so the tree that travels stays under 64 MiB
+  stay_home | while read -r d; do
+    mkdir -p "$STOW/$(dirname "$d")" && mv "$d" "$STOW/$d" && echo "stowed $d"
+  done
+  ;;
+unstow)
+  # here, after the loan (before committing anything else): every stowed folder back home
+  [ -d "$STOW" ] || { echo "gpu_lease: nothing stowed in $STOW"; exit 0; }
+  (cd "$STOW" && find . -mindepth 3 -maxdepth 3 -type d) \
+    | sed 's|^\./||' | while read -r d; do
+      if [ -e "$d" ]; then echo "gpu_lease: $d exists here; left in $STOW/$d" >&2
+      else mkdir -p "$(dirname "$d")" && mv "$STOW/$d" "$d" && echo "home $d"; fi
+    done
+  find "$STOW" -type d -empty -delete 2>/dev/null
+  ;;
 *)
-  echo "usage: $0 first|second|wheels [atari]|atari-floor|backend-check|smoke [GAME]|threads" >&2
+  echo "usage: $0 first|second|wheels [atari]|stow|unstow|stay-home|bench-smoke|atari-floor|" \
+    "backend-check|smoke [GAME]|threads" >&2
   exit 2 ;;
 esac

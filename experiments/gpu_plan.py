@@ -327,6 +327,46 @@ def finished_elsewhere(benchmarks: Path, bench: Bench) -> str | None:
     return None
 
 
+def bench_command(bench: Bench, folder: Path, dry: bool) -> list[str]:
+    """The `jaxrl bench` of ``bench`` into ``folder``; dry: 2 seeds at a thousandth of the
+    budget."""
+    return [sys.executable, "-m", "jaxrl.cli", "bench", bench.suite, "--only", bench.entry,
+            "--out", str(folder), "--no-progress",
+            *(("--seeds", "2", "--budget-scale", "0.001") if dry else ("--seeds", str(bench.seeds)))]
+
+
+def smoke_benches() -> list[Bench]:
+    """The first `BENCHES` entry of each suite, in the plan's order (the suites differ in what
+    they import; the algorithms are the engine's, trained in every test run)."""
+    suites: dict[str, Bench] = {}
+    for bench in BENCHES:
+        suites.setdefault(bench.suite, bench)
+    return list(suites.values())
+
+
+def bench_smoke(args) -> int:
+    """Each `smoke_benches` entry at the dry size, with no deadline, in the calls' Python and
+    path: that every kind of bench the plan holds imports and trains there (a dry run's calls
+    reach only the first few). Writes ``bench-smoke.json`` into ``--out`` after each; exit 1
+    when one failed."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for bench in smoke_benches():
+        folder = args.work / "bench-smoke" / bench.slug
+        started = time.time()
+        proc = subprocess.run(bench_command(bench, folder, dry=True), capture_output=True,
+                              text=True)
+        ok = proc.returncode == 0 and (folder / "results.json").is_file()
+        last = (proc.stderr.strip().splitlines() or [""])[-1][:300]
+        found[bench.slug] = {"status": "finished" if ok else "failed",
+                             "reason": "" if ok else f"exit {proc.returncode}: {last}",
+                             "seconds": round(time.time() - started, 1), "at": _now()}
+        print(f"gpu_plan: smoke {bench.entry}: {found[bench.slug]['status']} "
+              f"{found[bench.slug]['reason']}", flush=True)
+        _write_json(args.out / "bench-smoke.json", found)
+    return 0 if all(r["status"] == "finished" for r in found.values()) else 1
+
+
 def bench_step(args, state: dict, committed_benches: Path) -> None:
     """The `BENCHES` entries at full budget, each its own `jaxrl bench` given the time left. A
     relayed entry checkpoints every chunk into its progress folder, started from the committed
@@ -350,10 +390,7 @@ def bench_step(args, state: dict, committed_benches: Path) -> None:
                                        f"{bench.minutes:g} min it needs"}
             continue
         folder = args.work / "benches" / slug
-        cmd = [sys.executable, "-m", "jaxrl.cli", "bench", bench.suite, "--only", bench.entry,
-               "--out", str(folder), "--no-progress",
-               *(("--seeds", "2", "--budget-scale", "0.001") if args.dry
-                 else ("--seeds", str(bench.seeds)))]
+        cmd = bench_command(bench, folder, args.dry)
         env = dict(os.environ)
         if bench.relay:
             progress = args.work / PROGRESS / slug
@@ -895,6 +932,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--peer-python", required=True)
     s.add_argument("--install-seconds", type=float, default=None)
+    b = sub.add_parser("bench-smoke")
+    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--work", type=Path, required=True)
     a = sub.add_parser("adopt")
     a.add_argument("files_at")
     a.add_argument("--into", default=str(REPO))
@@ -903,6 +943,8 @@ def main(argv: list[str] | None = None) -> int:
         return setup(args)
     if args.verb == "adopt":
         return adopt(args)
+    if args.verb == "bench-smoke":
+        return bench_smoke(args)
     return run_call(args.verb, args)
 
 

@@ -38,13 +38,15 @@ check() { .venv/bin/python experiments/gpu_plan_limits.py "$@" 2>&1 | tee -a "$R
 failed=0
 t0=$(date +%s)
 
-say "1. what a call carries: the tree (tracked and untracked, not ignored) and .whl"
-check tree . .whl .gpu-cache || failed=1
-
-# the tree as it travels: no .git, no ignored files; the commit goes along in JAXRL_COMMIT
+# the tree as it travels: no .git, no ignored files, not what `gpu_lease.sh stow` keeps here
+# (the CPU benches' progress folders); the commit goes along in JAXRL_COMMIT
 mkdir -p "$D/tree"
-git ls-files -z -co --exclude-standard | (cd . && xargs -0 cp --parents -t "$D/tree" 2>/dev/null)
+home=$(bash experiments/gpu_lease.sh stay-home | paste -sd'|')
+git ls-files -z -co --exclude-standard | grep -zvE "^(${home:-//})/" \
+  | xargs -0 cp --parents -t "$D/tree" 2>/dev/null
 rm -rf "$D/tree/benchmarks/throughput-gpu" "$D/tree/benchmarks/gpu-benches"  # a loan's results
+say "1. what a call carries: the tree as it travels (after stow) and the wheels a loan carries"
+check tree "$D/tree" .whl $([ -d .gpu-cache ] && echo .gpu-cache) || failed=1
 cp -r "$WHEELS_HERE" "$D/tree/.whl"
 commit=$(git rev-parse HEAD)
 call() {  # call PHASE MACHINE OUT [KILL_AFTER]: one call of gpu_lease.sh in the tree copy

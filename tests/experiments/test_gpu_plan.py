@@ -303,6 +303,35 @@ def test_the_benches_come_in_the_issues_order_with_their_minutes():
     assert len({b.slug for b in plan.BENCHES}) == len(plan.BENCHES)
 
 
+def test_the_bench_smoke_runs_one_entry_of_each_suite_at_the_dry_size(tmp_path):
+    """The dry run's last step: every suite the plan's benches come from, once, its first
+    entry, as a call's dry bench runs it (2 seeds, a thousandth of the budget)."""
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    smoke = plan.smoke_benches()
+    assert [b.suite for b in smoke] == list(dict.fromkeys(b.suite for b in plan.BENCHES))
+    assert all(b is next(p for p in plan.BENCHES if p.suite == b.suite) for b in smoke)
+    cmd = plan.bench_command(smoke[0], tmp_path / "out", dry=True)
+    assert cmd[-4:] == ["--seeds", "2", "--budget-scale", "0.001"]
+    assert cmd[cmd.index("--only") + 1] == smoke[0].entry
+
+
+def test_navix_imports_on_the_gpu_path_with_the_wandb_stand_in_and_nothing_else(tmp_path):
+    """The calls' path ends with experiments/gpu_stubs: navix imports wandb and wandb.util when
+    imported (the image has no wandb), and whatever is asked of the stand-in raises."""
+    script = ("import wandb, wandb.util\n"
+              "try:\n    wandb.init\nexcept ImportError as err:\n    print(err)\n")
+    proc = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(REPO / "experiments" / "gpu_stubs")})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("wandb.init: wandb is not installed on this machine")
+    lease = (REPO / "experiments" / "gpu_lease.sh").read_text()
+    assert "JAXRL_PATH=$SITE-jaxrl:$SITE-suites:$SITE-shared:$PWD:$SITE-rejax:" \
+           "$PWD/experiments/gpu_stubs\n" in lease
+    assert 'JAXRL_ONLY="gymnax craftax navix rlax dm-env"' in lease
+
+
 def test_every_bench_the_plan_runs_is_an_entry_of_its_suite():
     from jaxrl.studies.bench.judge import suite_entries
     from tests.experiments.scripts import load
