@@ -504,10 +504,12 @@ def timeline_step(args, state: dict) -> None:
     whether a chunk's launch returns before the chunk has run (``dispatch_blocking_s``). The
     first loan at 16 times the budget suggests it does not: jaxrl's first chunk took 2.1-2.2
     times a later one on all four PPO rungs, as a first chunk whose metrics wait for the chunk
-    launched behind it would (benchmarks/throughput-gpu/NOTES.md)."""
+    launched behind it would (benchmarks/throughput-gpu/NOTES.md). At most `TIMELINE_TRIES`
+    tries; one the call's deadline cut (``cut``) does not count."""
     left = args.deadline - 20 - time.time()
     earlier = state.get("timeline", {})
-    if earlier.get("status") == "ok" or earlier.get("tries", 0) >= TIMELINE_TRIES or left < 90:
+    tries = earlier.get("tries", 1 if earlier else 0) - bool(earlier.get("cut"))  # not a cut one
+    if earlier.get("status") == "ok" or tries >= TIMELINE_TRIES or left < 90:
         return
     out = args.out / "timeline.json"
     cmd = [sys.executable, str(args.root / "experiments" / "device_timeline.py"),
@@ -518,9 +520,9 @@ def timeline_step(args, state: dict) -> None:
         ok = proc.returncode == 0 and out.is_file()
     except subprocess.TimeoutExpired:
         ok, why = False, f"timed out after {left:.0f} s"
-    state["timeline"] = {"status": "ok" if ok else "failed", "at": _now(),
-                         "tries": earlier.get("tries", 1 if earlier else 0) + 1,
-                         **({} if ok else {"reason": why})}
+    cut = not ok and why.startswith("timed out")  # only the call's deadline bounds it
+    state["timeline"] = {"status": "ok" if ok else "failed", "at": _now(), "tries": tries + 1,
+                         **({} if ok else {"reason": why}), **({"cut": True} if cut else {})}
     print(f"gpu_plan: device timeline {TIMELINE}: {state['timeline']['status']}", flush=True)
 
 
@@ -534,9 +536,10 @@ def sac_draw_step(args, state: dict) -> None:
     ``--draw-with-replacement``), its point kept in plan.json as ``sac_draw``. Beside the
     headline's rejax SAC rung it measures how much of jaxrl's SAC lead on the GPU is rejax's
     draw: on this CPU at one member the draw was 92% of rejax's run and the whole of jaxrl's
-    lead (benchmarks/sac-ablation-cpu/NOTES.md)."""
+    lead (benchmarks/sac-ablation-cpu/NOTES.md). A run the call's deadline cut (``cut``) is run
+    again by a later call; one that failed or ran past its own cap is not."""
     left = args.deadline - 20 - time.time()
-    if "sac_draw" in state or left < 90:
+    if ("sac_draw" in state and not state["sac_draw"].get("cut")) or left < 90:
         return
     name, members = SAC_DRAW
     members = min(members, 2) if args.dry else members
@@ -551,8 +554,10 @@ def sac_draw_step(args, state: dict) -> None:
         why = (proc.stderr.strip().splitlines() or [""])[-1][:300]
     except subprocess.TimeoutExpired:
         point, why = None, f"timed out after {min(RUNG_SECONDS, left):.0f} s"
+    cut = point is None and why.startswith("timed out") and left < RUNG_SECONDS
     state["sac_draw"] = ({"status": "ok", "at": _now(), "point": point} if point is not None
-                         else {"status": "failed", "at": _now(), "reason": why})
+                         else {"status": "failed", "at": _now(), "reason": why,
+                               **({"cut": True} if cut else {})})
     print(f"gpu_plan: rejax SAC with jaxrl's draw x{members}: {state['sac_draw']['status']}",
           flush=True)
 

@@ -14,13 +14,17 @@
 #      left, the cache check, the rest of the ladder (given 900 s here, SECOND_SECONDS, where a
 #      loan's second call has about 3.4 minutes); adopt;
 #   5. a later loan's `first` (600 s, LATER_SECONDS): every rung recorded, so the MinAtar
-#      benches (2 seeds, a thousandth of their budget) and the profile; adopt.
+#      benches (2 seeds, a thousandth of their budget) and the profile; adopt;
+#   6. `bench-smoke`: one bench of each suite the plan holds (MinAtar, Playground, Navix, the
+#      MuJoCo cells, Craftax), at that size and with no deadline (the calls reach only the first
+#      few), so that each imports and trains in the image-like Python with the carried wheels.
 #
 #   bash experiments/gpu_plan_dryrun.sh [REPORT_DIR]     # default benchmarks/gpu-plan-dryrun
 #
 # Needs: `bash experiments/gpu_lease.sh wheels` (.whl, measured), the same set for this Python
 # (`WHEEL_PYTHON=3.11 GPU_WHEELS=/tmp/whl311 bash experiments/gpu_lease.sh wheels`, installed),
-# and IMAGE_PYTHON, a Python with what the machine's image has and nothing of the calls' own
+# and IMAGE_PYTHON (`bash experiments/image_python.sh` makes it, about 5 minutes), a Python with
+# what the machine's image has and nothing of the calls' own
 # (jax, flax, optax, chex, orbax-checkpoint, pandas, pyarrow, matplotlib, seaborn, scipy,
 # PyYAML, tqdm, rich, tensorstore, ...; default /tmp/imgsim/bin/python): so an import the
 # wheels lack fails here as it would there.
@@ -64,6 +68,7 @@ call() {  # call PHASE MACHINE OUT [KILL_AFTER]: one call of gpu_lease.sh in the
   wait $pid
   code=$?
   say "$phase on $machine: exit $code after $((SECONDS - start)) s$([ "$kill" -gt 0 ] && echo ", killed at $kill s")"
+  return "$code"
 }
 
 say "2. first, killed at ${KILL_AT} s"
@@ -89,6 +94,10 @@ GPU_CALL_SECONDS=${LATER_SECONDS:-600} call first m4 "$D/out4"
 check out "$D/out4" --needs results.json plan.json benches.tgz || failed=1
 check resumed "$D/out3/results.json" "$D/out4/results.json" || failed=1
 .venv/bin/python experiments/gpu_plan.py adopt "$D/out4" --into "$D/tree" | tee -a "$REPORT/dryrun.log"
+
+say "6. one bench of each suite the plan holds, at the dry size, in the calls' Python and path"
+call bench-smoke m5 "$D/out5" || failed=1
+cp "$D/out5/bench-smoke.json" "$REPORT/bench-smoke.json" 2>/dev/null || failed=1
 
 cp "$D/tree/benchmarks/throughput-gpu/results.json" "$REPORT/ladder-results.json"
 cp "$D/tree/benchmarks/throughput-gpu/plan.json" "$REPORT/plan.json"

@@ -453,6 +453,39 @@ def test_rejax_sac_with_jaxrls_draw_runs_once_per_plan_and_a_failure_is_one_line
     assert late == {}  # too little of the call left
 
 
+def test_a_timeline_or_sac_draw_the_calls_deadline_cut_is_run_again_by_a_later_call(
+        tmp_path, monkeypatch):
+    """The dry run of 2026-12-06 found rejax's SAC with jaxrl's draw cut by a call's deadline
+    and never tried again: a cut is not a failure of the step. One cut by its own cap, or
+    failed, is not run again; a cut timeline try is not counted against its tries."""
+    import argparse
+
+    from tests.experiments.scripts import load
+
+    plan = load("gpu_plan")
+    runs = []
+
+    def cut(cmd, timeout, **kw):
+        runs.append(timeout)
+        raise subprocess.TimeoutExpired(cmd, timeout)
+
+    monkeypatch.setattr(plan.subprocess, "run", cut)
+    late = argparse.Namespace(out=tmp_path, root=REPO, deadline=time.time() + 200, dry=False,
+                              peer_python="/peer/python")
+    plan.sac_draw_step(late, state := {})
+    assert state["sac_draw"]["cut"] and runs[-1] < plan.RUNG_SECONDS
+    plan.sac_draw_step(late, state)
+    assert len(runs) == 2  # run again
+    roomy = argparse.Namespace(**{**vars(late), "deadline": time.time() + 1000})
+    plan.sac_draw_step(roomy, capped := {})
+    assert runs[-1] == plan.RUNG_SECONDS and "cut" not in capped["sac_draw"]
+    plan.sac_draw_step(roomy, capped)
+    assert len(runs) == 3  # past its own cap: not again
+    for _ in range(4):
+        plan.timeline_step(late, timeline := state)
+    assert len(runs) == 7 and timeline["timeline"]["tries"] == 1 and timeline["timeline"]["cut"]
+
+
 def test_the_sac_patches_apply_as_patch_applies_them(tmp_path):
     """`apply_diff` (the lent machine has neither `patch` nor `git`) leaves the files as `patch
     -p1` does, and a hunk that does not match names its file."""
