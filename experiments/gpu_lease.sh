@@ -16,8 +16,9 @@
 # folders most of it: the first call carried 28.0 MB of wheels without Playground's).
 # Before the first call: `bash experiments/gpu_lease.sh stow` moves the CPU benches' run folders
 # (105 MiB of the committed tree on 2026-12-06, 16.8 MiB without them) to ../stowed-progress,
-# out of the tree that travels (never while a CPU bench is starting: it resumes from them);
-# after the loan, `bash experiments/gpu_lease.sh unstow` before anything is committed.
+# out of the tree that travels (before any CPU bench starts: a bench resumes from them and
+# writes its progress there); after the loan, `bash experiments/gpu_lease.sh unstow` before
+# anything is committed or a bench is started.
 # Each call, from this checkout (the tree travels without .git, so the commit goes along):
 #   run(command="JAXRL_COMMIT=<git rev-parse HEAD> bash experiments/gpu_lease.sh first",
 #       carry=[".whl"], timeout_s=540)
