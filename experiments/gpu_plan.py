@@ -357,7 +357,7 @@ def bench_smoke(args) -> int:
         proc = subprocess.run(bench_command(bench, folder, dry=True), capture_output=True,
                               text=True)
         ok = proc.returncode == 0 and (folder / "results.json").is_file()
-        last = (proc.stderr.strip().splitlines() or [""])[-1][:300]
+        last = _last_line(proc.stderr)
         found[bench.slug] = {"status": "finished" if ok else "failed",
                              "reason": "" if ok else f"exit {proc.returncode}: {last}",
                              "seconds": round(time.time() - started, 1), "at": _now()}
@@ -408,7 +408,7 @@ def bench_step(args, state: dict, committed_benches: Path) -> None:
             sys.stdout.write(out + err)  # into the call's plan.log, as it was
             code = proc.returncode
             status = "finished" if code == 0 and (folder / "results.json").is_file() else "failed"
-            last = (err.strip().splitlines() or [""])[-1][:300]
+            last = _last_line(err)
             reason = "" if status == "finished" else f"exit {code}: {last}"
         except subprocess.TimeoutExpired as cut:
             sys.stdout.write(_text(cut.stdout) + _text(cut.stderr))
@@ -420,6 +420,11 @@ def bench_step(args, state: dict, committed_benches: Path) -> None:
                                                  + seconds, 1),
                          "expected_minutes": bench.minutes, "at": _now()}
         print(f"gpu_plan: bench {bench.entry}: {status} {reason}", flush=True)
+
+
+def _last_line(text: str) -> str:
+    """A child's last stderr line (its error, as a step's reason), at most 300 characters."""
+    return (text.strip().splitlines() or [""])[-1][:300]
 
 
 def _text(output) -> str:
@@ -516,7 +521,7 @@ def timeline_step(args, state: dict) -> None:
            "--workload", TIMELINE, "--out", str(out), "--note", "the GPU plan"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=left, cwd=args.root)
-        why = (proc.stderr.strip().splitlines() or [""])[-1][:300]
+        why = _last_line(proc.stderr)
         ok = proc.returncode == 0 and out.is_file()
     except subprocess.TimeoutExpired:
         ok, why = False, f"timed out after {left:.0f} s"
@@ -551,7 +556,7 @@ def sac_draw_step(args, state: dict) -> None:
                               timeout=min(RUNG_SECONDS, left), cwd=args.root)
         lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
         point = json.loads(lines[-1]) if proc.returncode == 0 and lines else None
-        why = (proc.stderr.strip().splitlines() or [""])[-1][:300]
+        why = _last_line(proc.stderr)
     except subprocess.TimeoutExpired:
         point, why = None, f"timed out after {min(RUNG_SECONDS, left):.0f} s"
     cut = point is None and why.startswith("timed out") and left < RUNG_SECONDS
