@@ -16,6 +16,7 @@ PROGRESS = HERE / "progress"
 INCONCLUSIVE_ABOVE = ("inconclusive: the CI lies above the reference but 2 of 8 seeds fall "
                       "below it")
 INCONCLUSIVE_BELOW = "inconclusive: the CI lies below the reference but 1 of 8 seeds is above it"
+ABOVE_ONE_BELOW = "above: the CI lies above the reference though 1 of 8 seeds falls below it"
 # entry -> (run folder in progress/, how the notes word the verdict)
 ROWS = {
     "ppo/brax:reacher": ("20261205-043034-ppo-brax-reacher-f567d5", "above"),
@@ -27,11 +28,13 @@ ROWS = {
                            "the reference inside the CI"),
     "ppo/brax:halfcheetah": ("20261205-203422-ppo-brax-halfcheetah-553382",
                              "the reference inside the CI"),
+    "trpo/brax:halfcheetah": ("20261206-002105-trpo-brax-halfcheetah-82dd47", ABOVE_ONE_BELOW),
 }
 VERDICTS = {"above": "above reference", "below": "below reference",
             "the reference inside the CI": "reference inside CI",
             INCONCLUSIVE_ABOVE: "inconclusive (2 of 8 seeds below reference)",
-            INCONCLUSIVE_BELOW: "inconclusive (7 of 8 seeds below reference)"}
+            INCONCLUSIVE_BELOW: "inconclusive (7 of 8 seeds below reference)",
+            ABOVE_ONE_BELOW: "above reference"}
 
 
 def _flat(text: str) -> str:
@@ -61,8 +64,11 @@ def test_the_defaults_rows_the_notes_quote(entry: str):
         assert below == 2 and row["mean_ci_low"] > row["reference"]
     if side == INCONCLUSIVE_BELOW:
         assert below == 7 and row["mean_ci_high"] < row["reference"]
+    if side == ABOVE_ONE_BELOW:
+        assert below == 1 and row["mean_ci_low"] > row["reference"]
     assert (f"{last100.mean():,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] "
             f"against baselines' {row['reference']:,.1f}, {side} (IQM {row['iqm']:,.1f})") in flat
+    assert f"{meta['status']}" == "finished" and f"`{run_id}`, in [progress/](progress/)" in flat
     assert "Per seed: " + ", ".join(f"{v:,.1f}" for v in last100) in flat
     assert f"({below} of 8 under the reference, signed-rank p {row['rank_p']:.3f}" in flat
     assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
@@ -140,3 +146,44 @@ def test_ppo_halfcheetah_two_high_seeds_lift_the_mean_and_the_baselines_row_is_l
             "there, 7 of 8 seeds below)") in flat
     own = row["reference_note"].rsplit(": ", 1)[1]
     assert f"The reading's own PPO scored {int(own):,}." in flat
+
+
+def test_trpo_halfcheetah_splits_by_posture_and_stays_above_the_reference():
+    """The posture file's flipped seeds, their speeds and shares as the notes give them; the
+    report names the split from the file, and the verdict stays above because the flipped
+    seeds' training returns are mostly above the reference too."""
+    flat = _flat((HERE / "NOTES.md").read_text())
+    row = _row("trpo/brax:halfcheetah")
+    posture = json.loads((HERE / "posture/trpo-halfcheetah-1M.json").read_text())
+    assert posture["run_id"] == ROWS["trpo/brax:halfcheetah"][0] and posture["episodes"] == 4
+    seeds = {s["seed"]: s for s in posture["seeds"]}
+    flipped = posture["split"]["failing"]
+    upright = [s for s in range(8) if s not in flipped]
+    assert flipped == [s for s in range(8) if seeds[s]["upside_down_share"] > 0.5]
+    assert flipped == [1, 2, 4, 5]
+    assert ("seeds 1, 2, 4 and 5 run on their backs" in flat
+            and "Seeds 0, 3, 6 and 7 run upright" in flat)
+
+    def span(values, fmt, unit=""):
+        return f"{min(values):{fmt}}{unit} to {max(values):{fmt}}{unit}"
+
+    for group, words in ((flipped, "the torso is upside down on "), (upright, "(upside down on ")):
+        shares = [100 * seeds[s]["upside_down_share"] for s in group]
+        speeds = [seeds[s]["mean_speed"] for s in group]
+        assert f"{words}{span(shares, '.1f', '%')} of their steps" in flat
+        assert f"at {span(speeds, '.2f')} m/s" in flat
+        assert span([seeds[s]["return"] for s in group], ",.1f") in flat
+    source = "benchmarks/mujoco-cpu/posture/trpo-halfcheetah-1M.json"
+    assert row["split_evidence"] == {"source": source, **posture["split"]}
+    assert row["split"]["succeeding"] == 4 and row["verdict"] == "above reference"
+    assert f"4 of 8 succeed, their mean {row['split']['success_mean']:,.1f}" in flat
+    trained = [row["per_seed"][s] for s in flipped]
+    above = sum(v > row["reference"] for v in trained)
+    assert above == 3 and f"are {span(trained, ',.1f')}, 3 of the 4 above the reference" in flat
+    meta = json.loads((PROGRESS / ROWS["trpo/brax:halfcheetah"][0] / "run.json").read_text())
+    assert f"(the run's own final evaluation gave it {meta['final_eval_return'][0]:.1f})" in flat
+    theirs, ppo = _row("trpo-baselines/brax:halfcheetah"), _row("ppo/brax:halfcheetah")["mean"]
+    assert theirs["mean"] < row["mean_ci_low"] <= ppo <= row["mean_ci_high"]
+    assert (f"lies above the baselines-configuration row's {theirs['mean']:,.1f} (a split there, "
+            "6 of 8 seeds below)") in flat
+    assert f"level with PPO's {ppo:,.1f} in the same defaults" in flat
