@@ -19,7 +19,9 @@ hand. The blocks:
 * ``gpu-benches`` (docs/performance.md): the GPU plan's bench entries with their expected GPU
   minutes (`experiments/gpu_plan.py`'s ``BENCHES``);
 * ``spinningup-cells`` (benchmarks/mujoco-cpu/NOTES.md): Spinning Up's twelve on-policy cells
-  (VPG, TRPO and PPO at 3M on four bodies) from the mujoco report, one row a cell.
+  (VPG, TRPO and PPO at 3M on four bodies) from the mujoco report, one row a cell;
+* ``table-1m`` (benchmarks/mujoco-cpu/NOTES.md): reading 002's 1M MuJoCo table (PPO and TRPO
+  on seven bodies) from the mujoco report, one row a cell, in both of jaxrl's configurations.
 """
 
 from __future__ import annotations
@@ -351,12 +353,52 @@ def spinningup_cells() -> str:
     return "\n".join(lines)
 
 
+TABLE_1M_BODIES = ("halfcheetah", "hopper", "inverted_pendulum", "swimmer",
+                   "inverted_double_pendulum", "reacher", "walker2d")
+"""Reading 002's MuJoCo table's bodies, in its order; brax has no MJX swimmer."""
+
+
+def _cell(r: dict | None) -> str:
+    """One configuration's row of a 1M cell: mean [95% CI], seeds below, verdict."""
+    if r is None:
+        return "not run (brax has no MJX swimmer) | | "
+    if r["status"] != "finished":
+        return f"{r['status']} | | "
+    return (f"{num(r['mean'])} [{num(r['mean_ci_low'])}, {num(r['mean_ci_high'])}] | "
+            f"{r['seeds_below']} of {r['seeds']} | {r['verdict']}")
+
+
+def table_1m() -> str:
+    """Reading 002's 1M table cell by cell (the mujoco report's ``ALGO/brax:BODY`` and
+    ``ALGO-baselines/brax:BODY`` entries): OpenAI baselines' figure, jaxrl in its brax defaults
+    and in baselines' configuration (mean over seeds with its 95% interval, the seeds under
+    the figure, the verdict), and the reading's own result from the entry's reference note."""
+    report = json.loads((BENCH / "mujoco-cpu" / "results.json").read_text())
+    rows = {r["entry"]: r for r in report["entries"]}
+    lines = ["| body | algorithm | baselines at 1M | jaxrl's brax defaults, mean [95% CI] | "
+             "seeds below | verdict | baselines' configuration in jaxrl, mean [95% CI] | "
+             "seeds below | verdict | the reading's own |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for body in TABLE_1M_BODIES:
+        for algo in ("ppo", "trpo"):
+            ours, theirs = rows.get(f"{algo}/brax:{body}"), rows.get(f"{algo}-baselines/brax:{body}")
+            if ours is None:
+                lines.append(f"| {body} | {algo.upper()} | | {_cell(None)} | {_cell(None)} | |")
+                continue
+            own = ours["reference_note"].rsplit(": ", 1)[1]
+            own = (own if "." in own else f"{int(own):,}").replace("-", "\u2212")
+            lines.append(f"| {body} | {algo.upper()} | {num(ours['reference'])} | {_cell(ours)} | "
+                         f"{_cell(theirs)} | {own} |")
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"bench-table": bench_table,
                                          "throughput-equal": throughput_equal,
                                          "throughput-cpu": throughput_cpu,
                                          "throughput-gpu": throughput_gpu,
                                          "gpu-benches": gpu_benches,
-                                         "spinningup-cells": spinningup_cells}
+                                         "spinningup-cells": spinningup_cells,
+                                         "table-1m": table_1m}
 FILES = (ROOT / "README.md", ROOT / "docs" / "performance.md",
          ROOT / "benchmarks" / "mujoco-cpu" / "NOTES.md")
 

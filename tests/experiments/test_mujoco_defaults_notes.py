@@ -187,3 +187,28 @@ def test_trpo_halfcheetah_splits_by_posture_and_stays_above_the_reference():
     assert (f"lies above the baselines-configuration row's {theirs['mean']:,.1f} (a split there, "
             "6 of 8 seeds below)") in flat
     assert f"level with PPO's {ppo:,.1f} in the same defaults" in flat
+
+
+def test_the_notes_table_holds_reading_002s_fourteen_cells_from_the_report():
+    """The rendered 1M table in the notes: a row per cell of reading 002's table (PPO and TRPO
+    on its seven bodies), swimmer's two not run, every other cell finished in both
+    configurations with the report's seeds below and verdict, and the reading's own result as
+    its reference note gives it."""
+    from tests.experiments.scripts import load
+
+    table = load("readme_tables").table_1m().splitlines()[2:]
+    assert len(table) == 14
+    notes = (HERE / "NOTES.md").read_text()
+    for line in table:
+        assert line in notes
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        body, algo = cells[0], cells[1].lower()
+        if body == "swimmer":
+            assert cells[3].startswith("not run") and cells[6].startswith("not run")
+            continue
+        for config, at in (("", 3), ("-baselines", 6)):
+            row = _row(f"{algo}{config}/brax:{body}")
+            assert row["status"] == "finished" and row["seeds"] == 8
+            assert cells[at + 1] == f"{row['seeds_below']} of 8" and cells[at + 2] == row["verdict"]
+        own = _row(f"{algo}/brax:{body}")["reference_note"].rsplit(": ", 1)[1]
+        assert float(cells[9].replace(",", "").replace("\u2212", "-")) == float(own)
