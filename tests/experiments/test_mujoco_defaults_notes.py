@@ -212,3 +212,34 @@ def test_the_notes_table_holds_reading_002s_fourteen_cells_from_the_report():
             assert cells[at + 1] == f"{row['seeds_below']} of 8" and cells[at + 2] == row["verdict"]
         own = _row(f"{algo}/brax:{body}")["reference_note"].rsplit(": ", 1)[1]
         assert float(cells[9].replace(",", "").replace("\u2212", "-")) == float(own)
+
+
+def test_trpo_halfcheetah_seed_0_turned_back_from_its_back():
+    """The checkpoints' postures in the committed file: who was on its back after chunks 2 and 7,
+    and seed 0 upright at the end after running on its back at chunk 7."""
+    flat = _flat((HERE / "NOTES.md").read_text())
+    posture = json.loads((HERE / "posture/trpo-halfcheetah-1M.json").read_text())
+    at = {c["env_steps"]: {r["seed"]: r for r in c["seeds"]} for c in posture["checkpoints"]}
+    assert sorted(at) == [221_184, 442_368, 774_144]
+
+    def flipped(seeds):
+        return [s for s, r in sorted(seeds.items()) if r["upside_down_share"] > 0.5]
+
+    assert flipped(at[221_184]) == [2, 5]
+    assert (f"after 221,184 env steps a seed ({100 * at[221_184][2]['upside_down_share']:.1f}% "
+            f"and {100 * at[221_184][5]['upside_down_share']:.1f}% of their steps)") in flat
+    late = flipped(at[774_144])
+    shares = [100 * at[774_144][s]["upside_down_share"] for s in late]
+    assert late == [0, 1, 2, 4, 5]
+    assert f"after 774,144 ({min(shares):.1f}% to {max(shares):.1f}%)" in flat
+    assert f"seed 0 at {at[774_144][0]['mean_speed']:.2f} m/s" in flat
+    final = {r["seed"]: r for r in posture["seeds"]}
+    assert final[0]["upside_down_share"] < 0.01 and final[0]["mean_speed"] < 1.0
+    run = PROGRESS / ROWS["trpo/brax:halfcheetah"][0]
+    frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
+    seed0 = (frame[frame.seed == 0].dropna(subset=["episode_return_mean"])
+             .sort_values("update").set_index("env_steps")["episode_return_mean"])
+    late = seed0[seed0.index >= 770_048]
+    assert len(late) == 4 and late.diff().min() > -0.01 * late.iloc[0] and late.iloc[-1] == late.max()
+    assert (f"({late.iloc[0]:,.1f} for the episodes that ended at 770,048 env steps, "
+            + ", ".join(f"{v:,.1f} at {s:,.0f}" for s, v in late.iloc[1:].items()) + ")") in flat
