@@ -240,6 +240,7 @@ def test_trpo_halfcheetah_seed_0_turned_back_from_its_back():
     seed0 = (frame[frame.seed == 0].dropna(subset=["episode_return_mean"])
              .sort_values("update").set_index("env_steps")["episode_return_mean"])
     late = seed0[seed0.index >= 770_048]
-    assert len(late) == 4 and late.diff().min() > -0.01 * late.iloc[0] and late.iloc[-1] == late.max()
+    assert len(late) == 4 and late.iloc[-1] == late.max()
+    assert late.diff().min() > -0.01 * late.iloc[0]  # held: no step down by 1% or more
     assert (f"({late.iloc[0]:,.1f} for the episodes that ended at 770,048 env steps, "
             + ", ".join(f"{v:,.1f} at {s:,.0f}" for s, v in late.iloc[1:].items()) + ")") in flat
