@@ -65,6 +65,8 @@ REPORTS = (
                        "the one setting changed from the mujoco suite's ant cells"),
     ("trpo-reacher-cpu", "TRPO on brax's reacher at 1M, the mujoco suite's defaults row with one "
                          "setting moved to baselines' value per entry"),
+    ("ppo-work-cpu", "PPO on brax's walker2d at 1M, the mujoco suite's defaults row with "
+                     "baselines' gradient steps per sample"),
     ("mujoco-smoke-cpu", "every entry of the `mujoco` suite compiles and runs"),
     ("playground-cpu", "PPO and SAC on MuJoCo Playground's DM Control tasks, beside a random "
                        "policy (no published figure at these budgets)"),
@@ -161,7 +163,8 @@ def _against(r: dict) -> str:
 def _result(report: dict) -> str:
     rows = _ran(report)
     total = len(report["entries"])
-    head = f"{len(rows)} of {total} entries run" if len(rows) < total else f"{total} entries"
+    head = (f"{len(rows)} of {total} entries run" if len(rows) < total
+            else f"{total} {'entry' if total == 1 else 'entries'}")
     unfinished = sum(r.get("status") != "finished" for r in rows)
     if unfinished:
         head += f" ({unfinished} of them not finished)"
