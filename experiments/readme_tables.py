@@ -65,6 +65,8 @@ REPORTS = (
                        "the one setting changed from the mujoco suite's ant cells"),
     ("trpo-reacher-cpu", "TRPO on brax's reacher at 1M, the mujoco suite's defaults row with one "
                          "setting moved to baselines' value per entry"),
+    ("trpo-value64-cpu", "TRPO on brax's hopper, walker2d and halfcheetah at 1M, the mujoco "
+                         "suite's defaults rows with baselines' value minibatch of 64"),
     ("ppo-work-cpu", "PPO on brax's walker2d at 1M, the mujoco suite's defaults row with "
                      "baselines' gradient steps per sample"),
     ("mujoco-smoke-cpu", "every entry of the `mujoco` suite compiles and runs"),

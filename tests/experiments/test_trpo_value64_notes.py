@@ -1,0 +1,61 @@
+"""benchmarks/trpo-value64-cpu/NOTES.md: each finished row's figures, its comparison with the
+mujoco suite's defaults row and the value fit of both, from the committed report and runs."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = ROOT / "benchmarks/trpo-value64-cpu"
+MUJOCO = ROOT / "benchmarks/mujoco-cpu"
+HOPPER = HERE / "progress/20261206-072536-trpo-brax-hopper-1617c1"
+DEFAULTS_HOPPER = MUJOCO / "progress/20261205-113601-trpo-brax-hopper-6be5e6"
+
+
+def _flat() -> str:
+    return " ".join((HERE / "NOTES.md").read_text().split())
+
+
+def _row(path: Path, entry: str) -> dict:
+    (row,) = [e for e in json.loads((path / "results.json").read_text())["entries"]
+              if e["entry"] == entry]
+    return row
+
+
+def _residual_variance(run: Path) -> pd.Series:
+    """The value's residual variance per update, the mean over seeds."""
+    frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
+    return frame.groupby("update")["residual_variance"].mean()
+
+
+def test_the_hopper_bullet_quotes_the_report_and_its_run():
+    flat, row = _flat(), _row(HERE, "trpo-value64/brax:hopper")
+    meta = json.loads((HOPPER / "run.json").read_text())
+    assert row["run_id"] == HOPPER.name and meta["status"] == "finished"
+    last100 = np.asarray(meta["train_return_last100"])
+    assert np.allclose(row["per_seed"], last100) and len(last100) == 8
+    assert row["verdict"] == "reference inside CI"
+    assert (f"{row['mean']:,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] against "
+            f"baselines' {row['reference']:,.1f}, the reference inside the CI (IQM "
+            f"{row['iqm']:,.1f})") in flat
+    assert "Per seed: " + ", ".join(f"{v:,.1f}" for v in last100) in flat
+    assert (f"({row['seeds_below']} of 8 under the reference, signed-rank p "
+            f"{row['rank_p']:.3f})") in flat
+    assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds, {meta['compile_seconds']:.1f} s of compile, "
+            f"{row['wall_seconds']:,.0f} s of wall") in flat
+
+
+def test_hopper_is_level_with_the_defaults_row_and_its_value_fit_a_little_better():
+    flat, row = _flat(), _row(HERE, "trpo-value64/brax:hopper")
+    defaults = _row(MUJOCO, "trpo/brax:hopper")
+    assert row["mean_ci_low"] <= defaults["mean"] <= row["mean_ci_high"]
+    assert f"Level with the defaults row's {defaults['mean']:,.1f}" in flat
+    ours, theirs = _residual_variance(HOPPER), _residual_variance(DEFAULTS_HOPPER)
+    last = [float(r[r.index >= r.index.max() - 24].mean()) for r in (ours, theirs)]
+    early = [float(r.loc[24]) for r in (ours, theirs)]
+    assert last[0] < last[1] and early[0] < early[1]
+    assert (f"averages {last[0]:.4f} over the last 25 updates against the defaults row's "
+            f"{last[1]:.4f}, and at the 25th update {early[0]:.4f} against {early[1]:.4f}") in flat
