@@ -11,6 +11,7 @@ import yaml
 from scipy.stats import fisher_exact
 
 from jaxrl.algos.ppo import default_config
+from tests.experiments.reports import flat_notes, report_row
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/ppo-work-cpu"
@@ -21,13 +22,7 @@ FALLING = 400  # mean training episode length under which a seed counts as falli
 
 
 def _flat() -> str:
-    return " ".join((HERE / "NOTES.md").read_text().split())
-
-
-def _row(path: Path, entry: str) -> dict:
-    (row,) = [e for e in json.loads((path / "results.json").read_text())["entries"]
-              if e["entry"] == entry]
-    return row
+    return flat_notes(HERE)
 
 
 def _last_lengths(run: Path) -> pd.DataFrame:
@@ -42,7 +37,7 @@ def _span(values, fmt: str) -> str:
 
 
 def test_the_result_bullet_quotes_the_report():
-    flat, row = _flat(), _row(HERE, "ppo-work5x/brax:walker2d")
+    flat, row = _flat(), report_row(HERE, "ppo-work5x/brax:walker2d")
     meta = json.loads((RUN / "run.json").read_text())
     assert row["run_id"] == RUN.name and meta["status"] == "finished" and row["n_finite"] == 8
     assert np.allclose(row["per_seed"], meta["train_return_last100"])
@@ -66,7 +61,7 @@ def test_the_result_bullet_quotes_the_report():
 def test_the_failing_seeds_fall():
     """Short training episodes for exactly the seeds under the reference, in this row and in the
     defaults row; the posture file's falls and speeds."""
-    flat, row = _flat(), _row(HERE, "ppo-work5x/brax:walker2d")
+    flat, row = _flat(), report_row(HERE, "ppo-work5x/brax:walker2d")
     ours = _last_lengths(RUN)
     failing = [s for s in range(8) if row["per_seed"][s] < row["reference"]]
     short = ours.index[ours.episode_length_mean < FALLING].tolist()
@@ -96,9 +91,9 @@ def test_the_failing_seeds_fall():
 
 
 def test_the_comparison_with_the_two_mujoco_rows():
-    flat, row = _flat(), _row(HERE, "ppo-work5x/brax:walker2d")
-    defaults = _row(MUJOCO, "ppo/brax:walker2d")
-    baselines = _row(MUJOCO, "ppo-baselines/brax:walker2d")
+    flat, row = _flat(), report_row(HERE, "ppo-work5x/brax:walker2d")
+    defaults = report_row(MUJOCO, "ppo/brax:walker2d")
+    baselines = report_row(MUJOCO, "ppo-baselines/brax:walker2d")
     assert row["mean_ci_low"] <= defaults["mean"] <= row["mean_ci_high"]
     assert f"({defaults['mean']:,.1f} lies inside this row's interval)" in flat
     walking = [v for v in defaults["per_seed"] if v > 1500]
@@ -139,7 +134,7 @@ def test_the_mujoco_notes_point_to_the_result():
     """The defaults row's bullet in the mujoco notes says what this suite found, as its report
     holds it: level with the defaults row (its mean inside this row's interval) and split."""
     flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
-    row, defaults = _row(HERE, "ppo-work5x/brax:walker2d"), _row(MUJOCO, "ppo/brax:walker2d")
+    row, defaults = report_row(HERE, "ppo-work5x/brax:walker2d"), report_row(MUJOCO, "ppo/brax:walker2d")
     assert row["verdict"].startswith("split (3 of 8")
     assert row["mean_ci_low"] <= defaults["mean"] <= row["mean_ci_high"]
     assert ("ends level with this row and split, 3 of 8 seeds in a gait that falls "

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tests.experiments.reports import flat_notes, report_row
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/trpo-value64-cpu"
 MUJOCO = ROOT / "benchmarks/mujoco-cpu"
@@ -15,13 +17,7 @@ DEFAULTS_HOPPER = MUJOCO / "progress/20261205-113601-trpo-brax-hopper-6be5e6"
 
 
 def _flat() -> str:
-    return " ".join((HERE / "NOTES.md").read_text().split())
-
-
-def _row(path: Path, entry: str) -> dict:
-    (row,) = [e for e in json.loads((path / "results.json").read_text())["entries"]
-              if e["entry"] == entry]
-    return row
+    return flat_notes(HERE)
 
 
 def _residual_variance(run: Path) -> pd.Series:
@@ -31,7 +27,7 @@ def _residual_variance(run: Path) -> pd.Series:
 
 
 def test_the_hopper_bullet_quotes_the_report_and_its_run():
-    flat, row = _flat(), _row(HERE, "trpo-value64/brax:hopper")
+    flat, row = _flat(), report_row(HERE, "trpo-value64/brax:hopper")
     meta = json.loads((HOPPER / "run.json").read_text())
     assert row["run_id"] == HOPPER.name and meta["status"] == "finished"
     last100 = np.asarray(meta["train_return_last100"])
@@ -49,8 +45,8 @@ def test_the_hopper_bullet_quotes_the_report_and_its_run():
 
 
 def test_hopper_is_level_with_the_defaults_row_and_its_value_fit_a_little_better():
-    flat, row = _flat(), _row(HERE, "trpo-value64/brax:hopper")
-    defaults = _row(MUJOCO, "trpo/brax:hopper")
+    flat, row = _flat(), report_row(HERE, "trpo-value64/brax:hopper")
+    defaults = report_row(MUJOCO, "trpo/brax:hopper")
     assert row["mean_ci_low"] <= defaults["mean"] <= row["mean_ci_high"]
     assert f"Level with the defaults row's {defaults['mean']:,.1f}" in flat
     ours, theirs = _residual_variance(HOPPER), _residual_variance(DEFAULTS_HOPPER)
