@@ -333,13 +333,23 @@ SPINNING_UP_BODIES = ("hopper", "walker2d", "halfcheetah", "ant")
 SPINNING_UP_ALGOS = ("vpg", "trpo", "ppo")
 
 
+def _mujoco_rows() -> dict[str, dict]:
+    """The mujoco report's rows by entry name."""
+    report = json.loads((BENCH / "mujoco-cpu" / "results.json").read_text())
+    return {r["entry"]: r for r in report["entries"]}
+
+
+def _mean_ci(r: dict) -> str:
+    """``mean [low, high]``: a row's mean over seeds with its 95% interval."""
+    return f"{num(r['mean'])} [{num(r['mean_ci_low'])}, {num(r['mean_ci_high'])}]"
+
+
 def spinningup_cells() -> str:
     """Spinning Up's twelve on-policy cells (the mujoco report's ``ALGO-3M/brax:BODY`` entries),
     one row a cell: the mean over seeds with its 95% interval, the seeds under the reference,
     the reference with its reading's uncertainty, their ratio (where both are positive) and the
     verdict; a cell not finished says so."""
-    report = json.loads((BENCH / "mujoco-cpu" / "results.json").read_text())
-    rows = {r["entry"]: r for r in report["entries"]}
+    rows = _mujoco_rows()
     lines = ["| body | algorithm | jaxrl, mean [95% CI] | seeds below | Spinning Up at 3M "
              "(read off its plot) | mean / reference | verdict |",
              "|---|---|---|---|---|---|---|"]
@@ -352,9 +362,8 @@ def spinningup_cells() -> str:
                 continue
             share = (ratio(r["mean"] / r["reference"]) if min(r["mean"], r["reference"]) > 0
                      else "\u2013")
-            lines.append(f"| {body} | {algo.upper()} | {num(r['mean'])} [{num(r['mean_ci_low'])}, "
-                         f"{num(r['mean_ci_high'])}] | {r['seeds_below']} of {r['seeds']} | "
-                         f"{reference} | {share} | {r['verdict']} |")
+            lines.append(f"| {body} | {algo.upper()} | {_mean_ci(r)} | {r['seeds_below']} of "
+                         f"{r['seeds']} | {reference} | {share} | {r['verdict']} |")
     return "\n".join(lines)
 
 
@@ -369,8 +378,7 @@ def _cell(r: dict | None) -> str:
         return "not run (brax has no MJX swimmer) | | "
     if r["status"] != "finished":
         return f"{r['status']} | | "
-    return (f"{num(r['mean'])} [{num(r['mean_ci_low'])}, {num(r['mean_ci_high'])}] | "
-            f"{r['seeds_below']} of {r['seeds']} | {r['verdict']}")
+    return f"{_mean_ci(r)} | {r['seeds_below']} of {r['seeds']} | {r['verdict']}"
 
 
 def table_1m() -> str:
@@ -378,8 +386,7 @@ def table_1m() -> str:
     ``ALGO-baselines/brax:BODY`` entries): OpenAI baselines' figure, jaxrl in its brax defaults
     and in baselines' configuration (mean over seeds with its 95% interval, the seeds under
     the figure, the verdict), and the reading's own result from the entry's reference note."""
-    report = json.loads((BENCH / "mujoco-cpu" / "results.json").read_text())
-    rows = {r["entry"]: r for r in report["entries"]}
+    rows = _mujoco_rows()
     lines = ["| body | algorithm | baselines at 1M | jaxrl's brax defaults, mean [95% CI] | "
              "seeds below | verdict | baselines' configuration in jaxrl, mean [95% CI] | "
              "seeds below | verdict | the reading's own |",
