@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 from scipy.stats import mannwhitneyu
 
+from tests.experiments.reports import flat_notes, report_row
 from tests.experiments.test_spinningup_readings import _span, run_chunk_means
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,22 +19,12 @@ TRPO = SPREAD / "progress/20261202-115653-trpo-brax-ant-ff7522"
 TRPO_BASE = MUJOCO / "progress-spinningup/20261201-204052-trpo-brax-ant-255898"
 
 
-def _notes() -> str:
-    """The notes with their line breaks and indents folded into single spaces."""
-    return " ".join((SPREAD / "NOTES.md").read_text().split())
-
-
-def _row(folder: Path, entry: str) -> dict:
-    return {r["entry"]: r for r in json.loads((folder / "results.json").read_text())["entries"]
-            }[entry]
-
-
 def _check_report_paragraph(flat: str, entry: str, run: Path, verdict: str, words: str,
                             cell_words: str) -> tuple[dict, dict]:
     """The notes' paragraph on ``entry`` (run ``run``) is its report row, beside the log std 0.0
     cell of the mujoco suite (below its reference); returns both rows."""
-    row = _row(SPREAD, f"{entry.split('/')[0]}-logstd-0.5/brax:ant")
-    base = _row(MUJOCO, entry)
+    row = report_row(SPREAD, f"{entry.split('/')[0]}-logstd-0.5/brax:ant")
+    base = report_row(MUJOCO, entry)
     assert row["status"] == "finished" and row["run_id"] == run.name and len(row["per_seed"]) == 8
     assert row["config"] == {"init_log_std": -0.5} and base["verdict"] == "below reference"
     assert f"run `{run.name}`" in flat
@@ -58,13 +49,13 @@ def _check_report_paragraph(flat: str, entry: str, run: Path, verdict: str, word
 
 
 def test_the_trpo_entry_is_its_report_row_and_above_the_log_std_0_cell():
-    _check_report_paragraph(_notes(), "trpo-3M/brax:ant", TRPO, "reference inside CI",
+    _check_report_paragraph(flat_notes(SPREAD), "trpo-3M/brax:ant", TRPO, "reference inside CI",
                             "the reference inside the interval", "the mujoco cell scored")
 
 
 def test_the_trpo_entry_had_no_slow_start():
     """The chunk readings beside the log std 0.0 cell's, from both runs' committed metrics."""
-    flat = _notes()
+    flat = flat_notes(SPREAD)
     spread, base = run_chunk_means(TRPO), run_chunk_means(TRPO_BASE)
     assert len(spread) == len(base) == 61
     assert spread.length.idxmin() == 0 and base.length.iloc[0] > base.length.min()
@@ -80,7 +71,7 @@ def test_the_trpo_entry_had_no_slow_start():
     assert (f"passed 100 steps on average in the chunk ending at "
             f"{first(spread, spread.length > 100)} (the other's at "
             f"{first(base, base.length > 100)})") in flat
-    final = _row(MUJOCO, "trpo-3M/brax:ant")["mean"]
+    final = report_row(MUJOCO, "trpo-3M/brax:ant")["mean"]
     assert (f"passed the other cell's final {final:,.1f} in the chunk ending at "
             f"{first(spread, spread.ret > final)} env steps") in flat
     assert (f"log std fell from {spread.log_std.iloc[0]:.2f} to {spread.log_std.iloc[-1]:.2f} "
@@ -102,10 +93,10 @@ def _posture_seeds(name: str, run: Path) -> list[dict]:
 def test_the_trpo_entry_modes_walk():
     """Its final policies played by their mode, from the committed posture file, beside the log
     std 0.0 cell's."""
-    flat = _notes()
+    flat = flat_notes(SPREAD)
     seeds = _posture_seeds("trpo-ant-logstd-0.5-3M", TRPO)
     played = [s["return"] for s in seeds]
-    reference = _row(SPREAD, "trpo-3M-logstd-0.5/brax:ant")["reference"]
+    reference = report_row(SPREAD, "trpo-3M-logstd-0.5/brax:ant")["reference"]
     above = sum(v > reference for v in played)
     assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
             f"{statistics.mean(played):,.1f}; {above} of 8 above the reference), moving forward "
@@ -133,7 +124,7 @@ def _chunk_rates(run: Path) -> list[float]:
 
 
 def test_the_vpg_entry_is_its_report_row_and_above_the_reference():
-    flat = _notes()
+    flat = flat_notes(SPREAD)
     row, _ = _check_report_paragraph(flat, "vpg-3M/brax:ant", VPG, "above reference",
                                      "above the reference",
                                      "From log std 0.0 the mujoco cell scored")
@@ -150,7 +141,7 @@ def test_the_vpg_entry_is_its_report_row_and_above_the_reference():
 
 def test_the_vpg_entry_learned_to_stay_up():
     """The chunk readings beside the log std 0.0 cell's, from both runs' committed metrics."""
-    flat = _notes()
+    flat = flat_notes(SPREAD)
     spread, base = run_chunk_means(VPG), run_chunk_means(VPG_BASE)
     assert len(spread) == len(base) == 61
     shortest = spread.length.idxmin()
@@ -174,7 +165,7 @@ def test_the_vpg_entry_learned_to_stay_up():
 def test_the_vpg_entry_modes_stand_still():
     """Its final policies played by their mode, from the committed posture file, beside the log
     std 0.0 cell's."""
-    flat = _notes()
+    flat = flat_notes(SPREAD)
     seeds = _posture_seeds("vpg-ant-logstd-0.5-3M", VPG)
     played = [s["return"] for s in seeds]
     assert all(n == 1000 for s in seeds for n in s["episode_lengths"])

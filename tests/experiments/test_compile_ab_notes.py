@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.experiments.reports import flat_notes
 from tests.experiments.scripts import load
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -30,7 +31,7 @@ def test_the_linalg_notes_hopper_rates_are_its_records():
     records = {(r["workload"], r["tree"]): r
                for r in json.loads((LINALG / "results.json").read_text())["records"]
                if r["workload"].endswith("brax-hopper")}
-    notes = " ".join((LINALG / "NOTES.md").read_text().split())
+    notes = flat_notes(LINALG)
     for algo in ("ppo", "sac"):
         lapack, xla = (records[(f"{algo}-brax-hopper", t)] for t in ("before", "after"))
         a, b = lapack["env_steps_per_second"], xla["env_steps_per_second"]
@@ -47,7 +48,7 @@ def test_the_eval_behind_notes_figures_are_its_records():
                 for r in json.loads((root / "results.json").read_text())["records"]
                 if r["workload"] == task and r["status"] == "ok"}
 
-    notes = " ".join((EVAL_BEHIND / "NOTES.md").read_text().split())  # one line
+    notes = flat_notes(EVAL_BEHIND)  # one line
     for task, name in (("ppo-craftax-symbolic-bench", "Craftax-Symbolic"),
                        ("ppo-playground-cartpolebalance-bench", "Playground CartpoleBalance")):
         w = first_steps(EVAL_BEHIND, task)
@@ -164,7 +165,7 @@ def test_the_eval_once_notes_figures_are_its_records():
         by.setdefault((r["workload"], r["tree"]), []).append(r["compile_phases"]["eval"])
     mean = lambda phases, f: statistics.mean(f(p) for p in phases)
     own = lambda p: p["trace"] + p["lower"] + p["compile"]
-    notes = " ".join((EVAL_ONCE / "NOTES.md").read_text().split())
+    notes = flat_notes(EVAL_ONCE)
     names = {"ppo-craftax-symbolic-bench": "Craftax-Symbolic", "sac-brax-hopper": "SAC brax hopper",
              "ppo-playground-cartpolebalance-bench": "Playground CartpoleBalance",
              "ppo-navix-doorkey": "Navix DoorKey-8x8", "ppo-jumanji-maze": "Jumanji Maze",
@@ -185,7 +186,7 @@ def test_the_craftax_emitters_figures_are_its_records():
     program's XLA compile in the A/B's after record, as the eval-once notes quote them."""
     doc = json.loads((EVAL_ONCE / "craftax-fusion-emitters.json").read_text())
     runs = {r["label"]: r for r in doc["runs"]}
-    notes = " ".join((EVAL_ONCE / "NOTES.md").read_text().split())
+    notes = flat_notes(EVAL_ONCE)
     default, older = runs["default"], runs["fusion_emitters_off"]
     assert (f"{default['compile_seconds']:.2f} s with the default emitters and "
             f"{older['compile_seconds']:.2f} s with the older ones") in notes

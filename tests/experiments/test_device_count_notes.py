@@ -5,11 +5,13 @@ import json
 import statistics
 from pathlib import Path
 
+from tests.experiments.reports import flat_notes
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "device-count-cpu"
 
 
 def test_the_table_and_its_summary_are_the_points():
-    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    notes = flat_notes(BENCH)
     lines = [json.loads(x) for x in (BENCH / "points.jsonl").read_text().splitlines() if x]
     by = {(x["workload"], x["setting"], x["pass"]): x["point"] for x in lines}
     assert all(x["point"]["status"] == "ok" for x in lines)
@@ -33,7 +35,7 @@ def test_the_table_and_its_summary_are_the_points():
 
 
 def test_the_replay_and_on_policy_figures():
-    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    notes = flat_notes(BENCH)
     lines = [json.loads(x) for x in (BENCH / "points.jsonl").read_text().splitlines() if x]
     by = {(x["workload"], x["setting"], x["pass"]): x["point"]["run_seconds"] for x in lines}
     ratio = {(w, n): by[(w, "one-device", n)] / by[(w, "per-core", n)]

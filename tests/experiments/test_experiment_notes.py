@@ -8,11 +8,12 @@ import numpy as np
 
 from jaxrl import stats
 from jaxrl.studies.verdicts import signed_rank_test
+from tests.experiments.reports import flat_notes
 from tests.experiments.scripts import load as load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/experiments-cpu"
-FLAT = " ".join((HERE / "NOTES.md").read_text().split())
+FLAT = flat_notes(HERE)
 
 
 def load(name: str) -> dict:

@@ -5,12 +5,14 @@ that experiments/posture.py wrote."""
 import json
 from pathlib import Path
 
+from tests.experiments.reports import flat_notes
+
 MUJOCO = Path(__file__).resolve().parents[2] / "benchmarks/mujoco-cpu"
 RUN = "20261129-145535-trpo-brax-halfcheetah-228f66"
 
 
 def test_the_trpo_baselines_halfcheetah_split_is_posture():
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = flat_notes(MUJOCO)
     posture = json.loads((MUJOCO / "posture/trpo-baselines-halfcheetah-1M.json").read_text())
     assert posture["run_id"] == RUN and posture["episodes"] == 4 and "seeds" not in posture
     last = max(posture["checkpoints"], key=lambda c: c["env_steps"])

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from jaxrl import stats
+from tests.experiments.reports import flat_notes
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((ROOT / "benchmarks/minatar-cpu/determinism.json").read_text())
@@ -133,7 +134,7 @@ def _finished_entry(entry: str, run: Path, exploration: str = " (epsilon 0.05)"
                     ) -> tuple[str, dict, dict, np.ndarray]:
     """As `_finished_ppo_entry`, for any entry of the suite; ``exploration`` is what the notes
     say of the training episodes' exploration after "the last 100 training episodes"."""
-    flat = " ".join((ROOT / "benchmarks/minatar-cpu/NOTES.md").read_text().split())
+    flat = flat_notes(ROOT / "benchmarks/minatar-cpu")
     results = json.loads((ROOT / "benchmarks/minatar-cpu/results.json").read_text())
     (row,) = [e for e in results["entries"] if e["entry"] == entry]
     meta = json.loads((run / "run.json").read_text())

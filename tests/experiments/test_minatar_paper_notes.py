@@ -7,11 +7,12 @@ from pathlib import Path
 import numpy as np
 
 from jaxrl import stats
+from tests.experiments.reports import flat_notes
 from tests.experiments.test_minatar_notes import iqm_curve
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/minatar-paper-cpu"
-FLAT = " ".join((HERE / "NOTES.md").read_text().split())
+FLAT = flat_notes(HERE)
 BREAKOUT = HERE / "progress/20261205-001723-pqn-gymnax-Breakout-MinAtar-ad4ef6"
 
 

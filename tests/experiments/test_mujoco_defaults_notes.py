@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from jaxrl.algos.ppo import default_config
+from tests.experiments.reports import flat_notes, report_row
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/mujoco-cpu"
@@ -37,22 +38,12 @@ VERDICTS = {"above": "above reference", "below": "below reference",
             ABOVE_ONE_BELOW: "above reference"}
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _row(entry: str) -> dict:
-    (row,) = [e for e in json.loads((HERE / "results.json").read_text())["entries"]
-              if e["entry"] == entry]
-    return row
-
-
 @pytest.mark.parametrize("entry", sorted(ROWS))
 def test_the_defaults_rows_the_notes_quote(entry: str):
     run_id, side = ROWS[entry]
     run = PROGRESS / run_id
-    flat = _flat((HERE / "NOTES.md").read_text())
-    row = _row(entry)
+    flat = flat_notes(HERE)
+    row = report_row(HERE, entry)
     meta = json.loads((run / "run.json").read_text())
     assert row["run_id"] == run_id and meta["status"] == "finished"
     last100 = np.asarray(meta["train_return_last100"])
@@ -79,7 +70,7 @@ def test_the_defaults_rows_the_notes_quote(entry: str):
 def test_the_ppo_walker2d_bullet_quotes_seed_1s_best_and_the_gradient_steps_of_both_configs():
     """Seed 1's highest training return per update, and the gradient steps each configuration
     takes over the run's budget, from the defaults and from the preset file."""
-    flat = _flat((HERE / "NOTES.md").read_text())
+    flat = flat_notes(HERE)
     run = PROGRESS / ROWS["ppo/brax:walker2d"][0]
     frame = pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
     seed1 = frame[frame.seed == 1].reset_index(drop=True)
@@ -104,9 +95,9 @@ def test_the_ppo_walker2d_bullet_quotes_seed_1s_best_and_the_gradient_steps_of_b
 def test_trpo_rows_are_level_with_baselines_configuration_and_with_ppo(body: str):
     """"Level with": the baselines-configuration row's mean and PPO's mean in the same defaults
     both lie inside the TRPO defaults row's CI, at the values the notes quote."""
-    flat = _flat((HERE / "NOTES.md").read_text())
-    row = _row(f"trpo/brax:{body}")
-    theirs, ppo = _row(f"trpo-baselines/brax:{body}")["mean"], _row(f"ppo/brax:{body}")["mean"]
+    flat = flat_notes(HERE)
+    row = report_row(HERE, f"trpo/brax:{body}")
+    theirs, ppo = report_row(HERE, f"trpo-baselines/brax:{body}")["mean"], report_row(HERE, f"ppo/brax:{body}")["mean"]
     assert row["mean_ci_low"] <= theirs <= row["mean_ci_high"]
     assert row["mean_ci_low"] <= ppo <= row["mean_ci_high"]
     assert (f"level with the baselines-configuration row's {theirs:,.1f} above and with PPO's "
@@ -118,28 +109,28 @@ def test_trpo_rows_are_level_with_baselines_configuration_and_with_ppo(body: str
 def test_the_trpo_walker2d_seeds_fall_in_the_two_groups_the_notes_give():
     """Five seeds at about 3,000 and up, three well below, which the report's split rule does
     not call a split."""
-    row = _row("trpo/brax:walker2d")
+    row = report_row(HERE, "trpo/brax:walker2d")
     assert row["split"] is None
     seeds = sorted(row["per_seed"])
     low, high = seeds[:3], seeds[3:]
     assert high[0] - low[-1] > 900  # the gap between the groups outweighs the spread of the top
     assert high[-1] - high[0] < 600
     assert (f"five at {high[0]:,.1f} to {high[-1]:,.1f} and three at {low[0]:,.1f} to "
-            f"{low[-1]:,.1f}") in _flat((HERE / "NOTES.md").read_text())
+            f"{low[-1]:,.1f}") in flat_notes(HERE)
 
 
 def test_ppo_halfcheetah_two_high_seeds_lift_the_mean_and_the_baselines_row_is_level():
     """Six seeds close together under the reference, two above them; the IQM under the
     reference; the baselines-configuration row's mean inside this row's CI."""
-    flat = _flat((HERE / "NOTES.md").read_text())
-    row = _row("ppo/brax:halfcheetah")
+    flat = flat_notes(HERE)
+    row = report_row(HERE, "ppo/brax:halfcheetah")
     seeds = sorted(row["per_seed"])
     low, high = seeds[:6], seeds[6:]
     assert low[-1] < row["reference"] < high[0] and row["iqm"] < row["reference"]
     assert row["mean_ci_high"] == pytest.approx(high[-1])
     assert (f"six seeds at {low[0]:,.1f} to {low[-1]:,.1f} and two above them, at "
             f"{high[0]:,.1f} and {high[-1]:,.1f}") in flat
-    theirs = _row("ppo-baselines/brax:halfcheetah")
+    theirs = report_row(HERE, "ppo-baselines/brax:halfcheetah")
     assert row["mean_ci_low"] <= theirs["mean"] <= row["mean_ci_high"]
     assert theirs["verdict"] == "split (7 of 8 seeds below reference)"
     assert (f"level with the baselines-configuration row's {theirs['mean']:,.1f} above (a split "
@@ -152,8 +143,8 @@ def test_trpo_halfcheetah_splits_by_posture_and_stays_above_the_reference():
     """The posture file's flipped seeds, their speeds and shares as the notes give them; the
     report names the split from the file, and the verdict stays above because the flipped
     seeds' training returns are mostly above the reference too."""
-    flat = _flat((HERE / "NOTES.md").read_text())
-    row = _row("trpo/brax:halfcheetah")
+    flat = flat_notes(HERE)
+    row = report_row(HERE, "trpo/brax:halfcheetah")
     posture = json.loads((HERE / "posture/trpo-halfcheetah-1M.json").read_text())
     assert posture["run_id"] == ROWS["trpo/brax:halfcheetah"][0] and posture["episodes"] == 4
     seeds = {s["seed"]: s for s in posture["seeds"]}
@@ -182,7 +173,7 @@ def test_trpo_halfcheetah_splits_by_posture_and_stays_above_the_reference():
     assert above == 3 and f"are {span(trained, ',.1f')}, 3 of the 4 above the reference" in flat
     meta = json.loads((PROGRESS / ROWS["trpo/brax:halfcheetah"][0] / "run.json").read_text())
     assert f"(the run's own final evaluation gave it {meta['final_eval_return'][0]:.1f})" in flat
-    theirs, ppo = _row("trpo-baselines/brax:halfcheetah"), _row("ppo/brax:halfcheetah")["mean"]
+    theirs, ppo = report_row(HERE, "trpo-baselines/brax:halfcheetah"), report_row(HERE, "ppo/brax:halfcheetah")["mean"]
     assert theirs["mean"] < row["mean_ci_low"] <= ppo <= row["mean_ci_high"]
     assert (f"lies above the baselines-configuration row's {theirs['mean']:,.1f} (a split there, "
             "6 of 8 seeds below)") in flat
@@ -207,17 +198,17 @@ def test_the_notes_table_holds_reading_002s_fourteen_cells_from_the_report():
             assert cells[3].startswith("not run") and cells[6].startswith("not run")
             continue
         for config, at in (("", 3), ("-baselines", 6)):
-            row = _row(f"{algo}{config}/brax:{body}")
+            row = report_row(HERE, f"{algo}{config}/brax:{body}")
             assert row["status"] == "finished" and row["seeds"] == 8
             assert cells[at + 1] == f"{row['seeds_below']} of 8" and cells[at + 2] == row["verdict"]
-        own = _row(f"{algo}/brax:{body}")["reference_note"].rsplit(": ", 1)[1]
+        own = report_row(HERE, f"{algo}/brax:{body}")["reference_note"].rsplit(": ", 1)[1]
         assert float(cells[9].replace(",", "").replace("\u2212", "-")) == float(own)
 
 
 def test_trpo_halfcheetah_seed_0_turned_back_from_its_back():
     """The checkpoints' postures in the committed file: who was on its back after chunks 2 and 7,
     and seed 0 upright at the end after running on its back at chunk 7."""
-    flat = _flat((HERE / "NOTES.md").read_text())
+    flat = flat_notes(HERE)
     posture = json.loads((HERE / "posture/trpo-halfcheetah-1M.json").read_text())
     at = {c["env_steps"]: {r["seed"]: r for r in c["seeds"]} for c in posture["checkpoints"]}
     assert sorted(at) == [221_184, 442_368, 774_144]

@@ -7,20 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.experiments.reports import flat_notes, report_row
 from tests.experiments.scripts import load
 
 ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "navix-cpu"
 
 
-def _row(entry: str) -> dict:
-    """The report's row of ``entry`` (results.json)."""
-    results = json.loads((ROOT / "results.json").read_text())
-    (found,) = [e for e in results["entries"] if e["entry"] == entry]
-    return found
-
-
 def per_seed(entry: str) -> np.ndarray:
-    return np.asarray(_row(entry)["per_seed"], dtype=float)
+    return np.asarray(report_row(ROOT, entry)["per_seed"], dtype=float)
 
 
 def test_the_ppo_figures_the_notes_quote():
@@ -55,7 +49,7 @@ def test_the_q_learner_figures_the_notes_quote():
     pqn_lava = per_seed("pqn/navix:Navix-LavaGapS6-v0")  # since normalize_obs and ReLU
     assert round(pqn_lava.mean(), 2) == 0.79 and (pqn_lava >= 0.6).sum() == 7
     assert np.allclose(pqn_lava, [0.95, 0.95, 0.85, 0.60, 0.75, 0.80, 1.00, 0.45])
-    row = _row("pqn/navix:Navix-LavaGapS6-v0")
+    row = report_row(ROOT, "pqn/navix:Navix-LavaGapS6-v0")
     assert row["mean_ci_high"] < 0.96 and round(row["mean_ci_high"], 1) == 0.9
     before = json.loads((ROOT / "q_eval_epsilon.json").read_text())[
         "pqn/navix:Navix-LavaGapS6-v0"]["suite_measure_final_eval_per_seed"]
@@ -71,10 +65,6 @@ def test_the_q_config_study_figures_the_notes_quote():
     running = returns("relu_normalize_obs")
     assert round(running.mean(), 2) == 0.79 and (running >= 0.5).sum() == 7
     assert np.allclose(running, [0.95, 0.95, 0.85, 0.60, 0.75, 0.80, 1.00, 0.45])
-
-
-def _flat_notes() -> str:
-    return " ".join((ROOT / "NOTES.md").read_text().split())
 
 
 def _peer(key: str) -> dict:
@@ -96,7 +86,7 @@ def _seeds(values) -> str:
 def test_rejax_itself_on_this_navix_the_figures_the_notes_quote():
     """rejax's PQN and DQN at the table's pin, on jaxrl's Navix (rejax_peer.json), beside
     jaxrl's entries (results.json) and the table's seeds (navix_rejax_configs.json)."""
-    flat = _flat_notes()
+    flat = flat_notes(ROOT)
     table = {(f["algo"], f["task"]): f["final_return_per_seed"] for f in json.loads(
         (ROOT.parents[1] / "experiments/benchmarks/navix_rejax_configs.json").read_text()
     )["result_files"] if f["matches_table"] and f["num_seeds"] == 5}  # the table's own runs
@@ -126,7 +116,7 @@ def test_rejax_itself_on_this_navix_the_figures_the_notes_quote():
 
 
 def test_the_dqn_variants_against_rejax_the_figures_the_notes_quote():
-    flat = _flat_notes()
+    flat = flat_notes(ROOT)
     study = json.loads((ROOT / "q_config_study.json").read_text())
     entry = per_seed("dqn/navix:Navix-LavaGapS6-v0")
     rejax = _peer("dqn/LavaGapS6")["final_return_per_seed"]
@@ -151,7 +141,7 @@ def test_the_dqn_variants_against_rejax_the_figures_the_notes_quote():
 def test_the_network_is_dqns_difference_from_rejax():
     """rejax's network alone closes DQN's gap to rejax's own on this Navix; gradient clipping
     and time limits, on the entry as it now is, do not."""
-    flat = _flat_notes()
+    flat = flat_notes(ROOT)
     study = json.loads((ROOT / "q_config_study.json").read_text())
     returns = lambda variant: np.asarray([s["final_eval_return"] for s in study[
         f"dqn/navix:Navix-LavaGapS6-v0/{variant}"]["per_seed"]])
@@ -202,7 +192,7 @@ def _online_targets_entry(run: Path, entry: str, value: float, flat: str
     config = meta["group"]["spec"]["configs"][0]
     assert meta["status"] == "finished" and meta["final_eval_return"] == [value] * 8
     assert config["tau"] == 1.0 and config["target_update_period"] == 1
-    row = _row(entry)
+    row = report_row(ROOT, entry)
     assert row["run_id"] == run.name and row["per_seed"] == [value] * 8
     assert f"with rejax's online targets: {value} on every seed" in flat
     wall = (pd.Timestamp(meta["ended_at"]) - pd.Timestamp(meta["started_at"])).total_seconds()
@@ -220,7 +210,7 @@ def test_the_iqn_doorkey_entry_with_online_targets_the_figures_the_notes_quote()
     """The report's IQN DoorKey-8x8 row is the online-targets run, 0 on every seed; its cost
     and the training episodes that reached the goal (any episode of a logged interval, by
     ``episode_return_max``), from the run's record and committed metrics."""
-    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    flat = flat_notes(ROOT)
     meta, chunks = _online_targets_entry(IQN_DOORKEY_ONLINE, "iqn/navix:Navix-DoorKey-8x8-v0",
                                          0.0, flat)
     config = meta["group"]["spec"]["configs"][0]
@@ -252,7 +242,7 @@ def test_the_iqn_lavagap_entry_with_online_targets_the_figures_the_notes_quote()
     """The report's IQN LavaGapS6 row is the online-targets run, 1.0 on every seed (the
     table's 1.0); its cost, its evaluations over training and its last training episodes, from
     the run's record and committed metrics."""
-    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    flat = flat_notes(ROOT)
     meta, _ = _online_targets_entry(IQN_LAVAGAP_ONLINE, "iqn/navix:Navix-LavaGapS6-v0",
                                     1.0, flat)
     assert "online targets: 1.0 on every seed** (IQM 1.0)" in flat
@@ -276,7 +266,7 @@ def test_the_iqn_lavagap_entry_with_online_targets_the_figures_the_notes_quote()
 def test_the_iqn_entry_on_this_cpu_the_figures_the_notes_quote():
     """IQN DoorKey-8x8's rate alone, its checkpoint's weight and its training returns to
     checkpoint 70, from the run's committed metrics and checkpoint_sizes.json."""
-    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    flat = flat_notes(ROOT)
     chunks = _iqn_chunks()[:70]
     assert len(chunks) == 70
     rate = float(np.median([c["env_steps_per_second"].median() for c in chunks[1:]]))
@@ -299,11 +289,11 @@ def test_the_set_aside_iqn_doorkey_run_and_the_tables_walkable_walls():
     table's run walked through walls (its own result files, read into
     navix_rejax_configs.json and doorkey_study.json); the training episodes that reached the
     goal, counted from the run's committed metrics."""
-    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    flat = flat_notes(ROOT)
     meta = json.loads((IQN_DOORKEY / "run.json").read_text())
     assert meta["status"] == "finished" and meta["final_eval_return"] == [0.0] * 8
     assert meta["config"]["normalize_obs"] is True
-    assert _row("iqn/navix:Navix-DoorKey-8x8-v0")["run_id"] != IQN_DOORKEY.name
+    assert report_row(ROOT, "iqn/navix:Navix-DoorKey-8x8-v0")["run_id"] != IQN_DOORKEY.name
     assert not (ROOT / "progress" / IQN_DOORKEY.name).exists()
     wall = (pd.Timestamp(meta["ended_at"]) - pd.Timestamp(meta["started_at"])).total_seconds()
     assert (f"{meta['run_seconds']:,.0f} s of training ({meta['env_steps_per_second']:,.0f} "
@@ -363,7 +353,7 @@ def test_goal_reaching_counts_only_the_intervals_after_epsilons_decay():
 def test_the_iqn_walls_passable_study_before_the_fix_the_figures_the_notes_quote():
     """The bug's evidence: training reached the goal at the final epsilon on seeds 3 and 4
     while every seed's greedy evaluation returned 0 (q_eval_epsilon.json)."""
-    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    flat = flat_notes(ROOT)
     key = "iqn/navix:Navix-DoorKey-8x8-v0@walls_passable@first-quarter@raw-obs-acting-bug"
     record = json.loads((ROOT / "q_eval_epsilon.json").read_text())[key]
     assert record["walls_passable"] and record["overrides"] == ["eps_decay_fraction=0.4"]
@@ -384,7 +374,7 @@ def test_the_iqn_walls_passable_study_before_the_fix_the_figures_the_notes_quote
 
 def test_the_iqn_walls_passable_study_after_the_fix_the_figures_the_notes_quote():
     """Fixed, IQN's first quarter with walkable walls still reaches the goal on one seed only."""
-    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    flat = flat_notes(ROOT)
     key = "iqn/navix:Navix-DoorKey-8x8-v0@walls_passable@first-quarter"
     record = json.loads((ROOT / "q_eval_epsilon.json").read_text())[key]
     assert record["walls_passable"] and record["overrides"] == ["eps_decay_fraction=0.4"]
@@ -403,7 +393,7 @@ def test_the_iqn_walls_passable_study_after_the_fix_the_figures_the_notes_quote(
 def test_the_iqn_walls_passable_study_with_online_targets_the_figures_the_notes_quote():
     """rejax's online targets turn the first quarter with walkable walls into the table's
     shortcut on every seed (q_eval_epsilon.json), and the suite's IQN entries take them."""
-    flat = " ".join((ROOT / "NOTES.md").read_text().split())
+    flat = flat_notes(ROOT)
     records = json.loads((ROOT / "q_eval_epsilon.json").read_text())
     key = "iqn/navix:Navix-DoorKey-8x8-v0@walls_passable@first-quarter-online-targets"
     online, slow = records[key], records[key.removesuffix("-online-targets")]

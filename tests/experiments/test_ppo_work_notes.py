@@ -133,7 +133,7 @@ def test_the_settings_named_as_left_are_where_the_preset_differs_from_the_defaul
 def test_the_mujoco_notes_point_to_the_result():
     """The defaults row's bullet in the mujoco notes says what this suite found, as its report
     holds it: level with the defaults row (its mean inside this row's interval) and split."""
-    flat = " ".join((MUJOCO / "NOTES.md").read_text().split())
+    flat = flat_notes(MUJOCO)
     row, defaults = report_row(HERE, "ppo-work5x/brax:walker2d"), report_row(MUJOCO, "ppo/brax:walker2d")
     assert row["verdict"].startswith("split (3 of 8")
     assert row["mean_ci_low"] <= defaults["mean"] <= row["mean_ci_high"]

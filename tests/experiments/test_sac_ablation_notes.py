@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.experiments.reports import flat_notes
 from tests.experiments.scripts import EXPERIMENTS, load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +32,7 @@ def rate(record: dict) -> float:
 
 
 def test_every_variant_ran_once_and_is_a_row(runs):
-    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    notes = flat_notes(BENCH)
     assert set(runs) == set(load("sac_ablation").VARIANTS)
     for name, r in runs.items():
         assert r["point"]["steps_per_member"] == 30720, name
@@ -42,7 +43,7 @@ def test_every_variant_ran_once_and_is_a_row(runs):
 
 
 def test_the_derived_figures_are_the_table(runs):
-    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    notes = flat_notes(BENCH)
 
     def step_ms(many: str, one: str, extra: int) -> float:
         return (seconds(runs[many]) - seconds(runs[one])) / (ITERATIONS * extra) * 1e3
@@ -81,7 +82,7 @@ def test_the_harness_records_its_ablations():
 
 
 def test_the_code_ablations_are_their_table_and_their_patches_exist(runs):
-    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    notes = flat_notes(BENCH)
     against = rate(runs["rejax-draw"])
     lines = [json.loads(x) for x in (BENCH / "code-ablations.jsonl").read_text().splitlines()]
     full = [x for x in lines if x["variant"] == "jaxrl"]
@@ -99,7 +100,7 @@ def test_the_code_ablations_are_their_table_and_their_patches_exist(runs):
 
 def test_the_polyak_once_table_is_its_records():
     """The pass-by-pass table of patch 5 and the differences quoted beside it."""
-    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    notes = flat_notes(BENCH)
     lines = [json.loads(x) for x in (BENCH / "polyak-once.jsonl").read_text().splitlines()]
     assert (BENCH / "patches" / "5-polyak-once-a-round.diff").is_file()
     by = {(x["pass"], len(x.get("patches", []))): seconds(x) for x in lines}
@@ -117,7 +118,7 @@ def _lines(name: str) -> list[dict]:
 
 
 def test_the_kernel_counts_are_their_file():
-    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    notes = flat_notes(BENCH)
     rows = {r["label"]: r for r in json.loads((BENCH / "hlo-kernels.json").read_text())}
     names = {"jaxrl 700fa0f as it ships": "jaxrl as it ships",
              "jaxrl 700fa0f with patches 2-4": "jaxrl with patches 2-4",
@@ -134,7 +135,7 @@ def test_the_kernel_counts_are_their_file():
 
 
 def test_the_pinned_and_device_tables_are_their_records():
-    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    notes = flat_notes(BENCH)
     pinned = {(x["variant"], x["pass"], x.get("pinned_cpus")): seconds(x)
               for x in _lines("pinned.jsonl")}
     for n in (1, 2):
@@ -173,7 +174,7 @@ def _steady(name: str) -> list[list[tuple[str, float]]]:
 
 
 def test_the_thread_samples_are_their_files():
-    notes = " ".join((BENCH / "NOTES.md").read_text().split())
+    notes = flat_notes(BENCH)
 
     def totals(name):
         return [sum(c for _, c in iv) for iv in _steady(name)]

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from jaxrl.studies.bench.suite import load_suite
+from tests.experiments.reports import flat_notes
 
 ROOT = Path(__file__).resolve().parents[2]
 READINGS = json.loads((ROOT / "experiments/benchmarks/spinningup_3m_readings.json").read_text())
@@ -42,7 +43,7 @@ def test_the_notes_rates_of_the_cells_are_their_files():
     """The mujoco notes' rates for Spinning Up's cells: the 1% timings (spinningup_rates.json)
     and PPO hopper's own chunks on the 2026-11-30 host (its metrics in the progress folder, the
     first 21 chunks), with the hours each rate gives for a cell and for the twelve."""
-    notes = _flat_notes()
+    notes = flat_notes(MUJOCO)
     timed = {r["algo"]: r["env_steps_per_second"]
              for r in json.loads((MUJOCO / "spinningup_rates.json").read_text())["runs"]}
     assert (f"PPO {timed['ppo']:,.0f}, VPG {timed['vpg']:,.0f} and TRPO {timed['trpo']:,.0f} "
@@ -85,11 +86,6 @@ FINISHED = {"ppo-3M/brax:hopper": PPO_HOPPER.parent,
             / "20261202-104709-ppo-brax-ant-ddb2dc"}
 
 
-def _flat_notes() -> str:
-    """The mujoco notes with their line breaks and indents folded into single spaces."""
-    return " ".join((MUJOCO / "NOTES.md").read_text().split())
-
-
 def _noise_rows() -> dict[float, dict]:
     """The committed random-action ant file's rows by log std."""
     rows = json.loads((MUJOCO / "ant-noise-lengths.json").read_text())["rows"]
@@ -111,7 +107,7 @@ def _finished_paragraph(notes: str, entry: str) -> str:
 
 @pytest.mark.parametrize("entry", sorted(FINISHED))
 def test_a_finished_cell_is_its_report_row(entry):
-    notes = _finished_paragraph(_flat_notes(), entry)
+    notes = _finished_paragraph(flat_notes(MUJOCO), entry)
     row = _report_row(entry)
     assert row["status"] == "finished" and len(row["per_seed"]) == 8
     assert f"run `{FINISHED[entry].name}`" in notes
@@ -130,7 +126,7 @@ def test_a_finished_cell_is_its_report_row(entry):
 
 
 def test_the_ppo_hopper_cells_wall_and_run_seconds():
-    notes = _flat_notes()
+    notes = flat_notes(MUJOCO)
     row = _report_row("ppo-3M/brax:hopper")
     assert f"its {row['wall_seconds']:,.0f} s of wall" in notes
     run = json.loads((PPO_HOPPER.parent / "run.json").read_text())
@@ -138,7 +134,7 @@ def test_the_ppo_hopper_cells_wall_and_run_seconds():
 
 
 def test_the_trpo_hopper_rate_and_wall_are_its_files():
-    notes = _finished_paragraph(_flat_notes(),
+    notes = _finished_paragraph(flat_notes(MUJOCO),
                                 "trpo-3M/brax:hopper")
     run = FINISHED["trpo-3M/brax:hopper"]
     rates = [float(pd.read_parquet(f)["env_steps_per_second"].median())
@@ -154,7 +150,7 @@ def test_the_trpo_hopper_rate_and_wall_are_its_files():
 def test_the_vpg_walker2d_low_seeds_fall_early():
     """The notes' words on VPG walker2d's three low seeds: their episode lengths and return a
     step over the updates past 2.5M env steps, from the run's committed metrics."""
-    notes = _finished_paragraph(_flat_notes(),
+    notes = _finished_paragraph(flat_notes(MUJOCO),
                                 "vpg-3M/brax:walker2d")
     run = FINISHED["vpg-3M/brax:walker2d"]
     rows = pd.concat([pd.read_parquet(f)
@@ -182,7 +178,7 @@ def test_the_vpg_walker2d_low_seeds_fall_early():
 def test_the_vpg_walker2d_low_seeds_final_policies_fall():
     """The notes' episode lengths of VPG walker2d's final policies, from the committed
     posture file (experiments/posture.py on the run's stored policy)."""
-    notes = _finished_paragraph(_flat_notes(),
+    notes = _finished_paragraph(flat_notes(MUJOCO),
                                 "vpg-3M/brax:walker2d")
     posture = json.loads((MUJOCO / "posture/vpg-walker2d-3M.json").read_text())
     assert posture["run_id"] == FINISHED["vpg-3M/brax:walker2d"].name
@@ -225,7 +221,7 @@ def test_the_trpo_halfcheetah_seeds_split_by_posture():
     """The notes' posture split of TRPO halfcheetah, from the committed posture file: the seeds
     upside down most of the time are named, with their shares, speeds and returns beside the
     upright seeds', and they are exactly the seeds below the reference."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     posture, seeds = _final_postures("trpo-halfcheetah-3M", "trpo-3M/brax:halfcheetah")
     flipped = sorted(s for s, r in seeds.items() if r["upside_down_share"] > 0.5)
     upright = sorted(s for s, r in seeds.items() if r["upside_down_share"] == 0)
@@ -253,7 +249,7 @@ def test_the_trpo_halfcheetah_seeds_split_by_posture():
 def test_the_trpo_halfcheetah_seeds_turned_over_early():
     """The notes' account of when TRPO halfcheetah's seeds turned over, from the checkpoints'
     postures in the committed file."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     posture = json.loads((MUJOCO / "posture/trpo-halfcheetah-3M.json").read_text())
     at = {c["env_steps"]: {r["seed"]: r["upside_down_share"] for r in c["seeds"]}
           for c in posture["checkpoints"]}
@@ -284,7 +280,7 @@ def test_the_vpg_halfcheetah_low_seeds_run_on_their_backs():
     """The notes' posture split of VPG halfcheetah, from the committed posture file: the three
     seeds upside down most of the time are the three low ones, and the report's verdict stays
     the side both readings find."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     posture, seeds = _final_postures("vpg-halfcheetah-3M", "vpg-3M/brax:halfcheetah")
     flipped = sorted(s for s, r in seeds.items() if r["upside_down_share"] > 0.5)
     upright = sorted(set(seeds) - set(flipped))
@@ -311,7 +307,7 @@ def test_the_vpg_halfcheetah_low_seeds_run_on_their_backs():
 def test_the_vpg_halfcheetah_flipped_seeds_mostly_turned_back():
     """The notes' account of when VPG halfcheetah's seeds turned over and back, from the
     checkpoints' postures in the committed file."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     posture = json.loads((MUJOCO / "posture/vpg-halfcheetah-3M.json").read_text())
     at = {c["env_steps"]: {r["seed"]: r["upside_down_share"] for r in c["seeds"]}
           for c in posture["checkpoints"]}
@@ -349,9 +345,9 @@ def run_chunk_means(run: Path) -> pd.DataFrame:
 def test_the_trpo_ant_stays_up_late_and_the_noise_alone_does_not_explain_it():
     """The notes' account of TRPO ant's slow start, from the run's committed chunk metrics, and
     the random-action episode lengths from the committed noise file."""
-    notes = _finished_paragraph(_flat_notes(),
+    notes = _finished_paragraph(flat_notes(MUJOCO),
                                 "trpo-3M/brax:ant")
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     chunks = _chunk_means("trpo-3M/brax:ant")
     early = chunks[chunks.steps <= 884_736]
     assert len(early) == 18
@@ -382,7 +378,7 @@ def test_the_trpo_ant_modes_clear_the_reference():
     """The notes' reading of TRPO ant's final policies played by their mode, from the committed
     posture file: every seed above the reference, the episodes' lengths, the largest upside-down
     share."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     _, seeds = _final_postures("trpo-ant-3M", "trpo-3M/brax:ant")
     row = _report_row("trpo-3M/brax:ant")
     played = [r["return"] for r in seeds.values()]
@@ -400,7 +396,7 @@ def test_the_trpo_ant_modes_clear_the_reference():
 def test_the_trpo_settings_the_ant_notes_compare_are_the_presets():
     """The notes' list of how jaxrl's brax TRPO defaults differ from Spinning Up's TRPO settings
     is read from the two committed presets."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     presets = Path(__file__).resolve().parents[2] / "presets" / "trpo"
     ours, theirs = (yaml.safe_load((presets / f"{name}.yaml").read_text())
                     for name in ("brax", "spinningup-mujoco"))
@@ -422,7 +418,7 @@ def test_the_trpo_ant_slow_start_is_the_rewards_answer_to_its_spread():
     """The notes' per-step worth of random ant episodes from the committed noise file (the
     reward weights read off the env), and the run's shortening episodes and the chunk where its
     return per step turned positive, from its committed chunk metrics."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     noise = json.loads((MUJOCO / "ant-noise-lengths.json").read_text())
     assert noise["healthy_reward"] == 1.0 and noise["ctrl_cost_weight"] == 0.5
     rows = sorted(noise["rows"], key=lambda r: -r["log_std"])
@@ -454,7 +450,7 @@ def test_the_vpg_ant_is_below_its_reference_and_never_found_staying_up_worth_it(
     """VPG ant's verdict, its distance under the reference, and the notes' account of its run
     from the committed chunk metrics: the shortest episodes, the return per step below 0 in every
     chunk, the log std's small fall; the spread it compares with from the noise file."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     notes = _finished_paragraph(flat, "vpg-3M/brax:ant")
     row = _report_row("vpg-3M/brax:ant")
     assert row["verdict"] == "below reference" and "**below the reference**" in notes
@@ -482,7 +478,7 @@ def test_the_vpg_ant_modes_lunge_and_end_the_episode():
     """The notes' reading of VPG ant's final policies played by their mode, from the committed
     posture file: their returns, how many clear the reference, their speeds, and every episode
     ending early."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     seeds, row, played, above = _modes_against_reference("vpg-ant-3M", "vpg-3M/brax:ant")
     assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
             f"{statistics.mean(played):.1f}; {above} of 8 above the reference's "
@@ -518,7 +514,7 @@ def test_the_ppo_walker2d_passes_its_reference_early_and_ends_highest_of_the_thr
     """The notes' account of PPO walker2d's run from the committed chunk metrics (where its
     training return first passed the reference, its rise at the end, its last episodes' length,
     its log std) and its margins and the three walker2d means from the report."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     notes = _finished_paragraph(flat, "ppo-3M/brax:walker2d")
     row = _report_row("ppo-3M/brax:walker2d")
     assert row["verdict"] == "above reference" and "**above the reference**" in notes
@@ -545,7 +541,7 @@ def test_the_ppo_walker2d_modes_walk_the_whole_episode():
     """The notes' reading of PPO walker2d's final policies played by their mode, from the
     committed posture file: their returns against each seed's training return, their speeds,
     the episodes short of the time limit, no seed upside down."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     _, seeds = _final_postures("ppo-walker2d-3M", "ppo-3M/brax:walker2d")
     row = _report_row("ppo-3M/brax:walker2d")
     played = [seeds[i]["return"] for i in range(8)]
@@ -574,7 +570,7 @@ def test_the_ppo_halfcheetah_split_is_the_returns_and_the_posture_file_agrees_bu
     2 and 3 succeed), the final modes' postures from the committed file (four on their backs,
     two upright, two between) and the late rise of the two between, from the chunk metrics."""
     entry = "ppo-3M/brax:halfcheetah"
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     row = _report_row(entry)
     assert row["verdict"] == "split (6 of 8 seeds below reference)" and "split_evidence" not in row
     succeeding = [s for s in range(8) if row["per_seed"][s] > row["reference"]]
@@ -611,7 +607,7 @@ def test_the_ppo_halfcheetah_seeds_all_ran_on_their_backs_first():
     """The notes' account of when PPO halfcheetah's seeds turned over and back, from the
     checkpoints' postures in the committed file, and the upright speeds of the three algorithms
     on the body."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     posture = json.loads((MUJOCO / "posture/ppo-halfcheetah-3M.json").read_text())
     at = {c["env_steps"]: {r["seed"]: r for r in c["seeds"]} for c in posture["checkpoints"]}
     assert sorted(at) == [540_672, 737_280, 1_277_952, 1_916_928, 2_359_296]
@@ -671,7 +667,7 @@ def _per_step_turn(entry: str) -> pd.Series:
 def test_the_ppo_ant_slow_start_is_trpo_ants():
     """The notes' account of PPO ant's start and curve from the committed chunk metrics, beside
     TRPO ant's, and its margins from the report."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     entry = "ppo-3M/brax:ant"
     row = _report_row(entry)
     assert row["verdict"] == "below reference"
@@ -701,7 +697,7 @@ def test_the_ppo_ant_slow_start_is_trpo_ants():
 def test_the_ppo_ant_modes_walk_near_the_reference():
     """The notes' reading of PPO ant's final policies played by their mode, from the committed
     posture file."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     seeds, row, played, above = _modes_against_reference("ppo-ant-3M", "ppo-3M/brax:ant")
     assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
             f"{statistics.mean(played):,.1f}; {above} of 8 above the reference's "
@@ -717,7 +713,7 @@ def test_the_ppo_ant_modes_walk_near_the_reference():
 
 def test_the_twelve_read_together_are_the_reports_verdicts():
     """The notes' summary of the twelve cells by body is the report's verdicts."""
-    flat = _flat_notes()
+    flat = flat_notes(MUJOCO)
     kinds = {(algo, body): _report_row(f"{algo}-3M/brax:{body}")["verdict"]
              for algo in ("vpg", "trpo", "ppo") for body in BODIES}
     easy = [k for k in kinds if k[1] in ("hopper", "walker2d")]

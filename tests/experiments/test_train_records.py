@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from jaxrl import stats
+from tests.experiments.reports import flat_notes
 from tests.experiments.scripts import load as load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks/experiments-cpu/train"
-NOTES = " ".join((ROOT / "benchmarks/experiments-cpu/NOTES.md").read_text().split())
+NOTES = flat_notes(ROOT / "benchmarks/experiments-cpu")
 records = load_script("train_records")
 
 
@@ -109,7 +110,7 @@ def test_what_the_notes_say_of_the_records():
 def test_the_classic_notes_and_suite_quote_the_zoo_records():
     zoo, defaults, zoo2 = (stats.iqm(final(n)) for n in ("a2c_pendulum_zoo", "a2c_pendulum",
                                                          "a2c_pendulum_zoo_logstd-2"))
-    notes = " ".join((ROOT / "benchmarks/classic-cpu/NOTES.md").read_text().split())
+    notes = flat_notes(ROOT / "benchmarks/classic-cpu")
     suite = (ROOT / "experiments/benchmarks/classic.yaml").read_text()
     for text in (notes, suite):
         assert f"IQM {zoo:.1f} at an initial log-std of 0" in text

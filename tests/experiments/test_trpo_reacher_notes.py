@@ -9,10 +9,12 @@ import yaml
 
 from jaxrl.algos.trpo import default_config
 from jaxrl.studies.bench.suite import load_suite
+from tests.experiments.reports import flat_notes, report_row
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINES = yaml.safe_load((ROOT / "presets/trpo/baselines-mujoco.yaml").read_text())
 HERE = ROOT / "benchmarks/trpo-reacher-cpu"
+MUJOCO = ROOT / "benchmarks/mujoco-cpu"
 RUNS = {"defaults": ROOT / "benchmarks/mujoco-cpu/progress/20261205-044236-trpo-brax-reacher-12f967",
         "lambda98": HERE / "progress/20261205-113915-trpo-brax-reacher-0c3374",
         "nobootstrap": HERE / "progress/20261205-122314-trpo-brax-reacher-51d809",
@@ -20,16 +22,8 @@ RUNS = {"defaults": ROOT / "benchmarks/mujoco-cpu/progress/20261205-044236-trpo-
         "rawreward": HERE / "progress/20261205-200817-trpo-brax-reacher-7b0d59"}
 
 
-def _notes() -> str:
-    return " ".join((HERE / "NOTES.md").read_text().split())
-
-
 def _rows(results: Path) -> dict[str, dict]:
     return {e["entry"]: e for e in json.loads(results.read_text())["entries"]}
-
-
-def _defaults_row() -> dict:
-    return _rows(ROOT / "benchmarks/mujoco-cpu/results.json")["trpo/brax:reacher"]
 
 
 def _residual_variance(run: Path) -> pd.Series:
@@ -76,8 +70,8 @@ def test_each_entry_changes_one_default_to_the_baselines_batch_or_widths():
 
 def test_the_notes_quote_each_entry_below_the_reference_on_every_seed():
     """Each bullet's mean and interval are its report row's, and every seed is below."""
-    flat = _notes()
-    rows, base = _rows(HERE / "results.json"), _defaults_row()
+    flat = flat_notes(HERE)
+    rows, base = _rows(HERE / "results.json"), report_row(MUJOCO, "trpo/brax:reacher")
     assert (f"ended at {base['mean']:.1f} [{base['mean_ci_low']:.1f}, {base['mean_ci_high']:.1f}]"
             in flat)
     for entry in ("trpo-batch1024/brax:reacher", "trpo-32x32/brax:reacher",
@@ -94,8 +88,8 @@ def test_the_notes_quote_each_entry_below_the_reference_on_every_seed():
 def test_the_second_round_notes_quote_each_seed_and_the_move_from_the_defaults():
     """The second round's bullets give every seed, and say which side of the defaults' mean
     each entry ended on."""
-    flat = _notes()
-    rows, base = _rows(HERE / "results.json"), _defaults_row()
+    flat = flat_notes(HERE)
+    rows, base = _rows(HERE / "results.json"), report_row(MUJOCO, "trpo/brax:reacher")
     for entry, side in (("trpo-lambda98/brax:reacher", "above"),
                         ("trpo-nobootstrap/brax:reacher", "below"),
                         ("trpo-value64/brax:reacher", "well above"),
@@ -111,7 +105,7 @@ def test_the_second_round_notes_quote_each_seed_and_the_move_from_the_defaults()
 
 def test_the_residual_variances_and_the_cost_the_nobootstrap_bullet_quotes():
     """The value's residual variance at each run's last update, and the run's own seconds."""
-    flat = _notes()
+    flat = flat_notes(HERE)
     last = {name: _residual_variance(RUNS[name]).iloc[-1]
             for name in ("nobootstrap", "lambda98", "defaults")}
     assert (f"{last['nobootstrap']:.3f} of the returns' against "
@@ -123,14 +117,14 @@ def test_the_residual_variances_and_the_cost_the_nobootstrap_bullet_quotes():
 def test_the_value64_bullet_quotes_its_early_value_fit_its_cost_and_baselines_row():
     """The residual variances at the 25th update, the run's seconds, and the mean of baselines'
     own configuration in jaxrl that the bullet sets it level with."""
-    flat = _notes()
+    flat = flat_notes(HERE)
     early = {name: _residual_variance(RUNS[name]).loc[24] for name in ("value64", "defaults")}
     assert (f"by the 25th update (residual variance {early['value64']:.3f}, the defaults' "
             f"row {early['defaults']:.3f} there)") in flat
     assert _cost(RUNS["value64"]) in flat
-    theirs = _rows(ROOT / "benchmarks/mujoco-cpu/results.json")["trpo-baselines/brax:reacher"]
+    theirs = report_row(MUJOCO, "trpo-baselines/brax:reacher")
     own = theirs["mean"]
-    row = _rows(HERE / "results.json")["trpo-value64/brax:reacher"]
+    row = report_row(HERE, "trpo-value64/brax:reacher")
     # "level": each mean inside the other's interval
     assert theirs["mean_ci_low"] <= row["mean"] <= theirs["mean_ci_high"]
     assert row["mean_ci_low"] <= own <= row["mean_ci_high"]
@@ -141,16 +135,16 @@ def test_the_second_round_rates_the_notes_give():
     """The range of the second round's rates, and the defaults' row's rate beside it."""
     rates = [json.loads((RUNS[name] / "run.json").read_text())["env_steps_per_second"]
              for name in ("lambda98", "nobootstrap", "value64")]
-    first = _defaults_row()["env_steps_per_second"]
+    first = report_row(MUJOCO, "trpo/brax:reacher")["env_steps_per_second"]
     assert (f"ran {first:,.0f} env-steps/s alone on the morning's host, and the round's first "
             f"three entries {min(rates):,.0f} to {max(rates):,.0f} (their run.json files)"
-            ) in _notes()
+            ) in flat_notes(HERE)
 
 
 def test_the_rawreward_bullet_its_one_seed_over_its_place_between_the_others_and_its_cost():
     """Below the reference with one seed over it; its mean between lambda 0.98's and the value
     minibatch's; its early value fit no faster than the defaults'; its own seconds."""
-    flat = _notes()
+    flat = flat_notes(HERE)
     rows = _rows(HERE / "results.json")
     row = rows["trpo-rawreward/brax:reacher"]
     assert row["verdict"] == "below reference" and row["seeds_below"] == 7

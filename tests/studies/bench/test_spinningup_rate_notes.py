@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from tests.experiments.reports import flat_notes
+
 ROOT = Path(__file__).resolve().parents[3]
 RUN = ROOT / "benchmarks/mujoco-cpu/progress-spinningup/20261130-141824-vpg-brax-hopper-ee973e"
 
@@ -29,7 +31,7 @@ def _median_sentence(rates: list[float]) -> str:
 
 def _notes() -> str:
     """The mujoco notes with their line breaks and indents folded into single spaces."""
-    return " ".join((ROOT / "benchmarks/mujoco-cpu/NOTES.md").read_text().split())
+    return flat_notes(ROOT / "benchmarks/mujoco-cpu")
 
 
 def _hours_a_cell(rate: float) -> float:
