@@ -97,7 +97,8 @@ def test_trpo_rows_are_level_with_baselines_configuration_and_with_ppo(body: str
     both lie inside the TRPO defaults row's CI, at the values the notes quote."""
     flat = flat_notes(HERE)
     row = report_row(HERE, f"trpo/brax:{body}")
-    theirs, ppo = report_row(HERE, f"trpo-baselines/brax:{body}")["mean"], report_row(HERE, f"ppo/brax:{body}")["mean"]
+    theirs = report_row(HERE, f"trpo-baselines/brax:{body}")["mean"]
+    ppo = report_row(HERE, f"ppo/brax:{body}")["mean"]
     assert row["mean_ci_low"] <= theirs <= row["mean_ci_high"]
     assert row["mean_ci_low"] <= ppo <= row["mean_ci_high"]
     assert (f"level with the baselines-configuration row's {theirs:,.1f} above and with PPO's "
@@ -173,7 +174,8 @@ def test_trpo_halfcheetah_splits_by_posture_and_stays_above_the_reference():
     assert above == 3 and f"are {span(trained, ',.1f')}, 3 of the 4 above the reference" in flat
     meta = json.loads((PROGRESS / ROWS["trpo/brax:halfcheetah"][0] / "run.json").read_text())
     assert f"(the run's own final evaluation gave it {meta['final_eval_return'][0]:.1f})" in flat
-    theirs, ppo = report_row(HERE, "trpo-baselines/brax:halfcheetah"), report_row(HERE, "ppo/brax:halfcheetah")["mean"]
+    theirs = report_row(HERE, "trpo-baselines/brax:halfcheetah")
+    ppo = report_row(HERE, "ppo/brax:halfcheetah")["mean"]
     assert theirs["mean"] < row["mean_ci_low"] <= ppo <= row["mean_ci_high"]
     assert (f"lies above the baselines-configuration row's {theirs['mean']:,.1f} (a split there, "
             "6 of 8 seeds below)") in flat
