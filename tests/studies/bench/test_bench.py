@@ -258,18 +258,21 @@ def test_committed_suites_are_valid():
     assert {e.algo for e in atari.entries} == {"a2c", "ppo", "trpo", "dqn", "acer"}
 
 
-def test_the_minatar_paper_suite_changes_only_the_env_of_the_pqn_rows():
-    """minatar_paper's entries are the minatar suite's PQN rows in the MinAtar paper's env
-    (sticky actions at 0.1, all 6 actions): same config, budget, seeds and reference value."""
+def test_the_minatar_paper_suite_changes_only_the_env_of_the_pqn_and_a2c_rows():
+    """minatar_paper's entries are the minatar suite's PQN and A2C rows in the MinAtar paper's
+    env (sticky actions at 0.1, all 6 actions): same config and seeds, and same reference
+    (value, measure, budget, source); PQN at the same budget, A2C at the paper's 5M where the
+    minatar suite runs gymnax's 10M."""
     paper = benchmod.load_suite("minatar_paper")
     benchmod.validate(paper, list(paper.entries))
-    base = {e.env: e for e in benchmod.load_suite("minatar").entries if e.algo == "pqn"}
-    assert len(paper.entries) == len(base) == 4
+    base = {(e.algo, e.env): e for e in benchmod.load_suite("minatar").entries
+            if e.algo in ("pqn", "a2c")}
+    assert len(paper.entries) == len(base) == 8
     for entry in paper.entries:
-        twin = base[entry.env]
-        assert entry.algo == "pqn" and entry.name == f"pqn-sticky/{entry.env}"
-        assert (entry.config, entry.total_steps, entry.seeds) == (twin.config, twin.total_steps,
-                                                                  twin.seeds)
+        twin = base[(entry.algo, entry.env)]
+        assert entry.name == f"{entry.algo}-sticky/{entry.env}"
+        assert (entry.config, entry.seeds) == (twin.config, twin.seeds)
+        assert entry.total_steps == entry.reference["budget"] == 5_000_000
         assert entry.env_kwargs == {"sticky_action_prob": 0.1, "use_minimal_action_set": False}
         assert twin.env_kwargs is None
         assert {k: entry.reference[k] for k in ("value", "measure", "budget", "source")} == {
