@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from scipy.stats import fisher_exact
+from scipy.stats import fisher_exact, mannwhitneyu
 
 from jaxrl.algos.ppo import default_config
 from tests.experiments.reports import flat_notes, report_row
@@ -102,6 +102,10 @@ def test_the_comparison_with_the_two_mujoco_rows():
             f"{np.mean(walking):,.1f}") in flat
     p = fisher_exact([[3, 5], [1, 7]]).pvalue
     assert f"a two-sided Fisher exact test gives p {p:.3f}" in flat
+    apart = mannwhitneyu(defaults["per_seed"], baselines["per_seed"]).pvalue
+    assert (f"the defaults' {defaults['mean']:,.1f} against baselines' configuration's "
+            f"{baselines['mean']:,.1f}, a two-sided Mann-Whitney U test on the 8 seeds of each "
+            f"gives p {apart:.3f}") in flat
     lowest = min(baselines["per_seed"])
     assert f"No seed of baselines' own configuration ends below {lowest:,.1f}" in flat
     total = json.loads((RUN / "run.json").read_text())["total_steps_per_seed"]
