@@ -14,10 +14,8 @@ HERE = ROOT / "benchmarks/trpo-value64-cpu"
 MUJOCO = ROOT / "benchmarks/mujoco-cpu"
 HOPPER = HERE / "progress/20261206-072536-trpo-brax-hopper-1617c1"
 DEFAULTS_HOPPER = MUJOCO / "progress/20261205-113601-trpo-brax-hopper-6be5e6"
-
-
-def _flat() -> str:
-    return flat_notes(HERE)
+WALKER = HERE / "progress/20261206-081004-trpo-brax-walker2d-bd6d27"
+DEFAULTS_WALKER = MUJOCO / "progress/20261205-172211-trpo-brax-walker2d-67f229"
 
 
 def _residual_variance(run: Path) -> pd.Series:
@@ -26,8 +24,14 @@ def _residual_variance(run: Path) -> pd.Series:
     return frame.groupby("update")["residual_variance"].mean()
 
 
+def _fit(ours: pd.Series, theirs: pd.Series) -> tuple[list[float], list[float]]:
+    """Both runs' residual variance averaged over their last 25 updates, and at the 25th."""
+    last = [float(r[r.index >= r.index.max() - 24].mean()) for r in (ours, theirs)]
+    return last, [float(r.loc[24]) for r in (ours, theirs)]
+
+
 def test_the_hopper_bullet_quotes_the_report_and_its_run():
-    flat, row = _flat(), report_row(HERE, "trpo-value64/brax:hopper")
+    flat, row = flat_notes(HERE), report_row(HERE, "trpo-value64/brax:hopper")
     meta = json.loads((HOPPER / "run.json").read_text())
     assert row["run_id"] == HOPPER.name and meta["status"] == "finished"
     last100 = np.asarray(meta["train_return_last100"])
@@ -45,13 +49,47 @@ def test_the_hopper_bullet_quotes_the_report_and_its_run():
 
 
 def test_hopper_is_level_with_the_defaults_row_and_its_value_fit_a_little_better():
-    flat, row = _flat(), report_row(HERE, "trpo-value64/brax:hopper")
+    flat, row = flat_notes(HERE), report_row(HERE, "trpo-value64/brax:hopper")
     defaults = report_row(MUJOCO, "trpo/brax:hopper")
     assert row["mean_ci_low"] <= defaults["mean"] <= row["mean_ci_high"]
     assert f"Level with the defaults row's {defaults['mean']:,.1f}" in flat
-    ours, theirs = _residual_variance(HOPPER), _residual_variance(DEFAULTS_HOPPER)
-    last = [float(r[r.index >= r.index.max() - 24].mean()) for r in (ours, theirs)]
-    early = [float(r.loc[24]) for r in (ours, theirs)]
+    last, early = _fit(_residual_variance(HOPPER), _residual_variance(DEFAULTS_HOPPER))
     assert last[0] < last[1] and early[0] < early[1]
     assert (f"averages {last[0]:.4f} over the last 25 updates against the defaults row's "
             f"{last[1]:.4f}, and at the 25th update {early[0]:.4f} against {early[1]:.4f}") in flat
+
+
+def test_the_walker2d_bullet_quotes_the_report_and_its_run():
+    flat, row = flat_notes(HERE), report_row(HERE, "trpo-value64/brax:walker2d")
+    meta = json.loads((WALKER / "run.json").read_text())
+    assert row["run_id"] == WALKER.name and meta["status"] == "finished"
+    last100 = np.asarray(meta["train_return_last100"])
+    assert np.allclose(row["per_seed"], last100) and len(last100) == 8
+    assert row["verdict"].startswith("inconclusive")
+    assert row["mean_ci_low"] > row["reference"] and row["rank_p"] > 0.05
+    assert (f"{row['mean']:,.1f} [{row['mean_ci_low']:,.1f}, {row['mean_ci_high']:,.1f}] against "
+            f"baselines' {row['reference']:,.1f}, inconclusive (IQM {row['iqm']:,.1f})") in flat
+    assert "Per seed: " + ", ".join(f"{v:,.1f}" for v in last100) in flat
+    assert (f"({row['seeds_below']} of 8 under the reference, signed-rank p "
+            f"{row['rank_p']:.3f})") in flat
+    assert (f"{meta['run_seconds']:,.0f} s of training at {meta['env_steps_per_second']:,.0f} "
+            f"env-steps/s over 8 seeds") in flat
+    assert f"from the cache, {meta['compile_seconds']:.1f} s), {row['wall_seconds']:,.0f} s" in flat
+
+
+def test_walker2d_is_level_with_the_defaults_row_and_its_late_value_fit_is_not_better():
+    flat, row = flat_notes(HERE), report_row(HERE, "trpo-value64/brax:walker2d")
+    defaults = report_row(MUJOCO, "trpo/brax:walker2d")
+    assert row["mean_ci_low"] <= defaults["mean"] <= row["mean_ci_high"]
+    assert f"Level with the defaults row's {defaults['mean']:,.1f}" in flat
+    last, early = _fit(_residual_variance(WALKER), _residual_variance(DEFAULTS_WALKER))
+    assert last[0] > last[1] and early[0] < early[1]
+    assert (f"averages {last[0]:.4f} over the last 25 updates against the defaults row's "
+            f"{last[1]:.4f}, though at the 25th update it is lower, {early[0]:.4f} against "
+            f"{early[1]:.4f}") in flat
+
+
+def test_the_halfcheetah_entry_is_named_as_not_run_with_how_to_run_it():
+    flat, row = flat_notes(HERE), report_row(HERE, "trpo-value64/brax:halfcheetah")
+    assert row["status"] != "finished" and not row["per_seed"]
+    assert "**Halfcheetah**: not run yet." in flat
