@@ -53,8 +53,8 @@ REPORTS = (
                              "adaptive`: batches of seeds until each verdict is decided"),
     ("classic-value-cpu", "PQN, C51, QR-DQN and IQN on CartPole against CleanRL and the zoo"),
     ("minatar-cpu", "PPO on MinAtar against gymnax's baselines, PQN against the MinAtar paper's DQN"),
-    ("minatar-paper-cpu", "PQN on MinAtar in the MinAtar paper's own env (sticky actions, 6 "
-                          "actions) against its DQN"),
+    ("minatar-paper-cpu", "PQN and A2C on MinAtar in the MinAtar paper's own env (sticky "
+                          "actions, 6 actions) against its DQN and its AC(lambda)"),
     ("minatar-pqn-cpu", "PQN on MinAtar against the MinAtar paper's DQN, at a scaled-down budget"),
     ("minatar-c51-cpu", "C51 on MinAtar against the MinAtar paper's DQN, at a scaled-down budget"),
     ("minatar-torsos-cpu", "PPO on Breakout-MinAtar, the MLP against the MinAtar conv torso"),

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from jaxrl import stats
 from tests.experiments.reports import flat_notes
@@ -25,10 +26,10 @@ SPACE_INVADERS = HERE / "progress/20261205-022617-pqn-gymnax-SpaceInvaders-MinAt
 ASTERIX = HERE / "progress/20261205-030136-pqn-gymnax-Asterix-MinAtar-c89ee2"
 
 
-def _quoted_row(game: str, run: Path) -> tuple[dict, np.ndarray]:
+def _quoted_row(game: str, run: Path, algo: str = "pqn") -> tuple[dict, np.ndarray]:
     """A finished paper-env row: its run in the progress folder, in the paper's env, and the
     notes' headline, per-seed returns, greedy evaluation and cost, all from its record."""
-    row = entry(HERE / "results.json", f"pqn-sticky/gymnax:{game}-MinAtar")
+    row = entry(HERE / "results.json", f"{algo}-sticky/gymnax:{game}-MinAtar")
     meta = json.loads((run / "run.json").read_text())
     assert row["run_id"] == run.name and meta["status"] == "finished"
     assert meta["group"]["spec"]["env_kwargs"] == {"sticky_action_prob": 0.1,
@@ -36,10 +37,12 @@ def _quoted_row(game: str, run: Path) -> tuple[dict, np.ndarray]:
     last100 = np.asarray(meta["train_return_last100"])
     assert np.allclose(row["per_seed"], last100) and len(last100) == 8
     lo, hi = row["mean_ci_low"], row["mean_ci_high"]
-    assert (f"**{game}, the paper's env: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] "
-            f"(IQM {row['iqm']:.1f}), against the paper's DQN at {row['reference']:g}: "
-            "above.**") in FLAT and row["verdict"].startswith("above")
-    assert ("Per seed, the mean of the last 100 training episodes (epsilon 0.05): "
+    name, bar, verdict, epsilon = {"pqn": (game, "DQN", "above", " (epsilon 0.05)"),
+                                   "a2c": (f"A2C {game}", "AC(lambda)", "below", "")}[algo]
+    assert (f"**{name}, the paper's env: {last100.mean():.1f} [{lo:.1f}, {hi:.1f}] "
+            f"(IQM {row['iqm']:.1f}), against the paper's {bar} at {row['reference']:g}: "
+            f"{verdict}.**") in FLAT and row["verdict"].startswith(verdict)
+    assert (f"Per seed, the mean of the last 100 training episodes{epsilon}: "
             + ", ".join(f"{v:.1f}" for v in last100)) in FLAT
     greedy = np.asarray(meta["final_eval_return"])
     assert f"mean {greedy.mean():.1f}, per seed {greedy.min():.1f} to {greedy.max():.1f}" in FLAT
@@ -129,3 +132,41 @@ def test_the_comparison_with_gymnax_setting():
         row = entry(HERE / "results.json", f"pqn-sticky/gymnax:{game}-MinAtar")
         assert min(row["per_seed"]) >= 1.8 * row["reference"]
     assert all(e["verdict"].startswith("above") for e in _pqn_rows())
+
+
+A2C_BREAKOUT = HERE / "progress/20261206-100009-a2c-gymnax-Breakout-MinAtar-dddea2"
+
+
+def _metrics(run: Path) -> pd.DataFrame:
+    return pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
+
+
+def test_the_a2c_breakout_row():
+    """Below the reading on every seed, flat from 1M, its policy not collapsed; the update
+    counts the notes set beside AC(lambda)'s one a frame."""
+    row, last100 = _quoted_row("Breakout", A2C_BREAKOUT, "a2c")
+    assert round(last100.max() / row["reference"], 2) == 0.36  # "about a third of the reading"
+    assert f"({row['seeds_below']} of 8 under the reference, signed-rank p" in FLAT
+    _curve_never_reaches(row, {1e6: 4.9, 2e6: 5.3, 4e6: 5.5, 5e6: 5.5})
+    assert "rises to 4.9 by 1M env steps and then stays: 5.3 at 2M, 5.5 at 4M and at 5M" in FLAT
+    frame = _metrics(A2C_BREAKOUT)
+    updates = int(frame["update"].max()) + 1
+    config = json.loads((A2C_BREAKOUT / "run.json").read_text())["config"]
+    assert updates == 5_000_000 // (config["num_envs"] * config["num_steps"]) == 15_625
+    assert (config["torso"], config["activation"], config["optimizer"]) == (
+        "minatar_cnn", "relu", "rmsprop")
+    assert f"5M / (64 x 5) = {updates:,} updates of a 320-frame batch: 320 times fewer" in FLAT
+    late = frame[frame["update"] >= updates - 100].groupby("seed")["entropy"].mean()
+    assert "1.79 for 6 uniform actions" in FLAT and round(np.log(6), 2) == 1.79
+    assert f"{late.min():.2f} to {late.max():.2f} a seed" in FLAT
+    pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:Breakout-MinAtar")
+    assert f"PQN in the same env reaches {pqn['mean']:.1f} (above)" in FLAT
+
+
+def _curve_never_reaches(row: dict, levels: dict[float, float]) -> None:
+    """The IQM curve stays under the reference and reads ``levels`` ({env steps: IQM to one
+    decimal}) where the notes say."""
+    steps, iqm = iqm_curve(row)
+    assert iqm.max() < row["reference"]
+    for at, level in levels.items():
+        assert round(iqm[np.argmin(abs(steps - at))], 1) == level
