@@ -170,3 +170,19 @@ def _curve_never_reaches(row: dict, levels: dict[float, float]) -> None:
     assert iqm.max() < row["reference"]
     for at, level in levels.items():
         assert round(iqm[np.argmin(abs(steps - at))], 1) == level
+
+
+def test_the_a2c_probe_with_four_times_the_updates():
+    """The 16-env probe's record: only num_envs changed, its figures as the notes quote them."""
+    meta = json.loads((HERE / "probes/a2c-16envs-breakout-1M.json").read_text())
+    row = json.loads((A2C_BREAKOUT / "run.json").read_text())
+    changed = {k for k in row["config"] if row["config"][k] != meta["config"][k]}
+    assert changed == {"num_envs", "total_steps"} and meta["config"]["num_envs"] == 16
+    assert meta["group"]["spec"]["env_kwargs"] == row["group"]["spec"]["env_kwargs"]
+    assert meta["total_steps_per_seed"] == 1_000_000 and meta["seeds"] == 8
+    last100 = np.asarray(meta["train_return_last100"])
+    updates = 1_000_000 // (16 * meta["config"]["num_steps"])
+    assert f"{updates:,} by 1M env steps against the row's {updates // 4:,}" in FLAT
+    assert (f"is {last100.mean():.1f} (IQM {stats.iqm(last100):.1f}, per seed "
+            f"{last100.min():.1f} to {last100.max():.1f}), against the row's IQM of 4.9 at "
+            "1M") in FLAT
