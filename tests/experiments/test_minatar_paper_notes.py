@@ -135,6 +135,7 @@ def test_the_comparison_with_gymnax_setting():
 
 
 A2C_BREAKOUT = HERE / "progress/20261206-100009-a2c-gymnax-Breakout-MinAtar-dddea2"
+A2C_SPACE_INVADERS = HERE / "progress/20261206-102201-a2c-gymnax-SpaceInvaders-MinAtar-37298c"
 
 
 def _metrics(run: Path) -> pd.DataFrame:
@@ -186,3 +187,16 @@ def test_the_a2c_probe_with_four_times_the_updates():
     assert (f"is {last100.mean():.1f} (IQM {stats.iqm(last100):.1f}, per seed "
             f"{last100.min():.1f} to {last100.max():.1f}), against the row's IQM of 4.9 at "
             "1M") in FLAT
+
+
+def test_the_a2c_space_invaders_row():
+    """Below on every seed, its curve still rising at 5M; entropy and PQN's row as quoted."""
+    row, last100 = _quoted_row("SpaceInvaders", A2C_SPACE_INVADERS, "a2c")
+    assert last100.max() / row["reference"] < 1 / 3  # "under a third of the reading"
+    _curve_never_reaches(row, {1e6: 19.7, 2e6: 30.9, 3e6: 38.8, 4e6: 42.1, 5e6: 47.1})
+    assert "19.7 at 1M, 30.9 at 2M, 38.8 at 3M, 42.1 at 4M, 47.1 at 5M" in FLAT
+    frame = _metrics(A2C_SPACE_INVADERS)
+    late = frame[frame["update"] >= frame["update"].max() - 99].groupby("seed")["entropy"].mean()
+    assert f"Entropy over the last 100 updates is {late.min():.2f} to {late.max():.2f}" in FLAT
+    pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:SpaceInvaders-MinAtar")
+    assert f"PQN in the same env reaches {pqn['mean']:.1f} (above its DQN bar" in FLAT
