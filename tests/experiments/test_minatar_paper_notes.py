@@ -136,6 +136,7 @@ def test_the_comparison_with_gymnax_setting():
 
 A2C_BREAKOUT = HERE / "progress/20261206-100009-a2c-gymnax-Breakout-MinAtar-dddea2"
 A2C_SPACE_INVADERS = HERE / "progress/20261206-102201-a2c-gymnax-SpaceInvaders-MinAtar-37298c"
+A2C_ASTERIX = HERE / "progress/20261206-105820-a2c-gymnax-Asterix-MinAtar-d78a24"
 
 
 def _metrics(run: Path) -> pd.DataFrame:
@@ -200,3 +201,21 @@ def test_the_a2c_space_invaders_row():
     assert f"Entropy over the last 100 updates is {late.min():.2f} to {late.max():.2f}" in FLAT
     pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:SpaceInvaders-MinAtar")
     assert f"PQN in the same env reaches {pqn['mean']:.1f} (above its DQN bar" in FLAT
+
+
+
+def test_the_a2c_asterix_row():
+    """Below on every seed, flat for 2M env steps, its policy near uniform at the end."""
+    row, last100 = _quoted_row("Asterix", A2C_ASTERIX, "a2c")
+    assert round(last100.max() / row["reference"], 1) == 0.2  # "a fifth of the reading"
+    _curve_never_reaches(row, {0.5e6: 0.5, 1e6: 0.5, 2e6: 0.7, 3e6: 1.1, 4e6: 2.0, 5e6: 2.4})
+    assert "(0.5 at 0.5M and at 1M, 0.7 at 2M) and only then rises (1.1 at 3M, 2.0 at 4M, 2.4" in FLAT
+    frame = _metrics(A2C_ASTERIX)
+    late = frame[frame["update"] >= frame["update"].max() - 99].groupby("seed")["entropy"].mean()
+    assert f"last 100 updates is {late.min():.2f} to {late.max():.2f} a seed, of 1.79" in FLAT
+    pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:Asterix-MinAtar")
+    assert f"PQN in the same env reaches {pqn['mean']:.1f}." in FLAT
+    ratios = [entry(HERE / "results.json", f"a2c-sticky/gymnax:{g}-MinAtar") for g in
+              ("Breakout", "SpaceInvaders", "Asterix")]
+    assert [round(r["reference"] / r["mean"]) for r in ratios] == [3, 4, 8]
+    assert "by 3 to 8 times" in FLAT
