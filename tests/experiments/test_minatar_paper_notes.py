@@ -209,7 +209,8 @@ def test_the_a2c_asterix_row():
     row, last100 = _quoted_row("Asterix", A2C_ASTERIX, "a2c")
     assert round(last100.max() / row["reference"], 1) == 0.2  # "a fifth of the reading"
     _curve_never_reaches(row, {0.5e6: 0.5, 1e6: 0.5, 2e6: 0.7, 3e6: 1.1, 4e6: 2.0, 5e6: 2.4})
-    assert "(0.5 at 0.5M and at 1M, 0.7 at 2M) and only then rises (1.1 at 3M, 2.0 at 4M, 2.4" in FLAT
+    assert ("(0.5 at 0.5M and at 1M, 0.7 at 2M) and only then rises (1.1 at 3M, 2.0 at 4M, 2.4 "
+            "at 5M)") in FLAT
     frame = _metrics(A2C_ASTERIX)
     late = frame[frame["update"] >= frame["update"].max() - 99].groupby("seed")["entropy"].mean()
     assert f"last 100 updates is {late.min():.2f} to {late.max():.2f} a seed, of 1.79" in FLAT
