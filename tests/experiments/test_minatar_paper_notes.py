@@ -220,3 +220,11 @@ def test_the_a2c_asterix_row():
               ("Breakout", "SpaceInvaders", "Asterix")]
     assert [round(r["reference"] / r["mean"]) for r in ratios] == [3, 4, 8]
     assert "by 3 to 8 times" in FLAT
+
+
+def test_the_freeway_row_is_named_as_running_with_its_first_1m_near_0():
+    """The notes' Freeway line: the run's committed metrics stay under 1 over the first 1M."""
+    (run,) = (HERE / "progress").glob("*-a2c-gymnax-Freeway-MinAtar-*")
+    early = _metrics(run).query("env_steps <= 1_000_000")
+    assert early["env_steps"].max() == 1_000_000 and early["episode_return_mean"].max() < 1
+    assert "over its first 1M env steps its training return stayed near 0" in FLAT
