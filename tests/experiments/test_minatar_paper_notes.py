@@ -143,6 +143,12 @@ def _metrics(run: Path) -> pd.DataFrame:
     return pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
 
 
+def _late_entropy(frame: pd.DataFrame) -> pd.Series:
+    """Each seed's policy entropy averaged over the run's last 100 updates."""
+    late = frame[frame["update"] >= frame["update"].max() - 99]
+    return late.groupby("seed")["entropy"].mean()
+
+
 def test_the_a2c_breakout_row():
     """Below the reading on every seed, flat from 1M, its policy not collapsed; the update
     counts the notes set beside AC(lambda)'s one a frame."""
@@ -158,7 +164,7 @@ def test_the_a2c_breakout_row():
     assert (config["torso"], config["activation"], config["optimizer"]) == (
         "minatar_cnn", "relu", "rmsprop")
     assert f"5M / (64 x 5) = {updates:,} updates of a 320-frame batch: 320 times fewer" in FLAT
-    late = frame[frame["update"] >= updates - 100].groupby("seed")["entropy"].mean()
+    late = _late_entropy(frame)
     assert "1.79 for 6 uniform actions" in FLAT and round(np.log(6), 2) == 1.79
     assert f"{late.min():.2f} to {late.max():.2f} a seed" in FLAT
     pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:Breakout-MinAtar")
@@ -196,8 +202,7 @@ def test_the_a2c_space_invaders_row():
     assert last100.max() / row["reference"] < 1 / 3  # "under a third of the reading"
     _curve_never_reaches(row, {1e6: 19.7, 2e6: 30.9, 3e6: 38.8, 4e6: 42.1, 5e6: 47.1})
     assert "19.7 at 1M, 30.9 at 2M, 38.8 at 3M, 42.1 at 4M, 47.1 at 5M" in FLAT
-    frame = _metrics(A2C_SPACE_INVADERS)
-    late = frame[frame["update"] >= frame["update"].max() - 99].groupby("seed")["entropy"].mean()
+    late = _late_entropy(_metrics(A2C_SPACE_INVADERS))
     assert f"Entropy over the last 100 updates is {late.min():.2f} to {late.max():.2f}" in FLAT
     pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:SpaceInvaders-MinAtar")
     assert f"PQN in the same env reaches {pqn['mean']:.1f} (above its DQN bar" in FLAT
@@ -211,8 +216,7 @@ def test_the_a2c_asterix_row():
     _curve_never_reaches(row, {0.5e6: 0.5, 1e6: 0.5, 2e6: 0.7, 3e6: 1.1, 4e6: 2.0, 5e6: 2.4})
     assert ("(0.5 at 0.5M and at 1M, 0.7 at 2M) and only then rises (1.1 at 3M, 2.0 at 4M, 2.4 "
             "at 5M)") in FLAT
-    frame = _metrics(A2C_ASTERIX)
-    late = frame[frame["update"] >= frame["update"].max() - 99].groupby("seed")["entropy"].mean()
+    late = _late_entropy(_metrics(A2C_ASTERIX))
     assert f"last 100 updates is {late.min():.2f} to {late.max():.2f} a seed, of 1.79" in FLAT
     pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:Asterix-MinAtar")
     assert f"PQN in the same env reaches {pqn['mean']:.1f}." in FLAT
