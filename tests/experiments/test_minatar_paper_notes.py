@@ -250,3 +250,98 @@ def test_the_four_a2c_rows_read_together():
     assert ratios[3]["reference"] / ratios[3]["mean"] > 100
     assert "by 3 to 8 times on Breakout, SpaceInvaders and Asterix" in FLAT
     assert "on Freeway it does not learn at all" in FLAT
+
+
+PROBES = HERE / "probes/a2c-breakout-1M-settings.json"
+#: The probes in the file's order: the setting each changes, and its label in the notes' table.
+PROBE_SETTINGS = [
+    ({}, "defaults (RMSProp, TF1's epsilon, 7e-4)"),
+    ({"learning_rate": 0.0028}, "learning rate 2.8e-3 (x4)"),
+    ({"learning_rate": 0.000175}, "learning rate 1.75e-4 (/4)"),
+    ({"optimizer": "adam"}, "Adam, 7e-4"),
+    ({"optimizer": "adam", "learning_rate": 0.00025}, "Adam, 2.5e-4"),
+    ({"rmsprop_style": "pytorch"}, "RMSProp, PyTorch's epsilon"),
+    ({"normalize_obs": False}, "raw observations (not standardized)"),
+    ({"ent_coef": 0.0}, "entropy weight 0"),
+    ({"ent_coef": 0.05}, "entropy weight 0.05"),
+    ({"shared_network": True}, "one network for policy and value"),
+    ({"normalize_advantages": True}, "normalized advantages"),
+    ({"num_steps": 20}, "20-step rollouts"),
+    ({"num_steps": 20, "rmsprop_style": "pytorch"}, "20-step rollouts, PyTorch's epsilon"),
+]
+
+
+def _probes() -> dict[str, dict]:
+    """The probe file's rows by their notes label (the last is PPO's)."""
+    rows = json.loads(PROBES.read_text())["rows"]
+    labels = [label for _, label in PROBE_SETTINGS] + ["PPO, its MinAtar defaults"]
+    assert len(rows) == len(labels)
+    return dict(zip(labels, rows))
+
+
+def test_each_a2c_probe_changes_one_setting_of_the_breakout_row():
+    """The baseline is the Breakout row's config at 1M; every other A2C probe changes only
+    what its label says; all run 8 seeds for 1M env steps in the paper's env."""
+    probes = _probes()
+    row = json.loads((A2C_BREAKOUT / "run.json").read_text())
+    base = probes[PROBE_SETTINGS[0][1]]
+    assert base["algo"] == "a2c" and base["changed"] == {}
+    assert base["env_kwargs"] == row["group"]["spec"]["env_kwargs"]
+    differ = {k for k in row["config"] if row["config"][k] != base["config"][k]}
+    assert differ == {"total_steps"}
+    assert (base["config"]["optimizer"], base["config"]["rmsprop_style"]) == ("rmsprop",
+                                                                            "tensorflow")
+    for changed, label in PROBE_SETTINGS:
+        probe = probes[label]
+        assert probe["changed"] == changed, label
+        assert probe["seeds"] == 8 and abs(probe["total_steps_per_seed"] - 1e6) < 2_000
+        assert probe["env_kwargs"] == base["env_kwargs"] and probe["env"] == base["env"]
+    ppo = probes["PPO, its MinAtar defaults"]
+    assert ppo["changed"]["algo"] == "ppo" and ppo["env_kwargs"] == base["env_kwargs"]
+    assert probes["20-step rollouts"]["updates"] == 780
+    assert "a quarter of the updates (780 by 1M)" in FLAT
+
+
+def test_the_probe_table_is_the_probe_file():
+    for label, probe in _probes().items():
+        last100 = np.asarray(probe["train_return_last100"])
+        entropy = np.asarray(probe["entropy_last100"])
+        assert (f"| {label} | {probe['mean']:.2f} ({probe['iqm']:.2f}) | {last100.min():.1f} to "
+                f"{last100.max():.1f} | {entropy.min():.2f} to {entropy.max():.2f} |") in FLAT
+        assert probe["mean"] == last100.mean() and probe["iqm"] == stats.iqm(last100)
+
+
+def _at(probe: dict, steps: float) -> float:
+    curve = probe["curve"]
+    return curve["iqm"][int(np.argmin(abs(np.asarray(curve["env_steps"]) - steps)))]
+
+
+def test_what_the_a2c_probes_say():
+    """Bigger steps learn faster, the entropy weight and network sharing do nothing, no A2C
+    probe passes about 6, and PPO in the same env does."""
+    p = {label: probe["mean"] for label, probe in _probes().items()}
+    probes = _probes()
+    faster = [p["learning rate 2.8e-3 (x4)"], p["Adam, 7e-4"], p["RMSProp, PyTorch's epsilon"]]
+    assert round(p["defaults (RMSProp, TF1's epsilon, 7e-4)"], 1) == 3.5
+    assert f"from 3.5 to {min(faster):.1f}-{max(faster):.1f}" in FLAT
+    slower = [p["learning rate 1.75e-4 (/4)"], p["raw observations (not standardized)"]]
+    assert all(round(v) == 1 for v in slower) and "drop it to about 1" in FLAT
+    assert round(p["20-step rollouts"], 1) == 0.5
+    assert round(float(np.max(probes["20-step rollouts"]["entropy_last100"])), 2) == 1.79
+    best = p["20-step rollouts, PyTorch's epsilon"]
+    assert best == max(v for k, v in p.items() if not k.startswith("PPO"))
+    assert f"With PyTorch's it reaches {best:.1f}, the best A2C probe" in FLAT
+    assert round(p["entropy weight 0"], 1) == round(p["entropy weight 0.05"], 1) == 3.6
+    assert round(p["one network for policy and value"], 1) == 3.7
+    assert round(p["normalized advantages"], 1) == 4.5
+    assert all(v < 6.5 for k, v in p.items() if not k.startswith("PPO"))
+    torch, adam = probes["RMSProp, PyTorch's epsilon"], probes["Adam, 7e-4"]
+    assert [round(_at(torch, s), 1) for s in (0.3e6, 1e6)] == [5.8, 6.0]
+    assert [round(_at(adam, s), 1) for s in (0.3e6, 1e6)] == [5.5, 5.6]
+    assert ("PyTorch's convention reads 5.8 at 0.3M and 6.0 at 1M, and Adam reads 5.5 and "
+            "5.6") in FLAT
+    ppo = probes["PPO, its MinAtar defaults"]
+    entropy = np.asarray(ppo["entropy_last100"])
+    assert (f"reaches {ppo['mean']:.1f} and is still rising (IQM {_at(ppo, 0.4e6):.1f} at 0.4M, "
+            f"{_at(ppo, 1e6):.1f} at 1M). Its entropy is about A2C's ({entropy.min():.2f} to "
+            f"{entropy.max():.2f})") in FLAT
