@@ -253,6 +253,8 @@ def test_the_four_a2c_rows_read_together():
 
 
 PROBES = HERE / "probes/a2c-breakout-1M-settings.json"
+PPO = "PPO, its MinAtar defaults"
+PPO_AS_A2C = "PPO's code run as A2C: 5-step rollouts, one pass, Adam 7e-4"
 #: The probes in the file's order: the setting each changes, and its label in the notes' table.
 PROBE_SETTINGS = [
     ({}, "defaults (RMSProp, TF1's epsilon, 7e-4)"),
@@ -274,7 +276,7 @@ PROBE_SETTINGS = [
 def _probes() -> dict[str, dict]:
     """The probe file's rows by their notes label (the last is PPO's)."""
     rows = json.loads(PROBES.read_text())["rows"]
-    labels = [label for _, label in PROBE_SETTINGS] + ["PPO, its MinAtar defaults"]
+    labels = [label for _, label in PROBE_SETTINGS] + [PPO, PPO_AS_A2C]
     assert len(rows) == len(labels)
     return dict(zip(labels, rows))
 
@@ -296,8 +298,17 @@ def test_each_a2c_probe_changes_one_setting_of_the_breakout_row():
         assert probe["changed"] == changed, label
         assert probe["seeds"] == 8 and abs(probe["total_steps_per_seed"] - 1e6) < 2_000
         assert probe["env_kwargs"] == base["env_kwargs"] and probe["env"] == base["env"]
-    ppo = probes["PPO, its MinAtar defaults"]
+    ppo = probes[PPO]
     assert ppo["changed"]["algo"] == "ppo" and ppo["env_kwargs"] == base["env_kwargs"]
+    as_a2c = probes[PPO_AS_A2C]["config"]
+    a2c_update = {"num_steps": 5, "update_epochs": 1, "num_minibatches": 1, "gae_lambda": 1.0,
+                  "normalize_advantages": False, "vf_coef": 1.0, "learning_rate": 7e-4,
+                  "clip_value_loss": False}
+    assert {k: as_a2c[k] for k in a2c_update} == a2c_update
+    assert {k: as_a2c[k] for k in ("num_envs", "ent_coef", "max_grad_norm", "adam_eps",
+                                   "normalize_obs", "torso", "anneal_lr")} == {
+        k: base["config"][k] for k in ("num_envs", "ent_coef", "max_grad_norm", "adam_eps",
+                                       "normalize_obs", "torso", "anneal_lr")}
     assert probes["20-step rollouts"]["updates"] == 780
     assert "a quarter of the updates (780 by 1M)" in FLAT
 
@@ -334,14 +345,17 @@ def test_what_the_a2c_probes_say():
     assert round(p["entropy weight 0"], 1) == round(p["entropy weight 0.05"], 1) == 3.6
     assert round(p["one network for policy and value"], 1) == 3.7
     assert round(p["normalized advantages"], 1) == 4.5
-    assert all(v < 6.5 for k, v in p.items() if not k.startswith("PPO"))
+    assert all(v < 6.5 for k, v in p.items() if k != PPO)
     torch, adam = probes["RMSProp, PyTorch's epsilon"], probes["Adam, 7e-4"]
     assert [round(_at(torch, s), 1) for s in (0.3e6, 1e6)] == [5.8, 6.0]
     assert [round(_at(adam, s), 1) for s in (0.3e6, 1e6)] == [5.5, 5.6]
     assert ("PyTorch's convention reads 5.8 at 0.3M and 6.0 at 1M, and Adam reads 5.5 and "
             "5.6") in FLAT
-    ppo = probes["PPO, its MinAtar defaults"]
+    ppo = probes[PPO]
     entropy = np.asarray(ppo["entropy_last100"])
     assert (f"reaches {ppo['mean']:.1f} and is still rising (IQM {_at(ppo, 0.4e6):.1f} at 0.4M, "
             f"{_at(ppo, 1e6):.1f} at 1M). Its entropy is about A2C's ({entropy.min():.2f} to "
             f"{entropy.max():.2f})") in FLAT
+    assert (f"ends at {p[PPO_AS_A2C]:.1f}, level with A2C under Adam "
+            f"({p['Adam, 7e-4']:.1f})") in FLAT
+    assert abs(p[PPO_AS_A2C] - p["Adam, 7e-4"]) < 0.5 < p[PPO] - p[PPO_AS_A2C]
