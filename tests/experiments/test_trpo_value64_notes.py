@@ -92,7 +92,11 @@ def test_walker2d_is_level_with_the_defaults_row_and_its_late_value_fit_is_not_b
             f"{early[1]:.4f}") in flat
 
 
-def test_the_halfcheetah_entry_is_named_as_not_run_with_how_to_run_it():
+def test_the_halfcheetah_entry_is_named_as_running_with_its_checkpoint_committed():
     flat, row = flat_notes(HERE), report_row(HERE, "trpo-value64/brax:halfcheetah")
     assert row["status"] != "finished" and not row["per_seed"]
-    assert "**Halfcheetah**: not run yet." in flat
+    assert "**Halfcheetah**: running when the session of 2026-12-06 ended, relayed." in flat
+    progress = json.loads((HERE / "progress/progress.json").read_text())
+    steps = [r["checkpoint_step"] for r in progress["runs"]
+             if r["entry"] == "trpo-value64/brax:halfcheetah" and r["checkpoint_step"]]
+    assert len(steps) == 1 and steps[0] >= 1
