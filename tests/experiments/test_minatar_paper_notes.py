@@ -255,6 +255,7 @@ def test_the_four_a2c_rows_read_together():
 PROBES = HERE / "probes/a2c-breakout-1M-settings.json"
 PPO = "PPO, its MinAtar defaults"
 PPO_AS_A2C = "PPO's code run as A2C: 5-step rollouts, one pass, Adam 7e-4"
+FOUR_PASSES = "the same, four clipped passes over each rollout"
 #: The probes in the file's order: the setting each changes, and its label in the notes' table.
 PROBE_SETTINGS = [
     ({}, "defaults (RMSProp, TF1's epsilon, 7e-4)"),
@@ -276,7 +277,7 @@ PROBE_SETTINGS = [
 def _probes() -> dict[str, dict]:
     """The probe file's rows by their notes label (the last is PPO's)."""
     rows = json.loads(PROBES.read_text())["rows"]
-    labels = [label for _, label in PROBE_SETTINGS] + [PPO, PPO_AS_A2C]
+    labels = [label for _, label in PROBE_SETTINGS] + [PPO, PPO_AS_A2C, FOUR_PASSES]
     assert len(rows) == len(labels)
     return dict(zip(labels, rows))
 
@@ -340,12 +341,12 @@ def test_what_the_a2c_probes_say():
     assert round(p["20-step rollouts"], 1) == 0.5
     assert round(float(np.max(probes["20-step rollouts"]["entropy_last100"])), 2) == 1.79
     best = p["20-step rollouts, PyTorch's epsilon"]
-    assert best == max(v for k, v in p.items() if not k.startswith("PPO"))
+    assert best == max(v for k, v in p.items() if k in {s[1] for s in PROBE_SETTINGS})
     assert f"With PyTorch's it reaches {best:.1f}, the best A2C probe" in FLAT
     assert round(p["entropy weight 0"], 1) == round(p["entropy weight 0.05"], 1) == 3.6
     assert round(p["one network for policy and value"], 1) == 3.7
     assert round(p["normalized advantages"], 1) == 4.5
-    assert all(v < 6.5 for k, v in p.items() if k != PPO)
+    assert all(v < 6.5 for k, v in p.items() if k not in (PPO, FOUR_PASSES))
     torch, adam = probes["RMSProp, PyTorch's epsilon"], probes["Adam, 7e-4"]
     assert [round(_at(torch, s), 1) for s in (0.3e6, 1e6)] == [5.8, 6.0]
     assert [round(_at(adam, s), 1) for s in (0.3e6, 1e6)] == [5.5, 5.6]
@@ -359,3 +360,10 @@ def test_what_the_a2c_probes_say():
     assert (f"ends at {p[PPO_AS_A2C]:.1f}, level with A2C under Adam "
             f"({p['Adam, 7e-4']:.1f})") in FLAT
     assert abs(p[PPO_AS_A2C] - p["Adam, 7e-4"]) < 0.5 < p[PPO] - p[PPO_AS_A2C]
+    four = probes[FOUR_PASSES]
+    assert {k: v for k, v in four["config"].items() if probes[PPO_AS_A2C]["config"][k] != v} == {
+        "update_epochs": 4}
+    seeds = np.asarray(four["train_return_last100"])
+    assert (f"ends at {four['mean']:.1f} (per seed {seeds.min():.1f} to {seeds.max():.1f}), above "
+            "every A2C probe") in FLAT
+    assert four["mean"] > max(v for k, v in p.items() if k not in (PPO, FOUR_PASSES))
