@@ -168,8 +168,13 @@ def test_the_a2c_breakout_row():
     late = _late_entropy(frame)
     assert "1.79 for 6 uniform actions" in FLAT and round(np.log(6), 2) == 1.79
     assert f"{late.min():.2f} to {late.max():.2f} a seed" in FLAT
-    pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:Breakout-MinAtar")
-    assert f"PQN in the same env reaches {pqn['mean']:.1f} (above)" in FLAT
+    _pqn_beside("Breakout", " (above)")
+
+
+def _pqn_beside(game: str, after: str) -> None:
+    """The notes set PQN's row in the same env beside an A2C row: its mean, then ``after``."""
+    pqn = entry(HERE / "results.json", f"pqn-sticky/gymnax:{game}-MinAtar")
+    assert f"PQN in the same env reaches {pqn['mean']:.1f}{after}" in FLAT
 
 
 def _curve_never_reaches(row: dict, levels: dict[float, float]) -> None:
@@ -205,9 +210,7 @@ def test_the_a2c_space_invaders_row():
     assert "19.7 at 1M, 30.9 at 2M, 38.8 at 3M, 42.1 at 4M, 47.1 at 5M" in FLAT
     late = _late_entropy(_metrics(A2C_SPACE_INVADERS))
     assert f"Entropy over the last 100 updates is {late.min():.2f} to {late.max():.2f}" in FLAT
-    pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:SpaceInvaders-MinAtar")
-    assert f"PQN in the same env reaches {pqn['mean']:.1f} (above its DQN bar" in FLAT
-
+    _pqn_beside("SpaceInvaders", " (above its DQN bar")
 
 
 def test_the_a2c_asterix_row():
@@ -219,8 +222,7 @@ def test_the_a2c_asterix_row():
             "at 5M)") in FLAT
     late = _late_entropy(_metrics(A2C_ASTERIX))
     assert f"last 100 updates is {late.min():.2f} to {late.max():.2f} a seed, of 1.79" in FLAT
-    pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:Asterix-MinAtar")
-    assert f"PQN in the same env reaches {pqn['mean']:.1f}." in FLAT
+    _pqn_beside("Asterix", ".")
 
 
 def test_the_a2c_freeway_row():
@@ -235,8 +237,7 @@ def test_the_a2c_freeway_row():
     assert f"its entropy is at least {np.floor(lowest.min() * 100) / 100:.2f} a seed" in FLAT
     late = _late_entropy(frame)
     assert round(late.min(), 2) == round(late.max(), 2) == round(np.log(6), 2) == 1.79
-    pqn = entry(HERE / "results.json", "pqn-sticky/gymnax:Freeway-MinAtar")
-    assert f"PQN in the same env reaches {pqn['mean']:.1f}." in FLAT
+    _pqn_beside("Freeway", ".")
     progress = json.loads((HERE / "progress/progress.json").read_text())
     (saved,) = [r for r in progress["runs"] if r["run_id"] == A2C_FREEWAY.name]
     assert saved["status"] == "finished"
