@@ -21,11 +21,14 @@ import numpy as np
 import pandas as pd
 
 from jaxrl import stats
+from jaxrl.runs.query import load_metrics
+from jaxrl.runs.store import RunStore
 
 
 def metrics(run: Path) -> pd.DataFrame:
-    """The run's per-update metrics, ``[updates x seeds]`` rows."""
-    return pd.concat(pd.read_parquet(f) for f in sorted((run / "metrics").glob("*.parquet")))
+    """The run's per-update metrics, ``[updates x seeds]`` rows (the store's own reader: a
+    damaged chunk is skipped with a warning)."""
+    return load_metrics(run.name, RunStore(run.parent))
 
 
 def late_entropy(frame: pd.DataFrame, late: int) -> list[float]:

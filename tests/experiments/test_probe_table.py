@@ -18,10 +18,10 @@ def _run(root: Path, name: str, config: dict, status: str = "finished", algo: st
     """A stored run of 2 seeds x 200 updates whose entropy is the update's index / 1000."""
     run = root / name
     (run / "metrics").mkdir(parents=True)
-    frame = pd.DataFrame([{"seed": s, "update": u, "env_steps": 10 * (u + 1),
+    frame = pd.DataFrame([{"run_id": name, "seed": s, "update": u, "env_steps": 10.0 * (u + 1),
                            "entropy": u / 1000, "episode_return_mean": float(s + u)}
                           for s in range(2) for u in range(200)])
-    frame.to_parquet(run / "metrics/000.parquet")
+    frame.to_parquet(run / "metrics/chunk-00000.parquet")
     meta = {"run_id": name, "algo": algo, "env": "probe", "status": status, "config": config,
             "group": {"spec": {"env_kwargs": {}}}, "command_line": "jaxrl train", "seeds": 2,
             "total_steps_per_seed": 2000, "train_return_last100": [1.0, 3.0],
