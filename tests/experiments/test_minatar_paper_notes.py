@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import mannwhitneyu
 
 from jaxrl import stats
 from tests.experiments.reports import flat_notes
@@ -257,6 +258,13 @@ PROBES = HERE / "probes/a2c-breakout-1M-settings.json"
 PPO = "PPO, its MinAtar defaults"
 PPO_AS_A2C = "PPO's code run as A2C: 5-step rollouts, one pass, Adam 7e-4"
 FOUR_PASSES = "the same, four clipped passes over each rollout"
+# PPO's other settings, each added alone to the four-pass run: label -> what changed
+PPO_SETTINGS = {
+    "four passes, normalized advantages": {"normalize_advantages": True},
+    "four passes, GAE(0.95)": {"gae_lambda": 0.95},
+    "four passes, 128-step rollouts in 8 minibatches": {"num_steps": 128, "num_minibatches": 8},
+    "four passes, 128-step rollouts in one batch": {"num_steps": 128},
+}
 #: The probes in the file's order: the setting each changes, and its label in the notes' table.
 PROBE_SETTINGS = [
     ({}, "defaults (RMSProp, TF1's epsilon, 7e-4)"),
@@ -278,7 +286,8 @@ PROBE_SETTINGS = [
 def _probes() -> dict[str, dict]:
     """The probe file's rows by their notes label (the last is PPO's)."""
     rows = json.loads(PROBES.read_text())["rows"]
-    labels = [label for _, label in PROBE_SETTINGS] + [PPO, PPO_AS_A2C, FOUR_PASSES]
+    labels = [label for _, label in PROBE_SETTINGS] + [PPO, PPO_AS_A2C, FOUR_PASSES,
+                                                        *PPO_SETTINGS]
     assert len(rows) == len(labels)
     return dict(zip(labels, rows))
 
@@ -347,7 +356,7 @@ def test_what_the_a2c_probes_say():
     assert round(p["entropy weight 0"], 1) == round(p["entropy weight 0.05"], 1) == 3.6
     assert round(p["one network for policy and value"], 1) == 3.7
     assert round(p["normalized advantages"], 1) == 4.5
-    assert all(v < 6.5 for k, v in p.items() if k not in (PPO, FOUR_PASSES))
+    assert all(v < 6.5 for k, v in p.items() if k in {s[1] for s in PROBE_SETTINGS} | {PPO_AS_A2C})
     torch, adam = probes["RMSProp, PyTorch's epsilon"], probes["Adam, 7e-4"]
     assert [round(_at(torch, s), 1) for s in (0.3e6, 1e6)] == [5.8, 6.0]
     assert [round(_at(adam, s), 1) for s in (0.3e6, 1e6)] == [5.5, 5.6]
@@ -367,4 +376,50 @@ def test_what_the_a2c_probes_say():
     seeds = np.asarray(four["train_return_last100"])
     assert (f"ends at {four['mean']:.1f} (per seed {seeds.min():.1f} to {seeds.max():.1f}), above "
             "every A2C probe") in FLAT
-    assert four["mean"] > max(v for k, v in p.items() if k not in (PPO, FOUR_PASSES))
+    assert four["mean"] > max(v for k, v in p.items() if k in {s[1] for s in PROBE_SETTINGS})
+
+
+def _mann_whitney(a: dict, b: dict) -> float:
+    """Two-sided Mann-Whitney p of two probes' per-seed returns."""
+    return float(mannwhitneyu(a["train_return_last100"], b["train_return_last100"]).pvalue)
+
+
+def _gradient_steps(probe: dict) -> int:
+    config = probe["config"]
+    return probe["updates"] * config["update_epochs"] * config["num_minibatches"]
+
+
+def test_the_rest_of_ppos_lead_is_the_rollouts_shape():
+    """Each of PPO's other settings added alone to the four-pass run, as the notes read them:
+    long rollouts in minibatches reach PPO, in one batch they do not, GAE(0.95) is not told
+    apart and normalized advantages fall below with the entropy."""
+    probes = _probes()
+    four, ppo = probes[FOUR_PASSES], probes[PPO]
+    for label, changed in PPO_SETTINGS.items():
+        differ = {k: v for k, v in probes[label]["config"].items() if four["config"][k] != v}
+        assert differ == changed, label
+    minibatches = probes["four passes, 128-step rollouts in 8 minibatches"]
+    assert (_mann_whitney(minibatches, four) < 0.05 < _mann_whitney(minibatches, ppo)
+            and minibatches["mean"] > ppo["mean"])
+    assert (f"end at {minibatches['mean']:.1f} (IQM {minibatches['iqm']:.1f}), above the "
+            f"four-pass run (p {_mann_whitney(minibatches, four):.3f}) and level with PPO's "
+            f"defaults ({ppo['mean']:.1f}, p {_mann_whitney(minibatches, ppo):.2f}), with a third "
+            f"of its gradient steps ({_gradient_steps(minibatches):,} against "
+            f"{_gradient_steps(four):,})") in FLAT
+    one_batch = probes["four passes, 128-step rollouts in one batch"]
+    assert _mann_whitney(one_batch, four) < 0.05 and round(one_batch["mean"]) == 6
+    assert (f"({_gradient_steps(one_batch)} gradient steps) end at {one_batch['mean']:.1f}, back "
+            "at A2C's plateau") in FLAT
+    gae = probes["four passes, GAE(0.95)"]
+    assert _mann_whitney(gae, four) > 0.05
+    assert (f"ends at {gae['mean']:.1f}, not told apart from the four-pass run "
+            f"(p {_mann_whitney(gae, four):.2f})") in FLAT
+    normalized = probes["four passes, normalized advantages"]
+    assert _mann_whitney(normalized, four) < 0.05 and normalized["mean"] < four["mean"]
+    theirs, ours = (np.asarray(x["entropy_last100"]) for x in (normalized, four))
+    assert theirs.max() < ours.min()
+    assert (f"end at {normalized['mean']:.1f}, below it (p {_mann_whitney(normalized, four):.3f})"
+            f": over 320-sample rollouts the standardized advantages collapse the policy's "
+            f"entropy to {theirs.min():.2f} to {theirs.max():.2f} by the end, against "
+            f"{ours.min():.2f} to {ours.max():.2f} without them") in FLAT
+    assert four["config"]["num_envs"] * four["config"]["num_steps"] == 320
