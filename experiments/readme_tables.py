@@ -61,8 +61,8 @@ REPORTS = (
     ("mujoco-cpu", "PPO and TRPO on brax/MJX bodies against reading 002's MuJoCo table, in "
                    "jaxrl's brax defaults and in baselines' configuration, and PPO, VPG and "
                    "TRPO against Spinning Up's 3M curves"),
-    ("ant-spread-cpu", "TRPO and VPG on brax's ant from Spinning Up's starting log std of -0.5, "
-                       "the one setting changed from the mujoco suite's ant cells"),
+    ("ant-spread-cpu", "TRPO, VPG and PPO on brax's ant from Spinning Up's starting log std of "
+                       "-0.5, the one setting changed from the mujoco suite's ant cells"),
     ("trpo-reacher-cpu", "TRPO on brax's reacher at 1M, the mujoco suite's defaults row with one "
                          "setting moved to baselines' value per entry"),
     ("trpo-value64-cpu", "TRPO on brax's hopper, walker2d and halfcheetah at 1M, the mujoco "

@@ -176,3 +176,77 @@ def test_the_vpg_entry_modes_stand_still():
     longest = max(n for s in base for n in s["episode_lengths"])
     assert f"The log std 0.0 cell's modes lunged and ended every episode within {longest} steps" \
         in flat
+
+
+PPO = SPREAD / "progress/20261206-163456-ppo-brax-ant-0ab108"
+PPO_BASE = MUJOCO / "progress-spinningup/20261202-104709-ppo-brax-ant-ddb2dc"
+
+
+def test_the_ppo_entry_is_its_report_row_and_above_the_log_std_0_cell_but_below():
+    flat = flat_notes(SPREAD)
+    row, base = _check_report_paragraph(flat, "ppo-3M/brax:ant", PPO, "below reference",
+                                        "below the reference",
+                                        "From log std 0.0 the mujoco cell scored")
+    assert f"The mean is {row['mean'] / row['reference']:.2f}x the reference" in flat
+    assert round(row["mean"] / base["mean"] - 1, 1) == 0.3  # "lifts PPO ant by about a third"
+    rates = _chunk_rates(PPO)
+    assert len(rates) == 61
+    assert (f"Its first 8 chunks shared the 2 cores with the last Breakout probe run of "
+            f"[../minatar-paper-cpu/NOTES.md](../minatar-paper-cpu/NOTES.md) and ran at a median "
+            f"of {statistics.median(rates[:8]):,.0f} env-steps/s over 8 seeds; its other 53, "
+            f"alone but for this session's light work, at {statistics.median(rates[8:]):,.0f} "
+            f"(the report's {row['env_steps_per_second']:,.0f} spans both)") in flat
+    assert f"include {row['compile_seconds']:.1f} s of compile" in flat
+
+
+def test_the_ppo_entry_had_no_slow_start_and_was_still_rising():
+    """The chunk readings beside the log std 0.0 cell's, from both runs' committed metrics."""
+    flat = flat_notes(SPREAD)
+    spread, base = run_chunk_means(PPO), run_chunk_means(PPO_BASE)
+    assert len(spread) == len(base) == 61
+    assert spread.length.idxmin() == 0
+    assert (f"Its episodes lasted {spread.length.iloc[0]:.1f} steps on average in the first "
+            f"chunk, the shortest of the run, where the log std 0.0 cell's fell from "
+            f"{base.length.iloc[0]:.1f} to {base.length.min():.1f}") in flat
+
+    def first(chunks, mask) -> str:
+        return f"{chunks[mask].steps.iloc[0]:,.0f}"
+
+    assert (f"positive first in the chunk ending at {first(spread, spread.ret > 0)} env steps "
+            f"(the other cell's at {first(base, base.ret > 0)})") in flat
+    assert (f"passed 100 steps on average in the chunk ending at "
+            f"{first(spread, spread.length > 100)} (the other's at "
+            f"{first(base, base.length > 100)})") in flat
+    final = report_row(MUJOCO, "ppo-3M/brax:ant")["mean"]
+    assert (f"passed the other cell's final {final:,.1f} in the chunk ending at "
+            f"{first(spread, spread.ret > final)} env steps") in flat
+    assert (f"log std fell from {spread.log_std.iloc[0]:.2f} to {spread.log_std.iloc[-1]:.2f} "
+            f"(the other's from {base.log_std.iloc[0]:.2f} to {base.log_std.iloc[-1]:.2f})"
+            ) in flat
+    assert (f"last chunk's episodes lasted {spread.length.iloc[-1]:.1f} steps on average (the "
+            f"other's {base.length.iloc[-1]:.1f})") in flat
+    assert spread.ret.iloc[-1] > spread.ret.iloc[48]
+    assert (f"{spread.ret.iloc[48]:,.1f} over the chunk ending at {spread.steps.iloc[48]:,.0f} "
+            f"env steps, {spread.ret.iloc[-1]:,.1f} over the last") in flat
+
+
+def test_the_ppo_entry_modes_walk_and_clear_the_reference():
+    """Its final policies played by their mode, from the committed posture file, beside the log
+    std 0.0 cell's."""
+    flat = flat_notes(SPREAD)
+    seeds = _posture_seeds("ppo-ant-logstd-0.5-3M", PPO)
+    played = [s["return"] for s in seeds]
+    reference = report_row(SPREAD, "ppo-3M-logstd-0.5/brax:ant")["reference"]
+    above = sum(v > reference for v in played)
+    assert statistics.mean(played) > reference
+    assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
+            f"{statistics.mean(played):,.1f}; {above} of 8 above the reference), moving forward "
+            f"at {_span([s['mean_speed'] for s in seeds], '.2f')} m/s") in flat
+    short = sorted(n for s in seeds for n in s["episode_lengths"] if n < 1000)
+    assert (f"{32 - len(short)} of the 32 episodes reach the time limit (the others end after "
+            f"{short[0]}, {short[1]} and {short[2]} steps)") in flat
+    assert max(s["upside_down_share"] for s in seeds) < 0.001
+    base = [s["return"] for s in json.loads(
+        (MUJOCO / "posture/ppo-ant-3M.json").read_text())["seeds"]]
+    assert (f"The log std 0.0 cell's modes scored {_span(base, ',.1f')} (mean "
+            f"{statistics.mean(base):,.1f})") in flat
