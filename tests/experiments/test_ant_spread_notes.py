@@ -53,10 +53,14 @@ def test_the_trpo_entry_is_its_report_row_and_above_the_log_std_0_cell():
                             "the reference inside the interval", "the mujoco cell scored")
 
 
-def test_the_trpo_entry_had_no_slow_start():
-    """The chunk readings beside the log std 0.0 cell's, from both runs' committed metrics."""
+def _check_no_slow_start(run: Path, base_run: Path, cell: str):
+    """The notes' chunk readings of ``run`` beside the log std 0.0 cell's (``base_run``, the
+    mujoco suite's ``cell``), from both runs' committed metrics: its episodes shortest in the
+    first chunk, when its return per step turned positive and its episodes passed 100 steps,
+    when it passed the other cell's final return, its log std and its last episodes' length.
+    Returns both runs' chunk readings."""
     flat = flat_notes(SPREAD)
-    spread, base = run_chunk_means(TRPO), run_chunk_means(TRPO_BASE)
+    spread, base = run_chunk_means(run), run_chunk_means(base_run)
     assert len(spread) == len(base) == 61
     assert spread.length.idxmin() == 0 and base.length.iloc[0] > base.length.min()
     assert (f"{spread.length.iloc[0]:.1f} steps on average in the first chunk, the shortest of "
@@ -71,7 +75,7 @@ def test_the_trpo_entry_had_no_slow_start():
     assert (f"passed 100 steps on average in the chunk ending at "
             f"{first(spread, spread.length > 100)} (the other's at "
             f"{first(base, base.length > 100)})") in flat
-    final = report_row(MUJOCO, "trpo-3M/brax:ant")["mean"]
+    final = report_row(MUJOCO, cell)["mean"]
     assert (f"passed the other cell's final {final:,.1f} in the chunk ending at "
             f"{first(spread, spread.ret > final)} env steps") in flat
     assert (f"log std fell from {spread.log_std.iloc[0]:.2f} to {spread.log_std.iloc[-1]:.2f} "
@@ -79,6 +83,11 @@ def test_the_trpo_entry_had_no_slow_start():
             ) in flat
     assert (f"episodes lasted {spread.length.iloc[-1]:.1f} steps on average (the other's "
             f"{base.length.iloc[-1]:.1f})") in flat
+    return spread, base
+
+
+def test_the_trpo_entry_had_no_slow_start():
+    _check_no_slow_start(TRPO, TRPO_BASE, "trpo-3M/brax:ant")
 
 
 def _posture_seeds(name: str, run: Path) -> list[dict]:
@@ -90,27 +99,35 @@ def _posture_seeds(name: str, run: Path) -> list[dict]:
     return posture["seeds"]
 
 
-def test_the_trpo_entry_modes_walk():
-    """Its final policies played by their mode, from the committed posture file, beside the log
-    std 0.0 cell's."""
+def _check_modes_walk(name: str, run: Path, entry: str, base_name: str) -> list[float]:
+    """``run``'s final policies played by their mode (the committed posture file
+    ``posture/NAME.json``) as the notes quote them: their returns against ``entry``'s reference,
+    their speed, the episodes short of the time limit, none upside down; beside the log std 0.0
+    cell's modes (the mujoco suite's ``posture/BASE_NAME.json``). Returns the played returns."""
     flat = flat_notes(SPREAD)
-    seeds = _posture_seeds("trpo-ant-logstd-0.5-3M", TRPO)
+    seeds = _posture_seeds(name, run)
     played = [s["return"] for s in seeds]
-    reference = report_row(SPREAD, "trpo-3M-logstd-0.5/brax:ant")["reference"]
+    reference = report_row(SPREAD, entry)["reference"]
     above = sum(v > reference for v in played)
     assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
             f"{statistics.mean(played):,.1f}; {above} of 8 above the reference), moving forward "
             f"at {_span([s['mean_speed'] for s in seeds], '.2f')} m/s") in flat
     lengths = [n for s in seeds for n in s["episode_lengths"]]
-    short = sorted(n for n in lengths if n < 1000)
-    assert len(lengths) == 32 and len(short) == 4
+    short = [str(n) for n in sorted(n for n in lengths if n < 1000)]
+    assert len(lengths) == 32
     assert (f"{32 - len(short)} of the 32 episodes reach the time limit (the others end after "
-            f"{short[0]}, {short[1]}, {short[2]} and {short[3]} steps)") in flat
+            f"{', '.join(short[:-1])} and {short[-1]} steps)") in flat
     assert max(s["upside_down_share"] for s in seeds) < 0.002
     base = [s["return"] for s in json.loads(
-        (MUJOCO / "posture/trpo-ant-3M.json").read_text())["seeds"]]
+        (MUJOCO / f"posture/{base_name}.json").read_text())["seeds"]]
     assert (f"The log std 0.0 cell's modes scored {_span(base, ',.1f')} (mean "
             f"{statistics.mean(base):,.1f})") in flat
+    return played
+
+
+def test_the_trpo_entry_modes_walk():
+    _check_modes_walk("trpo-ant-logstd-0.5-3M", TRPO, "trpo-3M-logstd-0.5/brax:ant",
+                      "trpo-ant-3M")
 
 
 VPG = SPREAD / "progress/20261202-135445-vpg-brax-ant-0b057c"
@@ -200,53 +217,16 @@ def test_the_ppo_entry_is_its_report_row_and_above_the_log_std_0_cell_but_below(
 
 
 def test_the_ppo_entry_had_no_slow_start_and_was_still_rising():
-    """The chunk readings beside the log std 0.0 cell's, from both runs' committed metrics."""
-    flat = flat_notes(SPREAD)
-    spread, base = run_chunk_means(PPO), run_chunk_means(PPO_BASE)
-    assert len(spread) == len(base) == 61
-    assert spread.length.idxmin() == 0
-    assert (f"Its episodes lasted {spread.length.iloc[0]:.1f} steps on average in the first "
-            f"chunk, the shortest of the run, where the log std 0.0 cell's fell from "
-            f"{base.length.iloc[0]:.1f} to {base.length.min():.1f}") in flat
-
-    def first(chunks, mask) -> str:
-        return f"{chunks[mask].steps.iloc[0]:,.0f}"
-
-    assert (f"positive first in the chunk ending at {first(spread, spread.ret > 0)} env steps "
-            f"(the other cell's at {first(base, base.ret > 0)})") in flat
-    assert (f"passed 100 steps on average in the chunk ending at "
-            f"{first(spread, spread.length > 100)} (the other's at "
-            f"{first(base, base.length > 100)})") in flat
-    final = report_row(MUJOCO, "ppo-3M/brax:ant")["mean"]
-    assert (f"passed the other cell's final {final:,.1f} in the chunk ending at "
-            f"{first(spread, spread.ret > final)} env steps") in flat
-    assert (f"log std fell from {spread.log_std.iloc[0]:.2f} to {spread.log_std.iloc[-1]:.2f} "
-            f"(the other's from {base.log_std.iloc[0]:.2f} to {base.log_std.iloc[-1]:.2f})"
-            ) in flat
-    assert (f"last chunk's episodes lasted {spread.length.iloc[-1]:.1f} steps on average (the "
-            f"other's {base.length.iloc[-1]:.1f})") in flat
+    spread, _ = _check_no_slow_start(PPO, PPO_BASE, "ppo-3M/brax:ant")
     assert spread.ret.iloc[-1] > spread.ret.iloc[48]
     assert (f"{spread.ret.iloc[48]:,.1f} over the chunk ending at {spread.steps.iloc[48]:,.0f} "
-            f"env steps, {spread.ret.iloc[-1]:,.1f} over the last") in flat
+            f"env steps, {spread.ret.iloc[-1]:,.1f} over the last") in flat_notes(SPREAD)
 
 
 def test_the_ppo_entry_modes_walk_and_clear_the_reference():
-    """Its final policies played by their mode, from the committed posture file, beside the log
-    std 0.0 cell's."""
-    flat = flat_notes(SPREAD)
+    entry = "ppo-3M-logstd-0.5/brax:ant"
+    played = _check_modes_walk("ppo-ant-logstd-0.5-3M", PPO, entry, "ppo-ant-3M")
+    assert statistics.mean(played) > report_row(SPREAD, entry)["reference"]
     seeds = _posture_seeds("ppo-ant-logstd-0.5-3M", PPO)
-    played = [s["return"] for s in seeds]
-    reference = report_row(SPREAD, "ppo-3M-logstd-0.5/brax:ant")["reference"]
-    above = sum(v > reference for v in played)
-    assert statistics.mean(played) > reference
-    assert (f"the final policies score {_span(played, ',.1f')} a seed (mean "
-            f"{statistics.mean(played):,.1f}; {above} of 8 above the reference), moving forward "
-            f"at {_span([s['mean_speed'] for s in seeds], '.2f')} m/s") in flat
-    short = sorted(n for s in seeds for n in s["episode_lengths"] if n < 1000)
-    assert (f"{32 - len(short)} of the 32 episodes reach the time limit (the others end after "
-            f"{short[0]}, {short[1]} and {short[2]} steps)") in flat
     assert max(s["upside_down_share"] for s in seeds) < 0.001
-    base = [s["return"] for s in json.loads(
-        (MUJOCO / "posture/ppo-ant-3M.json").read_text())["seeds"]]
-    assert (f"The log std 0.0 cell's modes scored {_span(base, ',.1f')} (mean "
-            f"{statistics.mean(base):,.1f})") in flat
+    assert "upside down on more than 0.1% of its steps" in flat_notes(SPREAD)
