@@ -283,8 +283,11 @@ PROBE_SETTINGS = [
 ]
 
 
+A2C_LABELS = {label for _, label in PROBE_SETTINGS}  # the probes of A2C itself
+
+
 def _probes() -> dict[str, dict]:
-    """The probe file's rows by their notes label (the last is PPO's)."""
+    """The probe file's rows by their notes label, in the file's order."""
     rows = json.loads(PROBES.read_text())["rows"]
     labels = [label for _, label in PROBE_SETTINGS] + [PPO, PPO_AS_A2C, FOUR_PASSES,
                                                         *PPO_SETTINGS]
@@ -351,12 +354,12 @@ def test_what_the_a2c_probes_say():
     assert round(p["20-step rollouts"], 1) == 0.5
     assert round(float(np.max(probes["20-step rollouts"]["entropy_last100"])), 2) == 1.79
     best = p["20-step rollouts, PyTorch's epsilon"]
-    assert best == max(v for k, v in p.items() if k in {s[1] for s in PROBE_SETTINGS})
+    assert best == max(v for k, v in p.items() if k in A2C_LABELS)
     assert f"With PyTorch's it reaches {best:.1f}, the best A2C probe" in FLAT
     assert round(p["entropy weight 0"], 1) == round(p["entropy weight 0.05"], 1) == 3.6
     assert round(p["one network for policy and value"], 1) == 3.7
     assert round(p["normalized advantages"], 1) == 4.5
-    assert all(v < 6.5 for k, v in p.items() if k in {s[1] for s in PROBE_SETTINGS} | {PPO_AS_A2C})
+    assert all(v < 6.5 for k, v in p.items() if k in A2C_LABELS | {PPO_AS_A2C})
     torch, adam = probes["RMSProp, PyTorch's epsilon"], probes["Adam, 7e-4"]
     assert [round(_at(torch, s), 1) for s in (0.3e6, 1e6)] == [5.8, 6.0]
     assert [round(_at(adam, s), 1) for s in (0.3e6, 1e6)] == [5.5, 5.6]
@@ -376,7 +379,7 @@ def test_what_the_a2c_probes_say():
     seeds = np.asarray(four["train_return_last100"])
     assert (f"ends at {four['mean']:.1f} (per seed {seeds.min():.1f} to {seeds.max():.1f}), above "
             "every A2C probe") in FLAT
-    assert four["mean"] > max(v for k, v in p.items() if k in {s[1] for s in PROBE_SETTINGS})
+    assert four["mean"] > max(v for k, v in p.items() if k in A2C_LABELS)
 
 
 def _mann_whitney(a: dict, b: dict) -> float:
